@@ -2,53 +2,508 @@ package registry
 
 import (
 	"context"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/heureka-project/heureka"
 )
 
-// Registry is the lease table. (Implementation in progress.)
-type Registry struct{ cfg Config }
+// Registry is the lease table: it owns every registration, its lease and
+// status override, and the change log. Writers take the lock; readers take
+// an immutable Snapshot.
+type Registry struct {
+	cfg Config
+	log *slog.Logger
 
-// New returns a registry; it starts nothing.
-func New(cfg Config) (*Registry, error) { return &Registry{cfg: cfg}, nil }
+	mu        sync.RWMutex
+	apps      map[string]*appEntry      // by upper-case app name
+	overrides map[string]heureka.Status // status overrides by instance ID, as Eureka keys them
+	changes   []Change                  // oldest first; entries are never modified in place
+	seq       uint64                    // Seq of the newest change
+	gen       atomic.Uint64             // bumped on every visible write
 
-// Run evicts expired leases until ctx is done.
-func (r *Registry) Run(ctx context.Context) error { <-ctx.Done(); return nil }
+	buildMu sync.Mutex // serialises snapshot builds
+	snap    atomic.Pointer[Snapshot]
 
-// Register adds or replaces an instance. in must be normalised.
-func (r *Registry) Register(in *heureka.Instance, replication bool) error { return nil }
+	registrations, renewals, cancels, evictions atomic.Uint64
 
-// Renew renews a lease.
-func (r *Registry) Renew(req RenewRequest) (*heureka.Instance, error) { return nil, nil }
+	// Eureka-mode self-preservation: renewals are counted in fixed one-minute
+	// windows; the previous window's total is compared to the threshold.
+	renewsThisMin atomic.Int64
+	spMu          sync.Mutex
+	windowStart   time.Time
+	renewsLastMin int64
+	protecting    bool
+}
 
-// Cancel removes an instance.
-func (r *Registry) Cancel(app, id string, replication bool) error { return nil }
+type appEntry struct {
+	leases map[string]*lease
+	cached *heureka.Application // sorted view; nil when stale
+}
 
-// SetStatus stores a status override.
+type lease struct {
+	inst      *heureka.Instance // replaced, never mutated; guarded by Registry.mu
+	lastRenew atomic.Int64      // unix nanoseconds
+	duration  time.Duration
+}
+
+func (l *lease) expired(now time.Time) bool {
+	return now.UnixNano() > l.lastRenew.Load()+int64(l.duration)
+}
+
+// Change is one entry of the change log: the state of an instance after a
+// change, with its ActionType set.
+type Change struct {
+	Seq      uint64
+	Time     time.Time
+	Instance *heureka.Instance
+	Cause    string // register, status, override-deleted, metadata, renew-status, cancel, expired
+}
+
+// New returns a registry with cfg; it starts nothing. Zero fields of cfg take
+// their defaults.
+func New(cfg Config) (*Registry, error) {
+	def := DefaultConfig()
+	if cfg.Clock == nil {
+		cfg.Clock = def.Clock
+	}
+	if cfg.DeltaRetention <= 0 {
+		cfg.DeltaRetention = def.DeltaRetention
+	}
+	if cfg.EvictionInterval <= 0 {
+		cfg.EvictionInterval = def.EvictionInterval
+	}
+	if cfg.SelfPreservation == "" {
+		cfg.SelfPreservation = def.SelfPreservation
+	}
+	if cfg.RenewalPercentThreshold == 0 {
+		cfg.RenewalPercentThreshold = def.RenewalPercentThreshold
+	}
+	if cfg.ExpectedClientRenewalInterval <= 0 {
+		cfg.ExpectedClientRenewalInterval = def.ExpectedClientRenewalInterval
+	}
+	if cfg.ChangeLogSize <= 0 {
+		cfg.ChangeLogSize = def.ChangeLogSize
+	}
+	if cfg.Limits == (heureka.Limits{}) {
+		cfg.Limits = def.Limits
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = def.Logger
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	r := &Registry{
+		cfg:         cfg,
+		log:         cfg.Logger.With("subsystem", "registry"),
+		apps:        map[string]*appEntry{},
+		overrides:   map[string]heureka.Status{},
+		windowStart: cfg.Clock(),
+	}
+	return r, nil
+}
+
+// Validate reports the first setting that cannot work, by name.
+func (c Config) Validate() error {
+	switch c.SelfPreservation {
+	case ModeOff, ModeEureka:
+	default:
+		return heureka.Errorf(heureka.EINVALID, "self-preservation mode %q: want off or eureka", c.SelfPreservation)
+	}
+	if c.RenewalPercentThreshold <= 0 || c.RenewalPercentThreshold > 1 {
+		return heureka.Errorf(heureka.EINVALID, "renewal percent threshold %v: want a fraction in (0, 1]", c.RenewalPercentThreshold)
+	}
+	return nil
+}
+
+// Run evicts expired leases every EvictionInterval until ctx is done.
+func (r *Registry) Run(ctx context.Context) error {
+	t := time.NewTicker(r.cfg.EvictionInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			r.Tick()
+		}
+	}
+}
+
+// Tick does one round of housekeeping: it closes the renewal window when a
+// minute has passed and evicts what has expired. Run calls it; tests call it
+// after moving their clock.
+func (r *Registry) Tick() int {
+	now := r.cfg.Clock()
+	r.rollWindow(now)
+	return r.evict(now)
+}
+
+func (r *Registry) now() time.Time { return r.cfg.Clock() }
+
+// Register adds an instance or replaces its earlier registration, following
+// Eureka's rules: a stored copy with a newer lastDirtyTimestamp wins, status
+// overrides are kept, and a client cannot talk its way out of an operator's
+// UP or OUT_OF_SERVICE. in must be normalised; Register validates it and
+// keeps its own copy.
+func (r *Registry) Register(in *heureka.Instance, replication bool) error {
+	if err := in.Validate(r.cfg.Limits); err != nil {
+		return err
+	}
+	now := r.now()
+	nowMs := now.UnixMilli()
+	in = in.Clone()
+	if in.LastDirtyTimestamp == 0 {
+		in.LastDirtyTimestamp = nowMs
+	}
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	app := r.apps[in.App]
+	var old *lease
+	if app != nil {
+		old = app.leases[in.ID]
+	}
+	if old != nil && old.inst.LastDirtyTimestamp > in.LastDirtyTimestamp {
+		r.log.Debug("register: keeping the stored copy, its lastDirtyTimestamp is newer",
+			"instance", in.String(), "stored", old.inst.LastDirtyTimestamp, "incoming", in.LastDirtyTimestamp)
+		in = old.inst.Clone()
+	}
+	if in.OverriddenStatus != heureka.StatusUnknown {
+		if _, ok := r.overrides[in.ID]; !ok {
+			r.overrides[in.ID] = in.OverriddenStatus
+		}
+	}
+	if ov, ok := r.overrides[in.ID]; ok {
+		in.OverriddenStatus = ov
+	}
+	in.Status = r.effectiveStatus(in, old, replication)
+
+	l := &lease{duration: time.Duration(in.Lease.DurationSecs) * time.Second}
+	l.lastRenew.Store(now.UnixNano())
+	in.Lease.RegistrationTimestamp = nowMs
+	in.Lease.LastRenewalTimestamp = nowMs
+	in.Lease.EvictionTimestamp = 0
+	if old != nil {
+		in.Lease.ServiceUpTimestamp = old.inst.Lease.ServiceUpTimestamp
+	} else {
+		in.Lease.ServiceUpTimestamp = 0
+	}
+	if in.Status == heureka.StatusUp && in.Lease.ServiceUpTimestamp == 0 {
+		in.Lease.ServiceUpTimestamp = nowMs
+	}
+	in.ActionType = heureka.ActionAdded
+	in.LastUpdatedTimestamp = nowMs
+	in.IsCoordinatingDiscoveryServer = false
+
+	if app == nil {
+		app = &appEntry{leases: map[string]*lease{}}
+		r.apps[in.App] = app
+	}
+	l.inst = in
+	app.leases[in.ID] = l
+	r.record(now, app, in, "register")
+	r.registrations.Add(1)
+	return nil
+}
+
+// effectiveStatus is Eureka's override rule chain: believe an instance that
+// says it is not OK; else an operator's override; else keep what the server
+// already decided (UP or OUT_OF_SERVICE) unless this is a replication; else
+// the instance's own word.
+func (r *Registry) effectiveStatus(in *heureka.Instance, existing *lease, replication bool) heureka.Status {
+	if in.Status != heureka.StatusUp && in.Status != heureka.StatusOutOfService {
+		return in.Status
+	}
+	if ov, ok := r.overrides[in.ID]; ok {
+		return ov
+	}
+	if !replication && existing != nil {
+		if st := existing.inst.Status; st == heureka.StatusUp || st == heureka.StatusOutOfService {
+			return st
+		}
+	}
+	return in.Status
+}
+
+// Renew renews a lease. It answers ENOTFOUND when the client must register
+// again: the instance is unknown, its status became UNKNOWN (an override was
+// deleted), or the client holds a newer copy (lastDirtyTimestamp). For a
+// replication whose copy is older it answers ECONFLICT together with the
+// stored instance, for the peer to adopt.
+func (r *Registry) Renew(req RenewRequest) (*heureka.Instance, error) {
+	now := r.now()
+	r.mu.RLock()
+	l := r.lookup(req.App, req.ID)
+	if l == nil {
+		r.mu.RUnlock()
+		return nil, notFound(req.App, req.ID)
+	}
+	st := r.effectiveStatus(l.inst, l, req.Replication)
+	if st != l.inst.Status {
+		r.mu.RUnlock()
+		return r.renewChangingStatus(req, now)
+	}
+	inst := l.inst
+	if st == heureka.StatusUnknown {
+		r.mu.RUnlock()
+		return nil, heureka.Errorf(heureka.ENOTFOUND, "instance %s/%s has status UNKNOWN: register again", req.App, req.ID)
+	}
+	l.lastRenew.Store(now.UnixNano())
+	r.mu.RUnlock()
+	r.renewals.Add(1)
+	r.renewsThisMin.Add(1)
+	return r.checkDirty(req, inst)
+}
+
+// renewChangingStatus is the rare renewal whose rule chain changes the stored
+// status (say an override set on a peer); it needs the write lock.
+func (r *Registry) renewChangingStatus(req RenewRequest, now time.Time) (*heureka.Instance, error) {
+	r.mu.Lock()
+	app := r.apps[req.App]
+	var l *lease
+	if app != nil {
+		l = app.leases[req.ID]
+	}
+	if l == nil {
+		r.mu.Unlock()
+		return nil, notFound(req.App, req.ID)
+	}
+	st := r.effectiveStatus(l.inst, l, req.Replication)
+	if st == heureka.StatusUnknown {
+		r.mu.Unlock()
+		return nil, heureka.Errorf(heureka.ENOTFOUND, "instance %s/%s has status UNKNOWN: register again", req.App, req.ID)
+	}
+	if st != l.inst.Status {
+		in := l.inst.Clone()
+		in.Status = st
+		r.replace(now, app, l, in, heureka.ActionModified, "renew-status")
+	}
+	l.lastRenew.Store(now.UnixNano())
+	inst := l.inst
+	r.mu.Unlock()
+	r.renewals.Add(1)
+	r.renewsThisMin.Add(1)
+	return r.checkDirty(req, inst)
+}
+
+func (r *Registry) checkDirty(req RenewRequest, stored *heureka.Instance) (*heureka.Instance, error) {
+	if req.LastDirtyTimestamp == 0 {
+		return stored, nil
+	}
+	switch {
+	case req.LastDirtyTimestamp > stored.LastDirtyTimestamp:
+		if req.Replication && req.OverriddenStatus != "" && req.OverriddenStatus != heureka.StatusUnknown {
+			r.mu.Lock()
+			r.overrides[req.ID] = req.OverriddenStatus
+			r.gen.Add(1)
+			r.mu.Unlock()
+		}
+		return nil, heureka.Errorf(heureka.ENOTFOUND,
+			"instance %s/%s: the caller's copy (lastDirtyTimestamp %d) is newer than the registry's (%d): register again",
+			req.App, req.ID, req.LastDirtyTimestamp, stored.LastDirtyTimestamp)
+	case req.LastDirtyTimestamp < stored.LastDirtyTimestamp && req.Replication:
+		return stored, heureka.Errorf(heureka.ECONFLICT,
+			"instance %s/%s: the registry's copy (lastDirtyTimestamp %d) is newer than the peer's (%d)",
+			req.App, req.ID, stored.LastDirtyTimestamp, req.LastDirtyTimestamp)
+	}
+	return stored, nil
+}
+
+// Cancel removes an instance and its status override.
+func (r *Registry) Cancel(app, id string, replication bool) error {
+	now := r.now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.remove(now, app, id, "cancel") {
+		return notFound(app, id)
+	}
+	r.cancels.Add(1)
+	return nil
+}
+
+// SetStatus sets an operator's status override (OUT_OF_SERVICE to drain,
+// UP to bring back) and renews the lease, as Eureka does. Setting the status
+// the instance already has stores no override.
 func (r *Registry) SetStatus(app, id string, st heureka.Status, lastDirty int64, replication bool) error {
+	now := r.now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, l := r.lookupEntry(app, id)
+	if l == nil {
+		return notFound(app, id)
+	}
+	l.lastRenew.Store(now.UnixNano())
+	if l.inst.Status == st {
+		return nil
+	}
+	r.overrides[id] = st
+	in := l.inst.Clone()
+	in.OverriddenStatus = st
+	in.Status = st
+	in.LastDirtyTimestamp = max(in.LastDirtyTimestamp, lastDirty)
+	if st == heureka.StatusUp && in.Lease.ServiceUpTimestamp == 0 {
+		in.Lease.ServiceUpTimestamp = now.UnixMilli()
+	}
+	r.replace(now, a, l, in, heureka.ActionModified, "status")
 	return nil
 }
 
-// DeleteStatusOverride removes a status override.
+// DeleteStatusOverride removes an override and sets the status to value
+// (UNKNOWN when empty, which makes the instance's next renewal re-register).
 func (r *Registry) DeleteStatusOverride(app, id string, value heureka.Status, lastDirty int64, replication bool) error {
+	if value == "" {
+		value = heureka.StatusUnknown
+	}
+	now := r.now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, l := r.lookupEntry(app, id)
+	if l == nil {
+		return notFound(app, id)
+	}
+	l.lastRenew.Store(now.UnixNano())
+	if _, ok := r.overrides[id]; !ok {
+		return nil
+	}
+	delete(r.overrides, id)
+	in := l.inst.Clone()
+	in.OverriddenStatus = heureka.StatusUnknown
+	in.Status = value
+	in.LastDirtyTimestamp = max(in.LastDirtyTimestamp, lastDirty)
+	r.replace(now, a, l, in, heureka.ActionModified, "override-deleted")
 	return nil
 }
 
-// UpdateMetadata merges md into an instance's metadata.
-func (r *Registry) UpdateMetadata(app, id string, md map[string]string) error { return nil }
+// UpdateMetadata merges md into an instance's metadata. The merged map must
+// stay within the limits; otherwise nothing changes. Like Eureka, it leaves
+// lastDirtyTimestamp alone, so the instance's next full registration wins.
+func (r *Registry) UpdateMetadata(app, id string, md map[string]string) error {
+	now := r.now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, l := r.lookupEntry(app, id)
+	if l == nil {
+		return notFound(app, id)
+	}
+	in := l.inst.Clone()
+	for k, v := range md {
+		in.Metadata[k] = v
+	}
+	delete(in.Metadata, "@class")
+	if err := heureka.ValidateMetadata(in.Metadata, r.cfg.Limits); err != nil {
+		return err
+	}
+	r.replace(now, a, l, in, heureka.ActionModified, "metadata")
+	return nil
+}
 
-// Snapshot returns the current immutable view.
-func (r *Registry) Snapshot() *Snapshot { return &Snapshot{} }
+// lookup finds a lease; r.mu must be held.
+func (r *Registry) lookup(app, id string) *lease {
+	_, l := r.lookupEntry(app, id)
+	return l
+}
 
-// Stats returns counters for metrics.
-func (r *Registry) Stats() Stats { return Stats{} }
+func (r *Registry) lookupEntry(app, id string) (*appEntry, *lease) {
+	a := r.apps[app]
+	if a == nil {
+		return nil, nil
+	}
+	return a, a.leases[id]
+}
 
-// Snapshot is an immutable view of the registry at one version.
-type Snapshot struct{ Version uint64 }
+// replace publishes a new value for an existing lease; r.mu must be held.
+func (r *Registry) replace(now time.Time, a *appEntry, l *lease, in *heureka.Instance, action heureka.ActionType, cause string) {
+	in.ActionType = action
+	in.LastUpdatedTimestamp = now.UnixMilli()
+	in.Lease.LastRenewalTimestamp = l.lastRenew.Load() / int64(time.Millisecond)
+	l.inst = in
+	r.record(now, a, in, cause)
+}
 
-func (s *Snapshot) Apps() *heureka.Applications                       { return nil }
-func (s *Snapshot) App(name string) (*heureka.Application, bool)      { return nil, false }
-func (s *Snapshot) Instance(app, id string) (*heureka.Instance, bool) { return nil, false }
-func (s *Snapshot) InstanceByID(id string) (*heureka.Instance, bool)  { return nil, false }
-func (s *Snapshot) VIP(vip string, secure bool) *heureka.Applications { return nil }
-func (s *Snapshot) Delta() *heureka.Applications                      { return nil }
+// remove deletes a lease and its override and records the deletion; r.mu
+// must be held.
+func (r *Registry) remove(now time.Time, app, id, cause string) bool {
+	a, l := r.lookupEntry(app, id)
+	if l == nil {
+		return false
+	}
+	delete(a.leases, id)
+	delete(r.overrides, id)
+	in := l.inst.Clone()
+	in.ActionType = heureka.ActionDeleted
+	in.LastUpdatedTimestamp = now.UnixMilli()
+	in.Lease.EvictionTimestamp = now.UnixMilli()
+	r.record(now, a, in, cause)
+	if len(a.leases) == 0 {
+		delete(r.apps, app)
+	}
+	return true
+}
+
+// record appends a change and invalidates the snapshot; r.mu must be held.
+func (r *Registry) record(now time.Time, a *appEntry, in *heureka.Instance, cause string) {
+	a.cached = nil
+	r.seq++
+	if len(r.changes) >= 2*r.cfg.ChangeLogSize {
+		r.changes = slices.Clone(r.changes[len(r.changes)-r.cfg.ChangeLogSize:])
+	}
+	r.changes = append(r.changes, Change{Seq: r.seq, Time: now, Instance: in, Cause: cause})
+	r.gen.Add(1)
+}
+
+// evict removes every expired lease, unless self-preservation holds it back.
+func (r *Registry) evict(now time.Time) int {
+	var expired []*heureka.Instance
+	r.mu.RLock()
+	total := 0
+	for _, a := range r.apps {
+		total += len(a.leases)
+		for _, l := range a.leases {
+			if l.expired(now) {
+				expired = append(expired, l.inst)
+			}
+		}
+	}
+	r.mu.RUnlock()
+	if len(expired) == 0 {
+		return 0
+	}
+	if r.cfg.SelfPreservation == ModeEureka {
+		if r.isProtecting() {
+			r.log.Warn("self-preservation: not evicting expired instances",
+				"expired", len(expired), "renews_last_min", r.renewsLastMinute(), "threshold", r.threshold())
+			return 0
+		}
+		// Eureka evicts at most (1 - threshold) of the registry per run, in
+		// random order, so that no one application is wiped out at once.
+		limit := total - int(float64(total)*r.cfg.RenewalPercentThreshold)
+		if len(expired) > limit {
+			rand.Shuffle(len(expired), func(i, j int) { expired[i], expired[j] = expired[j], expired[i] })
+			expired = expired[:limit]
+		}
+	}
+	n := 0
+	r.mu.Lock()
+	for _, in := range expired {
+		// Re-check under the write lock: a renewal may have come in between.
+		if l := r.lookup(in.App, in.ID); l != nil && l.expired(now) {
+			r.remove(now, in.App, in.ID, "expired")
+			n++
+			r.log.Info("evicted expired instance", "app", in.App, "id", in.ID,
+				"last_renewal", time.Unix(0, l.lastRenew.Load()).UTC(), "lease", l.duration)
+		}
+	}
+	r.mu.Unlock()
+	r.evictions.Add(uint64(n))
+	return n
+}
+
+func notFound(app, id string) error {
+	return heureka.Errorf(heureka.ENOTFOUND, "instance %s/%s is not registered", app, id)
+}
