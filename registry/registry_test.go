@@ -350,7 +350,9 @@ func TestBadInputChangesNothing(t *testing.T) {
 		name string
 		do   func() error
 	}{
-		{"no host name", func() error { return r.Register(inst("DN", "a", func(in *heureka.Instance) { in.HostName = "" }), false) }},
+		{"no host name", func() error {
+			return r.Register(inst("DN", "a", func(in *heureka.Instance) { in.HostName = "" }), false)
+		}},
 		{"id with a slash", func() error { return r.Register(inst("DN", "x/y"), false) }},
 		{"id with a control character", func() error { return r.Register(inst("DN", "x\ny"), false) }},
 		{"id too long", func() error { return r.Register(inst("DN", string(make([]byte, 300))), false) }},
