@@ -42,7 +42,13 @@ type Registry struct {
 
 type appEntry struct {
 	leases map[string]*lease
-	cached *heureka.Application // sorted view; nil when stale
+	// view is the last published, ID-sorted list of instances; dirty holds
+	// the IDs changed since, so a rebuild patches the view instead of
+	// sorting the whole application again. Both are guarded by
+	// Registry.mu for writers and by buildMu for the builder.
+	view   *heureka.Application
+	counts heureka.StatusCounts // of view
+	dirty  map[string]struct{}
 }
 
 type lease struct {
@@ -202,7 +208,7 @@ func (r *Registry) Register(in *heureka.Instance, replication bool) error {
 	in.IsCoordinatingDiscoveryServer = false
 
 	if app == nil {
-		app = &appEntry{leases: map[string]*lease{}}
+		app = &appEntry{leases: map[string]*lease{}, dirty: map[string]struct{}{}}
 		r.apps[in.App] = app
 	}
 	l.inst = in
@@ -448,7 +454,10 @@ func (r *Registry) remove(now time.Time, app, id, cause string) bool {
 
 // record appends a change and invalidates the snapshot; r.mu must be held.
 func (r *Registry) record(now time.Time, a *appEntry, in *heureka.Instance, cause string) {
-	a.cached = nil
+	if a.dirty == nil {
+		a.dirty = map[string]struct{}{}
+	}
+	a.dirty[in.ID] = struct{}{}
 	r.seq++
 	if len(r.changes) >= 2*r.cfg.ChangeLogSize {
 		r.changes = slices.Clone(r.changes[len(r.changes)-r.cfg.ChangeLogSize:])

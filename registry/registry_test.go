@@ -2,6 +2,7 @@ package registry
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -508,4 +509,60 @@ func TestConcurrentWritersAndReaders(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestSnapshotMatchesRegistryUnderRandomChanges checks the patched views
+// against the truth after every step of a random sequence of writes.
+func TestSnapshotMatchesRegistryUnderRandomChanges(t *testing.T) {
+	r, clk := newTestRegistry(t)
+	rng := rand.New(rand.NewPCG(1, 2))
+	truth := map[string]heureka.Status{}
+	for range 60 { // a base large enough for patching to be used
+		id := fmt.Sprintf("i%03d", rng.IntN(1000))
+		mustRegister(t, r, inst("DN", id))
+		truth[id] = heureka.StatusUp
+	}
+	r.Snapshot()
+	for step := range 2000 {
+		id := fmt.Sprintf("i%03d", rng.IntN(100))
+		clk.Advance(time.Millisecond)
+		switch rng.IntN(3) {
+		case 0:
+			mustRegister(t, r, inst("DN", id))
+			if _, ok := truth[id]; !ok || truth[id] != heureka.StatusOutOfService {
+				truth[id] = heureka.StatusUp
+			}
+		case 1:
+			if r.Cancel("DN", id, false) == nil {
+				delete(truth, id)
+			}
+		case 2:
+			if r.SetStatus("DN", id, heureka.StatusOutOfService, 0, false) == nil {
+				truth[id] = heureka.StatusOutOfService
+			}
+		}
+		if rng.IntN(4) > 0 {
+			continue
+		}
+		s := r.Snapshot()
+		got := map[string]heureka.Status{}
+		counts := heureka.StatusCounts{}
+		prev := ""
+		for _, a := range s.Apps().Apps {
+			for _, in := range a.Instances {
+				if in.ID <= prev {
+					t.Fatalf("step %d: instances out of order: %q after %q", step, in.ID, prev)
+				}
+				prev = in.ID
+				got[in.ID] = in.Status
+				counts[in.Status]++
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(truth) {
+			t.Fatalf("step %d: snapshot %v, want %v", step, got, truth)
+		}
+		if s.Apps().HashCode != counts.HashCode() {
+			t.Fatalf("step %d: hash %q, want %q", step, s.Apps().HashCode, counts.HashCode())
+		}
+	}
 }

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -60,18 +61,14 @@ func (r *Registry) build(now time.Time) *Snapshot {
 	list := make([]*heureka.Application, 0, len(r.apps))
 	counts := heureka.StatusCounts{}
 	for name, a := range r.apps {
-		if a.cached == nil {
-			app := &heureka.Application{Name: name, Instances: make([]*heureka.Instance, 0, len(a.leases))}
-			for _, l := range a.leases {
-				app.Instances = append(app.Instances, l.inst)
-			}
-			slices.SortFunc(app.Instances, func(x, y *heureka.Instance) int { return strings.Compare(x.ID, y.ID) })
-			a.cached = app
+		if a.view == nil || len(a.dirty) > 0 {
+			a.rebuild(name)
+			clear(a.dirty)
 		}
-		for _, in := range a.cached.Instances {
-			counts[in.Status]++
+		for st, n := range a.counts {
+			counts[st] += n
 		}
-		list = append(list, a.cached)
+		list = append(list, a.view)
 	}
 	slices.SortFunc(list, func(x, y *heureka.Application) int { return strings.Compare(x.Name, y.Name) })
 	s.apps = &heureka.Applications{VersionDelta: 1, HashCode: counts.HashCode(), Apps: list}
@@ -82,6 +79,44 @@ func (r *Registry) build(now time.Time) *Snapshot {
 		s.deltaUntil = s.changes[i].Time.Add(r.cfg.DeltaRetention)
 	}
 	return s
+}
+
+// rebuild makes the application's new sorted view and its status counts:
+// the old view patched with the changed IDs when few changed, else sorted
+// afresh.
+func (a *appEntry) rebuild(name string) {
+	if a.view == nil || len(a.dirty) > len(a.view.Instances)/8 {
+		list := make([]*heureka.Instance, 0, len(a.leases))
+		counts := heureka.StatusCounts{}
+		for _, l := range a.leases {
+			list = append(list, l.inst)
+			counts[l.inst.Status]++
+		}
+		slices.SortFunc(list, func(x, y *heureka.Instance) int { return strings.Compare(x.ID, y.ID) })
+		a.view, a.counts = &heureka.Application{Name: name, Instances: list}, counts
+		return
+	}
+	list := slices.Clone(a.view.Instances)
+	counts := maps.Clone(a.counts)
+	for id := range a.dirty {
+		i, found := slices.BinarySearchFunc(list, id, func(in *heureka.Instance, id string) int { return strings.Compare(in.ID, id) })
+		if found {
+			counts[list[i].Status]--
+		}
+		l, live := a.leases[id]
+		if live {
+			counts[l.inst.Status]++
+		}
+		switch {
+		case live && found:
+			list[i] = l.inst
+		case live:
+			list = slices.Insert(list, i, l.inst)
+		case found:
+			list = slices.Delete(list, i, i+1)
+		}
+	}
+	a.view, a.counts = &heureka.Application{Name: name, Instances: list}, counts
 }
 
 // firstAfter returns the index of the first change at or after t.
