@@ -24,6 +24,7 @@ type Registry struct {
 	overrides map[string]heureka.Status // status overrides by instance ID, as Eureka keys them
 	changes   []Change                  // oldest first; entries are never modified in place
 	seq       uint64                    // Seq of the newest change
+	changed   chan struct{}             // closed and replaced on every change
 	gen       atomic.Uint64             // bumped on every visible write
 
 	buildMu sync.Mutex // serialises snapshot builds
@@ -66,8 +67,9 @@ func (l *lease) expired(now time.Time) bool {
 type Change struct {
 	Seq      uint64
 	Time     time.Time
-	Instance *heureka.Instance
-	Cause    string // register, status, override-deleted, metadata, renew-status, cancel, expired
+	Instance *heureka.Instance // the state after the change
+	Prev     *heureka.Instance // the state before; nil for a new registration
+	Cause    string            // register, status, override-deleted, metadata, renew-status, cancel, expired
 }
 
 // New returns a registry with cfg; it starts nothing. Zero fields of cfg take
@@ -109,6 +111,7 @@ func New(cfg Config) (*Registry, error) {
 		log:         cfg.Logger.With("subsystem", "registry"),
 		apps:        map[string]*appEntry{},
 		overrides:   map[string]heureka.Status{},
+		changed:     make(chan struct{}),
 		windowStart: cfg.Clock(),
 	}
 	return r, nil
@@ -211,9 +214,13 @@ func (r *Registry) Register(in *heureka.Instance, replication bool) error {
 		app = &appEntry{leases: map[string]*lease{}, dirty: map[string]struct{}{}}
 		r.apps[in.App] = app
 	}
+	var prev *heureka.Instance
+	if old != nil {
+		prev = old.inst
+	}
 	l.inst = in
 	app.leases[in.ID] = l
-	r.record(now, app, in, "register")
+	r.record(now, app, prev, in, "register")
 	r.registrations.Add(1)
 	return nil
 }
@@ -428,8 +435,9 @@ func (r *Registry) replace(now time.Time, a *appEntry, l *lease, in *heureka.Ins
 	in.ActionType = action
 	in.LastUpdatedTimestamp = now.UnixMilli()
 	in.Lease.LastRenewalTimestamp = l.lastRenew.Load() / int64(time.Millisecond)
+	prev := l.inst
 	l.inst = in
-	r.record(now, a, in, cause)
+	r.record(now, a, prev, in, cause)
 }
 
 // remove deletes a lease and its override and records the deletion; r.mu
@@ -445,7 +453,7 @@ func (r *Registry) remove(now time.Time, app, id, cause string) bool {
 	in.ActionType = heureka.ActionDeleted
 	in.LastUpdatedTimestamp = now.UnixMilli()
 	in.Lease.EvictionTimestamp = now.UnixMilli()
-	r.record(now, a, in, cause)
+	r.record(now, a, l.inst, in, cause)
 	if len(a.leases) == 0 {
 		delete(r.apps, app)
 	}
@@ -453,7 +461,7 @@ func (r *Registry) remove(now time.Time, app, id, cause string) bool {
 }
 
 // record appends a change and invalidates the snapshot; r.mu must be held.
-func (r *Registry) record(now time.Time, a *appEntry, in *heureka.Instance, cause string) {
+func (r *Registry) record(now time.Time, a *appEntry, prev, in *heureka.Instance, cause string) {
 	if a.dirty == nil {
 		a.dirty = map[string]struct{}{}
 	}
@@ -462,8 +470,40 @@ func (r *Registry) record(now time.Time, a *appEntry, in *heureka.Instance, caus
 	if len(r.changes) >= 2*r.cfg.ChangeLogSize {
 		r.changes = slices.Clone(r.changes[len(r.changes)-r.cfg.ChangeLogSize:])
 	}
-	r.changes = append(r.changes, Change{Seq: r.seq, Time: now, Instance: in, Cause: cause})
+	r.changes = append(r.changes, Change{Seq: r.seq, Time: now, Instance: in, Prev: prev, Cause: cause})
 	r.gen.Add(1)
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+// Changed returns a channel that is closed at the next change. Take it
+// before reading what is there (ChangesSince), then wait on it: no change
+// can slip between the two.
+func (r *Registry) Changed() <-chan struct{} {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.changed
+}
+
+// ChangesSince returns the changes after version since, oldest first, and
+// the newest version. ok is false when the log no longer reaches back that
+// far (the caller must resynchronise from a full listing). The returned
+// slice is shared and must not be modified.
+func (r *Registry) ChangesSince(since uint64) (changes []Change, latest uint64, ok bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return changesSince(r.changes, r.seq, since)
+}
+
+func changesSince(log []Change, latest, since uint64) ([]Change, uint64, bool) {
+	if since >= latest {
+		return nil, latest, since == latest
+	}
+	if len(log) == 0 || log[0].Seq > since+1 {
+		return nil, latest, false
+	}
+	i := since + 1 - log[0].Seq
+	return log[i:len(log):len(log)], latest, true
 }
 
 // evict removes every expired lease, unless self-preservation holds it back.

@@ -566,3 +566,37 @@ func TestSnapshotMatchesRegistryUnderRandomChanges(t *testing.T) {
 		}
 	}
 }
+
+func TestChangedWakesWaitersAndChangesSinceCarriesPrev(t *testing.T) {
+	r, _ := newTestRegistry(t)
+	mustRegister(t, r, inst("DN", "a"))
+	_, v, ok := r.ChangesSince(0)
+	if !ok || v != 1 {
+		t.Fatalf("ChangesSince(0) latest %d ok %v, want 1 true", v, ok)
+	}
+	ch := r.Changed()
+	select {
+	case <-ch:
+		t.Fatal("Changed fired with no change")
+	default:
+	}
+	if err := r.SetStatus("DN", "a", heureka.StatusOutOfService, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ch:
+	default:
+		t.Fatal("Changed did not fire after a change")
+	}
+	changes, latest, ok := r.ChangesSince(v)
+	if !ok || latest != 2 || len(changes) != 1 {
+		t.Fatalf("ChangesSince(%d) = %d changes, latest %d, ok %v", v, len(changes), latest, ok)
+	}
+	c := changes[0]
+	if c.Cause != "status" || c.Prev == nil || c.Prev.Status != heureka.StatusUp || c.Instance.Status != heureka.StatusOutOfService {
+		t.Fatalf("change %+v: want cause status, UP → OUT_OF_SERVICE", c)
+	}
+	if _, _, ok := r.ChangesSince(latest + 5); ok {
+		t.Fatal("a version from the future was accepted")
+	}
+}

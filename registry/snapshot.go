@@ -247,17 +247,12 @@ func (s *Snapshot) Delta() *heureka.Applications {
 	return s.delta
 }
 
-// Changes returns the changes after version since, oldest first, and false
-// when the log no longer reaches back that far.
+// Changes returns the changes after version since up to the snapshot's
+// Version, oldest first, and false when the log no longer reaches back that
+// far.
 func (s *Snapshot) Changes(since uint64) ([]Change, bool) {
-	if since >= s.Version {
-		return nil, true
-	}
-	if len(s.changes) == 0 || s.changes[0].Seq > since+1 {
-		return nil, false
-	}
-	i := since + 1 - s.changes[0].Seq
-	return s.changes[i:], true
+	ch, _, ok := changesSince(s.changes, s.Version, since)
+	return ch, ok
 }
 
 // Stats returns counters and per-application status counts for metrics.
