@@ -16,6 +16,9 @@ const (
 	// ModeEureka is Eureka's classic rule: stop evicting while renewals in
 	// the last minute are at or below RenewalPercentThreshold of expected.
 	ModeEureka Mode = "eureka"
+	// ModeSmart evicts isolated losses on time and holds back only a mass
+	// loss that looks like the registry's own isolation (see Protection).
+	ModeSmart Mode = "smart"
 )
 
 // Config holds the registry's settings. Start from DefaultConfig.
@@ -34,6 +37,16 @@ type Config struct {
 	// ExpectedClientRenewalInterval is Eureka's
 	// expectedClientRenewalIntervalSeconds (ModeEureka).
 	ExpectedClientRenewalInterval time.Duration
+	// MassLossFraction is the share of instances that must be expired at
+	// once, spread across failure domains, before ModeSmart protects them.
+	MassLossFraction float64
+	// MaxProtection bounds how long ModeSmart holds back evictions: a loss
+	// that lasts longer is taken as real.
+	MaxProtection time.Duration
+	// PauseThreshold is the gap between two ticks taken as the process having
+	// been paused (or the clock having jumped); leases then get the gap as
+	// grace, since nobody could renew during it. Zero disables the check.
+	PauseThreshold time.Duration
 	// ChangeLogSize bounds the change log kept for deltas and watchers.
 	ChangeLogSize int
 	// Limits bound what one registrant may store.
@@ -51,10 +64,18 @@ func DefaultConfig() Config {
 		// An expired instance must be gone within a second of expiry, not on
 		// Eureka's 60 s sweep.
 		EvictionInterval: 500 * time.Millisecond,
-		// Off until the cluster work brings a mode that cannot freeze a dead
-		// node in a small cluster.
-		SelfPreservation:              ModeOff,
-		RenewalPercentThreshold:       0.85,
+		// Evicts a dead node on time in any cluster size, yet rides out the
+		// registry's own isolation (see ModeSmart).
+		SelfPreservation:        ModeSmart,
+		RenewalPercentThreshold: 0.85,
+		// Losing 40% of everything at once, across racks and applications,
+		// is rarely the nodes' fault and usually the registry's.
+		MassLossFraction: 0.4,
+		// Long enough to ride out a switch reboot or a registry partition;
+		// short enough that a real mass failure is reported the same hour.
+		MaxProtection: 15 * time.Minute,
+		// Ten missed ticks: a stop-the-world pause, SIGSTOP or a VM freeze.
+		PauseThreshold:                5 * time.Second,
 		ExpectedClientRenewalInterval: 30 * time.Second,
 		// Room for a burst of changes well beyond the delta window.
 		ChangeLogSize: 100_000,

@@ -1,9 +1,90 @@
 package registry
 
-import "time"
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/heureka-project/heureka"
+)
+
+// Protection says whether self-preservation is holding back evictions, why,
+// and the numbers it decided on. Registry.Protection returns the state as of
+// the last tick.
+type Protection struct {
+	Mode   Mode   `json:"mode"`
+	Active bool   `json:"active"`
+	Reason string `json:"reason"`
+	// Since is when protection last started; zero while inactive.
+	Since     time.Time `json:"since,omitzero"`
+	Instances int       `json:"instances"`
+	// Expired counts the leases that have expired: held back while Active.
+	Expired int `json:"expired"`
+	// RenewsLastMinute and ExpectedRenewsPerMinute compare what arrived with
+	// what every lease's own renewal interval promises.
+	RenewsLastMinute        int64   `json:"renewsLastMinute"`
+	ExpectedRenewsPerMinute float64 `json:"expectedRenewsPerMinute"`
+	// Threshold is Eureka's numberOfRenewsPerMinThreshold (mode eureka).
+	Threshold      int64 `json:"threshold,omitempty"`
+	PeersReachable int   `json:"peersReachable"`
+	Peers          int   `json:"peers"`
+}
+
+// Protection returns the self-preservation state as of the last tick.
+func (r *Registry) Protection() Protection {
+	r.spMu.Lock()
+	defer r.spMu.Unlock()
+	p := r.protection
+	p.RenewsLastMinute = r.renewsLastMin
+	p.PeersReachable, p.Peers = r.peers.reachable, r.peers.total
+	return p
+}
+
+// SetPeers tells the registry how many of its replication peers it can
+// reach. A peer cut off from all of its peers that also stops hearing from
+// many instances is probably the one that is isolated.
+func (r *Registry) SetPeers(reachable, total int) {
+	r.spMu.Lock()
+	r.peers.reachable, r.peers.total = reachable, total
+	r.spMu.Unlock()
+}
+
+func renewsPerMinMilli(in *heureka.Instance) int64 {
+	return int64(60_000 / max(in.Lease.RenewalIntervalSecs, 1))
+}
+
+// graceAfterPause detects a gap in the ticks (the process was stopped, or
+// the clock jumped) and moves every lease's last renewal forward by the gap:
+// nobody could renew while this process was not listening, so nobody is
+// blamed for it.
+func (r *Registry) graceAfterPause(now time.Time) {
+	r.spMu.Lock()
+	last := r.lastTick
+	r.lastTick = now
+	r.spMu.Unlock()
+	if r.cfg.PauseThreshold <= 0 || last.IsZero() {
+		return
+	}
+	gap := now.Sub(last)
+	if gap <= r.cfg.PauseThreshold {
+		return
+	}
+	grace := int64(gap - r.cfg.EvictionInterval)
+	r.mu.RLock()
+	n := 0
+	for _, a := range r.apps {
+		for _, l := range a.leases {
+			l.lastRenew.Add(grace)
+			n++
+		}
+	}
+	r.mu.RUnlock()
+	r.log.Warn("no tick for a while: the process was paused or the clock jumped; every lease gets the gap as grace",
+		"gap", gap.Round(time.Millisecond), "leases", n)
+}
 
 // rollWindow closes the one-minute renewal window when it has run its
-// course, as Eureka's MeasuredRate does, and re-evaluates protection.
+// course, as Eureka's MeasuredRate does.
 func (r *Registry) rollWindow(now time.Time) {
 	r.spMu.Lock()
 	defer r.spMu.Unlock()
@@ -19,46 +100,187 @@ func (r *Registry) rollWindow(now time.Time) {
 	r.windowStart = now
 }
 
-func (r *Registry) renewsLastMinute() int64 {
-	r.spMu.Lock()
-	defer r.spMu.Unlock()
-	return r.renewsLastMin
+// lossView is what one tick sees: every lease, the expired ones, and how
+// the losses spread over failure domains.
+type lossView struct {
+	total, expected int64 // instances; expected renewals per minute, thousandths
+	expired         []*heureka.Instance
+	byRack, byApp   domainLoss
 }
 
-// threshold is Eureka's numberOfRenewsPerMinThreshold, with the expected
-// number of renewing clients taken as the number registered now (what
-// Eureka's own bookkeeping converges to).
-func (r *Registry) threshold() int64 {
-	r.mu.RLock()
-	n := 0
-	for _, a := range r.apps {
-		n += len(a.leases)
+// domainLoss counts instances and losses per failure domain.
+type domainLoss map[string][2]int // domain → {instances, lost}
+
+func (d domainLoss) add(domain string, lost bool) {
+	c := d[domain]
+	c[0]++
+	if lost {
+		c[1]++
 	}
-	r.mu.RUnlock()
-	perMin := float64(time.Minute) / float64(r.cfg.ExpectedClientRenewalInterval)
-	return int64(float64(n) * perMin * r.cfg.RenewalPercentThreshold)
+	d[domain] = c
 }
 
-// isProtecting reports whether eviction is suspended, and logs when that
-// changes.
-func (r *Registry) isProtecting() bool {
-	if r.cfg.SelfPreservation != ModeEureka {
-		return false
+// spread reports whether the losses touch more than half of the domains.
+// A dimension with fewer than two domains says nothing either way
+// (informative is false).
+func (d domainLoss) spread() (informative, spread bool) {
+	if len(d) < 2 {
+		return false, false
 	}
-	th := r.threshold()
-	last := r.renewsLastMinute()
-	on := !(th > 0 && last > th)
-	r.spMu.Lock()
-	changed := on != r.protecting
-	r.protecting = on
-	r.spMu.Unlock()
-	if changed {
-		if on {
-			r.log.Warn("self-preservation engaged: renewals in the last minute are at or below the threshold; expired instances are kept",
-				"renews_last_min", last, "threshold", th)
-		} else {
-			r.log.Info("self-preservation left: renewals recovered", "renews_last_min", last, "threshold", th)
+	hit := 0
+	for _, c := range d {
+		if c[1] > 0 {
+			hit++
 		}
 	}
-	return on
+	return true, hit*2 > len(d)
+}
+
+func (r *Registry) look(now time.Time) lossView {
+	v := lossView{byRack: domainLoss{}, byApp: domainLoss{}}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	v.expected = r.expectedMilli
+	for name, a := range r.apps {
+		for _, l := range a.leases {
+			v.total++
+			lost := l.expired(now)
+			if lost {
+				v.expired = append(v.expired, l.inst)
+			}
+			if r.cfg.SelfPreservation == ModeSmart {
+				rack := l.inst.Metadata["rack"]
+				if rack == "" {
+					rack = l.inst.DataCenter.Metadata["availability-zone"]
+				}
+				v.byRack.add(rack, lost)
+				v.byApp.add(name, lost)
+			}
+		}
+	}
+	return v
+}
+
+// evict removes the expired leases that self-preservation lets go.
+func (r *Registry) evict(now time.Time) int {
+	v := r.look(now)
+	expired := r.decide(now, v)
+	if len(expired) == 0 {
+		return 0
+	}
+	n := 0
+	r.mu.Lock()
+	for _, in := range expired {
+		// Re-check under the write lock: a renewal may have come in between.
+		if l := r.lookup(in.App, in.ID); l != nil && l.expired(now) {
+			r.remove(now, in.App, in.ID, "expired")
+			n++
+			r.log.Info("evicted expired instance", "app", in.App, "id", in.ID,
+				"last_renewal", time.Unix(0, l.lastRenew.Load()).UTC(), "lease", l.duration)
+		}
+	}
+	r.mu.Unlock()
+	r.evictions.Add(uint64(n))
+	return n
+}
+
+// decide applies the mode to what the tick saw, records the outcome and
+// returns the instances to evict.
+func (r *Registry) decide(now time.Time, v lossView) []*heureka.Instance {
+	r.spMu.Lock()
+	defer r.spMu.Unlock()
+	p := Protection{
+		Mode:                    r.cfg.SelfPreservation,
+		Instances:               int(v.total),
+		Expired:                 len(v.expired),
+		ExpectedRenewsPerMinute: float64(v.expected) / 1000,
+		Since:                   r.protection.Since,
+	}
+	evict := v.expired
+	switch r.cfg.SelfPreservation {
+	case ModeEureka:
+		perMin := float64(time.Minute) / float64(r.cfg.ExpectedClientRenewalInterval)
+		p.Threshold = int64(float64(v.total) * perMin * r.cfg.RenewalPercentThreshold)
+		if !(p.Threshold > 0 && r.renewsLastMin > p.Threshold) {
+			p.Active = true
+			p.Reason = fmt.Sprintf("renewals in the last minute (%d) are not above the threshold (%d = %d instances × %.0f/min × %.2f)",
+				r.renewsLastMin, p.Threshold, v.total, perMin, r.cfg.RenewalPercentThreshold)
+			evict = nil
+			break
+		}
+		// Eureka evicts at most (1 - threshold) of the registry per run, in
+		// random order, so that no one application is wiped out at once.
+		limit := int(v.total) - int(float64(v.total)*r.cfg.RenewalPercentThreshold)
+		if len(evict) > limit {
+			rand.Shuffle(len(evict), func(i, j int) { evict[i], evict[j] = evict[j], evict[i] })
+			evict = evict[:limit]
+		}
+	case ModeSmart:
+		if reason := r.massLoss(v); reason != "" {
+			since := r.protection.Since
+			if since.IsZero() {
+				since = now
+			}
+			if now.Sub(since) < r.cfg.MaxProtection {
+				p.Active, p.Reason, p.Since = true, reason, since
+				evict = nil
+				break
+			}
+			p.Reason = fmt.Sprintf("%s; but the loss has lasted %s, longer than the %s limit, so it is taken as real",
+				reason, now.Sub(since).Round(time.Second), r.cfg.MaxProtection)
+			p.Since = since
+			break
+		}
+		p.Since = time.Time{}
+	}
+	if !p.Active && p.Reason == "" {
+		p.Since = time.Time{}
+	}
+	if p.Active != r.protection.Active {
+		if p.Active {
+			r.log.Warn("self-preservation engaged: expired instances are kept", "reason", p.Reason, "expired", p.Expired, "instances", p.Instances)
+		} else {
+			r.log.Info("self-preservation left", "reason", p.Reason, "expired", p.Expired, "instances", p.Instances)
+		}
+	}
+	r.protection = p
+	return evict
+}
+
+// massLoss returns why the losses look like this registry's own isolation,
+// or "" when they look like real failures to evict on time: a few
+// instances, or losses confined to one rack or one application.
+func (r *Registry) massLoss(v lossView) string {
+	lost := len(v.expired)
+	if lost < 2 || v.total == 0 {
+		return ""
+	}
+	frac := float64(lost) / float64(v.total)
+	if r.peers.total > 0 && r.peers.reachable == 0 && frac >= r.cfg.MassLossFraction/2 {
+		return fmt.Sprintf("%d of %d instances (%.0f%%) stopped renewing and this peer reaches none of its %d peers",
+			lost, v.total, 100*frac, r.peers.total)
+	}
+	if frac < r.cfg.MassLossFraction {
+		return ""
+	}
+	rackInfo, rackSpread := v.byRack.spread()
+	appInfo, appSpread := v.byApp.spread()
+	if !rackInfo && !appInfo {
+		return "" // one rack, one app: nothing says the registry is the one cut off
+	}
+	if (rackInfo && !rackSpread) || (appInfo && !appSpread) {
+		return "" // confined to one failure domain
+	}
+	return fmt.Sprintf("%d of %d instances (%.0f%%) stopped renewing at once, across %d racks and %d applications",
+		lost, v.total, 100*frac, hits(v.byRack), hits(v.byApp))
+}
+
+func hits(d domainLoss) int {
+	n := 0
+	for _, c := range d {
+		if c[1] > 0 {
+			n++
+		}
+	}
+	return n
 }

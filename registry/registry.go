@@ -3,7 +3,6 @@ package registry
 import (
 	"context"
 	"log/slog"
-	"math/rand/v2"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -32,13 +31,18 @@ type Registry struct {
 
 	registrations, renewals, cancels, evictions atomic.Uint64
 
-	// Eureka-mode self-preservation: renewals are counted in fixed one-minute
-	// windows; the previous window's total is compared to the threshold.
+	// Self-preservation: renewals are counted in fixed one-minute windows
+	// (Eureka's MeasuredRate); expectedMilli is the sum over leases of their
+	// own renewals per minute, in thousandths. Guarded by spMu except
+	// renewsThisMin (atomic) and expectedMilli (mu).
 	renewsThisMin atomic.Int64
+	expectedMilli int64
 	spMu          sync.Mutex
 	windowStart   time.Time
 	renewsLastMin int64
-	protecting    bool
+	lastTick      time.Time
+	protection    Protection
+	peers         struct{ reachable, total int }
 }
 
 type appEntry struct {
@@ -94,6 +98,12 @@ func New(cfg Config) (*Registry, error) {
 	if cfg.ExpectedClientRenewalInterval <= 0 {
 		cfg.ExpectedClientRenewalInterval = def.ExpectedClientRenewalInterval
 	}
+	if cfg.MassLossFraction == 0 {
+		cfg.MassLossFraction = def.MassLossFraction
+	}
+	if cfg.MaxProtection <= 0 {
+		cfg.MaxProtection = def.MaxProtection
+	}
 	if cfg.ChangeLogSize <= 0 {
 		cfg.ChangeLogSize = def.ChangeLogSize
 	}
@@ -113,6 +123,7 @@ func New(cfg Config) (*Registry, error) {
 		overrides:   map[string]heureka.Status{},
 		changed:     make(chan struct{}),
 		windowStart: cfg.Clock(),
+		protection:  Protection{Mode: cfg.SelfPreservation},
 	}
 	return r, nil
 }
@@ -120,9 +131,12 @@ func New(cfg Config) (*Registry, error) {
 // Validate reports the first setting that cannot work, by name.
 func (c Config) Validate() error {
 	switch c.SelfPreservation {
-	case ModeOff, ModeEureka:
+	case ModeOff, ModeEureka, ModeSmart:
 	default:
-		return heureka.Errorf(heureka.EINVALID, "self-preservation mode %q: want off or eureka", c.SelfPreservation)
+		return heureka.Errorf(heureka.EINVALID, "self-preservation mode %q: want off, eureka or smart", c.SelfPreservation)
+	}
+	if c.MassLossFraction <= 0 || c.MassLossFraction > 1 {
+		return heureka.Errorf(heureka.EINVALID, "mass-loss fraction %v: want a fraction in (0, 1]", c.MassLossFraction)
 	}
 	if c.RenewalPercentThreshold <= 0 || c.RenewalPercentThreshold > 1 {
 		return heureka.Errorf(heureka.EINVALID, "renewal percent threshold %v: want a fraction in (0, 1]", c.RenewalPercentThreshold)
@@ -144,11 +158,14 @@ func (r *Registry) Run(ctx context.Context) error {
 	}
 }
 
-// Tick does one round of housekeeping: it closes the renewal window when a
-// minute has passed and evicts what has expired. Run calls it; tests call it
-// after moving their clock.
+// Tick does one round of housekeeping: it gives leases grace if the
+// process was paused, closes the renewal window when a minute has passed,
+// and evicts what has expired unless self-preservation holds it back. Run
+// calls it; tests call it after moving their clock. It returns the number
+// of instances evicted.
 func (r *Registry) Tick() int {
 	now := r.cfg.Clock()
+	r.graceAfterPause(now)
 	r.rollWindow(now)
 	return r.evict(now)
 }
@@ -217,7 +234,9 @@ func (r *Registry) Register(in *heureka.Instance, replication bool) error {
 	var prev *heureka.Instance
 	if old != nil {
 		prev = old.inst
+		r.expectedMilli -= renewsPerMinMilli(old.inst)
 	}
+	r.expectedMilli += renewsPerMinMilli(in)
 	l.inst = in
 	app.leases[in.ID] = l
 	r.record(now, app, prev, in, "register")
@@ -449,6 +468,7 @@ func (r *Registry) remove(now time.Time, app, id, cause string) bool {
 	}
 	delete(a.leases, id)
 	delete(r.overrides, id)
+	r.expectedMilli -= renewsPerMinMilli(l.inst)
 	in := l.inst.Clone()
 	in.ActionType = heureka.ActionDeleted
 	in.LastUpdatedTimestamp = now.UnixMilli()
@@ -504,53 +524,6 @@ func changesSince(log []Change, latest, since uint64) ([]Change, uint64, bool) {
 	}
 	i := since + 1 - log[0].Seq
 	return log[i:len(log):len(log)], latest, true
-}
-
-// evict removes every expired lease, unless self-preservation holds it back.
-func (r *Registry) evict(now time.Time) int {
-	var expired []*heureka.Instance
-	r.mu.RLock()
-	total := 0
-	for _, a := range r.apps {
-		total += len(a.leases)
-		for _, l := range a.leases {
-			if l.expired(now) {
-				expired = append(expired, l.inst)
-			}
-		}
-	}
-	r.mu.RUnlock()
-	if len(expired) == 0 {
-		return 0
-	}
-	if r.cfg.SelfPreservation == ModeEureka {
-		if r.isProtecting() {
-			r.log.Warn("self-preservation: not evicting expired instances",
-				"expired", len(expired), "renews_last_min", r.renewsLastMinute(), "threshold", r.threshold())
-			return 0
-		}
-		// Eureka evicts at most (1 - threshold) of the registry per run, in
-		// random order, so that no one application is wiped out at once.
-		limit := total - int(float64(total)*r.cfg.RenewalPercentThreshold)
-		if len(expired) > limit {
-			rand.Shuffle(len(expired), func(i, j int) { expired[i], expired[j] = expired[j], expired[i] })
-			expired = expired[:limit]
-		}
-	}
-	n := 0
-	r.mu.Lock()
-	for _, in := range expired {
-		// Re-check under the write lock: a renewal may have come in between.
-		if l := r.lookup(in.App, in.ID); l != nil && l.expired(now) {
-			r.remove(now, in.App, in.ID, "expired")
-			n++
-			r.log.Info("evicted expired instance", "app", in.App, "id", in.ID,
-				"last_renewal", time.Unix(0, l.lastRenew.Load()).UTC(), "lease", l.duration)
-		}
-	}
-	r.mu.Unlock()
-	r.evictions.Add(uint64(n))
-	return n
 }
 
 func notFound(app, id string) error {

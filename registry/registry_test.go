@@ -33,6 +33,7 @@ func newTestRegistry(t *testing.T, mutate ...func(*Config)) (*Registry, *fakeClo
 	clk := &fakeClock{t: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
 	cfg := DefaultConfig()
 	cfg.Clock = clk.Now
+	cfg.PauseThreshold = 0 // tests jump the clock between ticks
 	for _, m := range mutate {
 		m(&cfg)
 	}

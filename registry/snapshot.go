@@ -258,15 +258,16 @@ func (s *Snapshot) Changes(since uint64) ([]Change, bool) {
 // Stats returns counters and per-application status counts for metrics.
 func (r *Registry) Stats() Stats {
 	s := r.Snapshot()
+	p := r.Protection()
 	st := Stats{
 		Instances:        map[string]heureka.StatusCounts{},
 		Registrations:    r.registrations.Load(),
 		Renewals:         r.renewals.Load(),
 		Cancels:          r.cancels.Load(),
 		Evictions:        r.evictions.Load(),
-		SelfPreservation: r.isProtecting(),
-		RenewsLastMin:    r.renewsLastMinute(),
-		RenewsThreshold:  r.threshold(),
+		SelfPreservation: p.Active,
+		RenewsLastMin:    p.RenewsLastMinute,
+		RenewsThreshold:  p.Threshold,
 	}
 	for _, a := range s.apps.Apps {
 		c := heureka.StatusCounts{}

@@ -1,0 +1,206 @@
+package registry
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heureka-project/heureka"
+)
+
+// cluster is a set of DataNode-like instances with 10 s renewals and 30 s
+// leases, spread over racks and apps, that a test keeps alive selectively.
+type cluster struct {
+	t     *testing.T
+	r     *Registry
+	clk   *fakeClock
+	nodes []*heureka.Instance
+}
+
+func newCluster(t *testing.T, racks, apps, perRackApp int, mutate ...func(*Config)) *cluster {
+	cfgs := append([]func(*Config){func(c *Config) {
+		c.SelfPreservation = ModeSmart
+		c.PauseThreshold = 5 * time.Second
+	}}, mutate...)
+	r, clk := newTestRegistry(t, cfgs...)
+	c := &cluster{t: t, r: r, clk: clk}
+	for rk := range racks {
+		for a := range apps {
+			for i := range perRackApp {
+				in := inst(fmt.Sprintf("APP%d", a), fmt.Sprintf("r%d-a%d-%d", rk, a, i), func(in *heureka.Instance) {
+					in.Lease.RenewalIntervalSecs, in.Lease.DurationSecs = 10, 30
+					in.Metadata["rack"] = fmt.Sprintf("/rack%d", rk)
+				})
+				mustRegister(t, r, in)
+				c.nodes = append(c.nodes, in)
+			}
+		}
+	}
+	return c
+}
+
+// run advances the clock one second at a time for d, ticking each second;
+// every 10 s the instances for which alive returns true renew.
+func (c *cluster) run(d time.Duration, alive func(*heureka.Instance) bool) {
+	for s := time.Duration(0); s < d; s += time.Second {
+		c.clk.Advance(time.Second)
+		if c.clk.Now().Unix()%10 == 0 {
+			for _, in := range c.nodes {
+				if alive(in) {
+					if _, err := c.r.Renew(RenewRequest{App: in.App, ID: in.ID}); err != nil {
+						c.t.Fatalf("renew %s: %v", in, err)
+					}
+				}
+			}
+		}
+		c.r.Tick()
+	}
+}
+
+func (c *cluster) alive() int { return c.r.Snapshot().Len() }
+
+func everyone(*heureka.Instance) bool { return true }
+
+func TestSmartSelfPreservation(t *testing.T) {
+	tests := []struct {
+		name           string
+		racks, apps    int
+		perRackApp     int
+		dead           func(*heureka.Instance) bool
+		wantProtecting bool
+	}{
+		{"isolated death is evicted", 4, 2, 3, func(in *heureka.Instance) bool { return in.ID == "r1-a0-0" }, false},
+		{"two deaths in different racks are evicted", 4, 2, 3, func(in *heureka.Instance) bool { return in.ID == "r1-a0-0" || in.ID == "r2-a1-2" }, false},
+		{"one rack of four lost is evicted", 4, 2, 3, func(in *heureka.Instance) bool { return strings.HasPrefix(in.ID, "r0-") }, false},
+		{"one rack of two lost (half of everything) is evicted", 2, 2, 3, func(in *heureka.Instance) bool { return strings.HasPrefix(in.ID, "r0-") }, false},
+		{"one app lost in every rack is evicted", 4, 2, 3, func(in *heureka.Instance) bool { return in.App == "APP0" }, false},
+		{"the only instance of a one-node cluster is evicted", 1, 1, 1, everyone, false},
+		{"60% across all racks and apps is protected", 4, 2, 5, func(in *heureka.Instance) bool {
+			return !strings.HasSuffix(in.ID, "-3") && !strings.HasSuffix(in.ID, "-4")
+		}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCluster(t, tt.racks, tt.apps, tt.perRackApp)
+			c.run(40*time.Second, everyone)
+			dead := 0
+			for _, in := range c.nodes {
+				if tt.dead(in) {
+					dead++
+				}
+			}
+			// The dead stop at once; leases are 30 s, so 45 s covers expiry.
+			c.run(45*time.Second, func(in *heureka.Instance) bool { return !tt.dead(in) })
+			p := c.r.Protection()
+			if p.Active != tt.wantProtecting {
+				t.Fatalf("protecting = %v (%s), want %v", p.Active, p.Reason, tt.wantProtecting)
+			}
+			want := len(c.nodes) - dead
+			if tt.wantProtecting {
+				want = len(c.nodes)
+				if p.Reason == "" || p.Expired != dead {
+					t.Errorf("protection %+v: want a reason and %d expired", p, dead)
+				}
+			}
+			if got := c.alive(); got != want {
+				t.Fatalf("%d instances registered, want %d", got, want)
+			}
+		})
+	}
+}
+
+func TestSmartProtectionExitsWhenRenewalsRecover(t *testing.T) {
+	c := newCluster(t, 4, 2, 5)
+	c.run(40*time.Second, everyone)
+	half := func(in *heureka.Instance) bool {
+		return strings.HasSuffix(in.ID, "-0") || strings.HasSuffix(in.ID, "-1")
+	}
+	c.run(45*time.Second, half)
+	if !c.r.Protection().Active {
+		t.Fatal("not protecting after 60% stopped renewing")
+	}
+	// The partition heals: everyone's renewals arrive again.
+	c.run(20*time.Second, everyone)
+	if p := c.r.Protection(); p.Active {
+		t.Fatalf("still protecting after renewals recovered: %+v", p)
+	}
+	if got := c.alive(); got != len(c.nodes) {
+		t.Fatalf("%d instances, want all %d back", got, len(c.nodes))
+	}
+}
+
+func TestSmartProtectionIsBounded(t *testing.T) {
+	c := newCluster(t, 4, 2, 5, func(cfg *Config) { cfg.MaxProtection = 2 * time.Minute })
+	c.run(40*time.Second, everyone)
+	live := func(in *heureka.Instance) bool {
+		return strings.HasSuffix(in.ID, "-0") || strings.HasSuffix(in.ID, "-1")
+	}
+	c.run(90*time.Second, live)
+	if !c.r.Protection().Active {
+		t.Fatal("not protecting")
+	}
+	c.run(2*time.Minute, live)
+	if got := c.alive(); got != 16 {
+		t.Fatalf("%d instances after the protection limit, want the 16 live ones", got)
+	}
+	if p := c.r.Protection(); p.Active {
+		t.Fatalf("still protecting after the limit: %+v", p)
+	}
+}
+
+func TestSmartProtectsWhenPeersAreUnreachable(t *testing.T) {
+	c := newCluster(t, 4, 2, 5)
+	c.run(40*time.Second, everyone)
+	c.r.SetPeers(0, 2)
+	// 25% stop renewing, all in one rack: alone that is an isolated loss,
+	// but this peer also lost both of its peers.
+	c.run(45*time.Second, func(in *heureka.Instance) bool { return !strings.HasPrefix(in.ID, "r0-") })
+	p := c.r.Protection()
+	if !p.Active || !strings.Contains(p.Reason, "reaches none of its 2 peers") {
+		t.Fatalf("protection %+v, want active because the peers are gone", p)
+	}
+	c.r.SetPeers(2, 2)
+	c.run(2*time.Second, everyone)
+	if got := c.alive(); got != 30 {
+		t.Fatalf("%d instances once the peers are back, want the rack evicted (30 left)", got)
+	}
+}
+
+func TestPausedProcessGivesGrace(t *testing.T) {
+	c := newCluster(t, 2, 1, 5, func(cfg *Config) { cfg.SelfPreservation = ModeOff })
+	c.run(20*time.Second, everyone)
+	// The server is stopped for a minute (SIGSTOP, a VM freeze): no ticks,
+	// and no renewals reach it. Every 30 s lease is past due when it wakes.
+	c.clk.Advance(time.Minute)
+	if n := c.r.Tick(); n != 0 {
+		t.Fatalf("%d evicted right after the pause, want grace", n)
+	}
+	// The instances are alive and renew on their next beat.
+	c.run(30*time.Second, everyone)
+	if got := c.alive(); got != 10 {
+		t.Fatalf("%d instances, want all 10", got)
+	}
+	// A node that really died after the pause is still evicted on time.
+	c.run(45*time.Second, func(in *heureka.Instance) bool { return in.ID != "r0-a0-0" })
+	if got := c.alive(); got != 9 {
+		t.Fatalf("%d instances, want 9 once the dead one expired", got)
+	}
+}
+
+func TestExpectedRenewalsFollowEachLease(t *testing.T) {
+	r, _ := newTestRegistry(t)
+	mustRegister(t, r, inst("DN", "fast", func(in *heureka.Instance) { in.Lease.RenewalIntervalSecs = 10 }))
+	mustRegister(t, r, inst("DN", "slow", func(in *heureka.Instance) { in.Lease.RenewalIntervalSecs = 30 }))
+	r.Tick()
+	if got := r.Protection().ExpectedRenewsPerMinute; got != 8 {
+		t.Fatalf("expected renewals per minute = %v, want 6 + 2 = 8", got)
+	}
+	if err := r.Cancel("DN", "fast", false); err != nil {
+		t.Fatal(err)
+	}
+	r.Tick()
+	if got := r.Protection().ExpectedRenewsPerMinute; got != 2 {
+		t.Fatalf("after cancel: %v, want 2", got)
+	}
+}
