@@ -47,6 +47,9 @@ type Config struct {
 	// been paused (or the clock having jumped); leases then get the gap as
 	// grace, since nobody could renew during it. Zero disables the check.
 	PauseThreshold time.Duration
+	// TombstoneTTL is how long an explicit cancel is remembered, so that a
+	// peer that missed it cannot hand the instance back.
+	TombstoneTTL time.Duration
 	// ChangeLogSize bounds the change log kept for deltas and watchers.
 	ChangeLogSize int
 	// Limits bound what one registrant may store.
@@ -77,6 +80,8 @@ func DefaultConfig() Config {
 		// Ten missed ticks: a stop-the-world pause, SIGSTOP or a VM freeze.
 		PauseThreshold:                5 * time.Second,
 		ExpectedClientRenewalInterval: 30 * time.Second,
+		// Longer than any partition anti-entropy is expected to heal.
+		TombstoneTTL: 30 * time.Minute,
 		// Room for a burst of changes well beyond the delta window.
 		ChangeLogSize: 100_000,
 		Limits:        heureka.DefaultLimits(),

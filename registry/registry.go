@@ -24,6 +24,8 @@ type Registry struct {
 	changes   []Change                  // oldest first; entries are never modified in place
 	seq       uint64                    // Seq of the newest change
 	changed   chan struct{}             // closed and replaced on every change
+	tombs     map[tombKey]time.Time     // recent explicit cancels
+	forward   func(Op)                  // forwards client writes to peers
 	gen       atomic.Uint64             // bumped on every visible write
 
 	buildMu sync.Mutex // serialises snapshot builds
@@ -104,6 +106,9 @@ func New(cfg Config) (*Registry, error) {
 	if cfg.MaxProtection <= 0 {
 		cfg.MaxProtection = def.MaxProtection
 	}
+	if cfg.TombstoneTTL <= 0 {
+		cfg.TombstoneTTL = def.TombstoneTTL
+	}
 	if cfg.ChangeLogSize <= 0 {
 		cfg.ChangeLogSize = def.ChangeLogSize
 	}
@@ -122,6 +127,7 @@ func New(cfg Config) (*Registry, error) {
 		apps:        map[string]*appEntry{},
 		overrides:   map[string]heureka.Status{},
 		changed:     make(chan struct{}),
+		tombs:       map[tombKey]time.Time{},
 		windowStart: cfg.Clock(),
 		protection:  Protection{Mode: cfg.SelfPreservation},
 	}
@@ -167,6 +173,9 @@ func (r *Registry) Tick() int {
 	now := r.cfg.Clock()
 	r.graceAfterPause(now)
 	r.rollWindow(now)
+	r.mu.Lock()
+	r.pruneTombstones(now)
+	r.mu.Unlock()
 	return r.evict(now)
 }
 
@@ -240,7 +249,12 @@ func (r *Registry) Register(in *heureka.Instance, replication bool) error {
 	l.inst = in
 	app.leases[in.ID] = l
 	r.record(now, app, prev, in, "register")
+	delete(r.tombs, tombKey{in.App, in.ID})
 	r.registrations.Add(1)
+	if !replication {
+		r.forwardLocked(Op{Action: ActionRegister, App: in.App, ID: in.ID, Instance: in,
+			Status: in.Status, LastDirtyTimestamp: in.LastDirtyTimestamp})
+	}
 	return nil
 }
 
@@ -287,6 +301,7 @@ func (r *Registry) Renew(req RenewRequest) (*heureka.Instance, error) {
 		return nil, heureka.Errorf(heureka.ENOTFOUND, "instance %s/%s has status UNKNOWN: register again", req.App, req.ID)
 	}
 	l.lastRenew.Store(now.UnixNano())
+	r.forwardHeartbeat(req, inst)
 	r.mu.RUnlock()
 	r.renewals.Add(1)
 	r.renewsThisMin.Add(1)
@@ -318,10 +333,23 @@ func (r *Registry) renewChangingStatus(req RenewRequest, now time.Time) (*heurek
 	}
 	l.lastRenew.Store(now.UnixNano())
 	inst := l.inst
+	r.forwardHeartbeat(req, inst)
 	r.mu.Unlock()
 	r.renewals.Add(1)
 	r.renewsThisMin.Add(1)
 	return r.checkDirty(req, inst)
+}
+
+// forwardHeartbeat forwards a client's renewal; r.mu must be held.
+func (r *Registry) forwardHeartbeat(req RenewRequest, in *heureka.Instance) {
+	if req.Replication || r.forward == nil {
+		return
+	}
+	op := Op{Action: ActionHeartbeat, App: in.App, ID: in.ID, Status: in.Status, LastDirtyTimestamp: in.LastDirtyTimestamp}
+	if ov, ok := r.overrides[in.ID]; ok {
+		op.OverriddenStatus = ov
+	}
+	r.forward(op)
 }
 
 func (r *Registry) checkDirty(req RenewRequest, stored *heureka.Instance) (*heureka.Instance, error) {
@@ -355,7 +383,14 @@ func (r *Registry) Cancel(app, id string, replication bool) error {
 	if !r.remove(now, app, id, "cancel") {
 		return notFound(app, id)
 	}
+	r.tombs[tombKey{app, id}] = now
+	if len(r.tombs) > 2*r.cfg.ChangeLogSize {
+		r.pruneTombstones(now)
+	}
 	r.cancels.Add(1)
+	if !replication {
+		r.forwardLocked(Op{Action: ActionCancel, App: app, ID: id})
+	}
 	return nil
 }
 
@@ -371,6 +406,11 @@ func (r *Registry) SetStatus(app, id string, st heureka.Status, lastDirty int64,
 		return notFound(app, id)
 	}
 	l.lastRenew.Store(now.UnixNano())
+	if !replication {
+		defer func() {
+			r.forwardLocked(Op{Action: ActionStatusUpdate, App: app, ID: id, Status: st, LastDirtyTimestamp: l.inst.LastDirtyTimestamp})
+		}()
+	}
 	if l.inst.Status == st {
 		return nil
 	}
@@ -400,6 +440,11 @@ func (r *Registry) DeleteStatusOverride(app, id string, value heureka.Status, la
 		return notFound(app, id)
 	}
 	l.lastRenew.Store(now.UnixNano())
+	if !replication {
+		defer func() {
+			r.forwardLocked(Op{Action: ActionDeleteStatusOverride, App: app, ID: id, Status: value, LastDirtyTimestamp: l.inst.LastDirtyTimestamp})
+		}()
+	}
 	if _, ok := r.overrides[id]; !ok {
 		return nil
 	}
@@ -432,6 +477,8 @@ func (r *Registry) UpdateMetadata(app, id string, md map[string]string) error {
 		return err
 	}
 	r.replace(now, a, l, in, heureka.ActionModified, "metadata")
+	// Eureka forwards a metadata update as a full registration.
+	r.forwardLocked(Op{Action: ActionRegister, App: app, ID: id, Instance: in, Status: in.Status, LastDirtyTimestamp: in.LastDirtyTimestamp})
 	return nil
 }
 

@@ -1,0 +1,148 @@
+package registry
+
+import (
+	"time"
+
+	"github.com/heureka-project/heureka"
+)
+
+// Action names a write forwarded to peers, as Eureka's batch replication
+// spells it.
+type Action string
+
+const (
+	ActionRegister             Action = "Register"
+	ActionHeartbeat            Action = "Heartbeat"
+	ActionCancel               Action = "Cancel"
+	ActionStatusUpdate         Action = "StatusUpdate"
+	ActionDeleteStatusOverride Action = "DeleteStatusOverride"
+)
+
+// Op is one write a client made here, to be forwarded to the peers. The
+// fields are those Eureka's replication carries for the action.
+type Op struct {
+	Action             Action
+	App, ID            string
+	Instance           *heureka.Instance // Register only
+	Status             heureka.Status
+	OverriddenStatus   heureka.Status // the override in force, if any
+	LastDirtyTimestamp int64
+}
+
+// SetForwarder installs f, which is called with every write accepted from a
+// client (never with a replicated one, so nothing is forwarded twice). It
+// is called with the registry's lock held and must not block: queue and
+// return. Set it before serving.
+func (r *Registry) SetForwarder(f func(Op)) {
+	r.mu.Lock()
+	r.forward = f
+	r.mu.Unlock()
+}
+
+// forwardLocked calls the forwarder; r.mu must be held (read or write).
+func (r *Registry) forwardLocked(op Op) {
+	if r.forward != nil {
+		r.forward(op)
+	}
+}
+
+// Tombstone records an explicit cancel, kept for TombstoneTTL so that a peer
+// that missed it (partitioned at the time) is not handed the instance back.
+// Evictions leave none: every peer evicts on its own, and a peer that
+// evicted what others still hear from must be corrected, not obeyed.
+type Tombstone struct {
+	App, ID string
+	Time    time.Time
+}
+
+type tombKey struct{ app, id string }
+
+// Tombstones returns the cancels of the last TombstoneTTL.
+func (r *Registry) Tombstones() []Tombstone {
+	now := r.now()
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]Tombstone, 0, len(r.tombs))
+	for k, t := range r.tombs {
+		if now.Sub(t) < r.cfg.TombstoneTTL {
+			out = append(out, Tombstone{App: k.app, ID: k.id, Time: t})
+		}
+	}
+	return out
+}
+
+// pruneTombstones drops tombstones older than TombstoneTTL; r.mu must be
+// held for writing.
+func (r *Registry) pruneTombstones(now time.Time) {
+	for k, t := range r.tombs {
+		if now.Sub(t) >= r.cfg.TombstoneTTL {
+			delete(r.tombs, k)
+		}
+	}
+}
+
+// Adopt makes a peer's copy of an instance the local one, status override
+// included, without forwarding it: anti-entropy's repair. An existing
+// lease keeps its renewal time; a new one starts now. A copy registered
+// before a local tombstone for it is refused (the instance was cancelled
+// after that registration) and Adopt reports false.
+func (r *Registry) Adopt(in *heureka.Instance) (bool, error) {
+	if err := in.Validate(r.cfg.Limits); err != nil {
+		return false, err
+	}
+	now := r.now()
+	in = in.Clone()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, l := r.lookupEntry(in.App, in.ID)
+	if l == nil {
+		if t, ok := r.tombs[tombKey{in.App, in.ID}]; ok && in.Lease.RegistrationTimestamp <= t.UnixMilli() {
+			return false, nil
+		}
+	}
+	if in.OverriddenStatus == heureka.StatusUnknown || in.OverriddenStatus == "" {
+		delete(r.overrides, in.ID)
+		in.OverriddenStatus = heureka.StatusUnknown
+	} else {
+		r.overrides[in.ID] = in.OverriddenStatus
+	}
+	var prev *heureka.Instance
+	if l == nil {
+		if a == nil {
+			a = &appEntry{leases: map[string]*lease{}, dirty: map[string]struct{}{}}
+			r.apps[in.App] = a
+		}
+		l = &lease{}
+		l.lastRenew.Store(now.UnixNano())
+		a.leases[in.ID] = l
+		in.ActionType = heureka.ActionAdded
+	} else {
+		prev = l.inst
+		r.expectedMilli -= renewsPerMinMilli(prev)
+		in.ActionType = heureka.ActionModified
+	}
+	r.expectedMilli += renewsPerMinMilli(in)
+	delete(r.tombs, tombKey{in.App, in.ID})
+	l.duration = time.Duration(in.Lease.DurationSecs) * time.Second
+	in.LastUpdatedTimestamp = now.UnixMilli()
+	l.inst = in
+	r.record(now, a, prev, in, "sync")
+	return true, nil
+}
+
+// CancelIfRegisteredBefore removes an instance that a peer cancelled at t,
+// unless its local registration is newer than t (it came back since). It
+// does not forward the cancel.
+func (r *Registry) CancelIfRegisteredBefore(app, id string, t time.Time) bool {
+	now := r.now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, l := r.lookupEntry(app, id)
+	if l == nil || l.inst.Lease.RegistrationTimestamp > t.UnixMilli() {
+		return false
+	}
+	r.remove(now, app, id, "cancel")
+	r.tombs[tombKey{app, id}] = t
+	r.cancels.Add(1)
+	return true
+}

@@ -1,0 +1,141 @@
+package registry
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heureka-project/heureka"
+)
+
+type opLog struct {
+	mu  sync.Mutex
+	ops []string
+}
+
+func (l *opLog) add(op Op) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := fmt.Sprintf("%s %s/%s", op.Action, op.App, op.ID)
+	if op.Status != "" && op.Action != ActionRegister {
+		s += " " + string(op.Status)
+	}
+	if op.OverriddenStatus != "" {
+		s += " override=" + string(op.OverriddenStatus)
+	}
+	if op.Action == ActionRegister && op.Instance == nil {
+		s += " WITHOUT INSTANCE"
+	}
+	l.ops = append(l.ops, s)
+}
+
+func (l *opLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return fmt.Sprint(l.ops)
+}
+
+func TestClientWritesAreForwardedReplicatedOnesAreNot(t *testing.T) {
+	r, _ := newTestRegistry(t)
+	var log opLog
+	r.SetForwarder(log.add)
+
+	mustRegister(t, r, inst("DN", "a"))
+	if _, err := r.Renew(RenewRequest{App: "DN", ID: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.SetStatus("DN", "a", heureka.StatusOutOfService, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Renew(RenewRequest{App: "DN", ID: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.DeleteStatusOverride("DN", "a", heureka.StatusUp, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.UpdateMetadata("DN", "a", map[string]string{"k": "v"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Cancel("DN", "a", false); err != nil {
+		t.Fatal(err)
+	}
+	// Replicated writes and failed ones are not forwarded.
+	if err := r.Register(inst("DN", "b"), true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Renew(RenewRequest{App: "DN", ID: "b", Replication: true}); err != nil {
+		t.Fatal(err)
+	}
+	_ = r.Cancel("DN", "nope", false)
+	if err := r.Cancel("DN", "b", true); err != nil {
+		t.Fatal(err)
+	}
+
+	want := "[Register DN/a Heartbeat DN/a UP StatusUpdate DN/a OUT_OF_SERVICE " +
+		"Heartbeat DN/a OUT_OF_SERVICE override=OUT_OF_SERVICE DeleteStatusOverride DN/a UP Register DN/a Cancel DN/a]"
+	if got := log.String(); got != want {
+		t.Fatalf("forwarded\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestTombstonesAndAdopt(t *testing.T) {
+	r, clk := newTestRegistry(t)
+	mustRegister(t, r, inst("DN", "a"))
+	peerCopy := get(t, r, "DN", "a") // a peer registered it at the same time
+	clk.Advance(time.Second)
+	if err := r.Cancel("DN", "a", false); err != nil {
+		t.Fatal(err)
+	}
+	ts := r.Tombstones()
+	if len(ts) != 1 || ts[0].ID != "a" {
+		t.Fatalf("tombstones %v, want one for a", ts)
+	}
+	// A partitioned peer still holding the old registration cannot hand it
+	// back.
+	if ok, err := r.Adopt(peerCopy); err != nil || ok {
+		t.Fatalf("adopt of a copy older than the cancel = %v, %v; want refused", ok, err)
+	}
+	if _, ok := r.Snapshot().Instance("DN", "a"); ok {
+		t.Fatal("cancelled instance resurrected")
+	}
+	// A registration made after the cancel is adopted.
+	newer := peerCopy.Clone()
+	newer.Lease.RegistrationTimestamp = clk.Now().Add(time.Second).UnixMilli()
+	newer.OverriddenStatus, newer.Status = heureka.StatusOutOfService, heureka.StatusOutOfService
+	if ok, err := r.Adopt(newer); err != nil || !ok {
+		t.Fatalf("adopt of a newer registration = %v, %v", ok, err)
+	}
+	in := get(t, r, "DN", "a")
+	if in.Status != heureka.StatusOutOfService {
+		t.Fatalf("adopted status %s, want the peer's OUT_OF_SERVICE", in.Status)
+	}
+	// The override came along: a renewal keeps it.
+	if _, err := r.Renew(RenewRequest{App: "DN", ID: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := get(t, r, "DN", "a").Status; got != heureka.StatusOutOfService {
+		t.Fatalf("status %s after renew, want OUT_OF_SERVICE kept by the adopted override", got)
+	}
+	// Tombstones expire.
+	clk.Advance(31 * time.Minute)
+	r.Tick()
+	if ts := r.Tombstones(); len(ts) != 0 {
+		t.Fatalf("tombstones %v after their TTL", ts)
+	}
+}
+
+func TestCancelIfRegisteredBefore(t *testing.T) {
+	r, clk := newTestRegistry(t)
+	mustRegister(t, r, inst("DN", "a"))
+	regAt := clk.Now()
+	if r.CancelIfRegisteredBefore("DN", "a", regAt.Add(-time.Second)) {
+		t.Fatal("cancelled an instance registered after the peer's cancel")
+	}
+	if !r.CancelIfRegisteredBefore("DN", "a", regAt.Add(time.Second)) {
+		t.Fatal("kept an instance the peer cancelled after its registration")
+	}
+	if _, ok := r.Snapshot().Instance("DN", "a"); ok {
+		t.Fatal("still registered")
+	}
+}
