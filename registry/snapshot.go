@@ -28,6 +28,9 @@ type Snapshot struct {
 
 	deltaOnce sync.Once
 	delta     *heureka.Applications
+
+	digestOnce sync.Once
+	digests    map[string]uint64
 }
 
 // Snapshot returns the current view. A read issued after a write returned

@@ -1,0 +1,150 @@
+package eureka
+
+import (
+	"slices"
+	"strconv"
+
+	"github.com/heureka-project/heureka"
+)
+
+// Class names written on the wire. Java readers need them to pick a type.
+const (
+	classAmazonInfo  = "com.netflix.appinfo.AmazonInfo"
+	classDefaultInfo = "com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo"
+	classEmptyMap    = "java.util.Collections$EmptyMap"
+)
+
+// EncodeInstance returns in as Eureka writes one instance:
+// {"instance":{...}} in JSON, <instance>...</instance> in XML.
+// Any format other than JSON is written as XML.
+func EncodeInstance(f Format, in *heureka.Instance) []byte {
+	if f == JSON {
+		b := make([]byte, 0, 1024)
+		b = append(b, `{"instance":`...)
+		b = appendInstanceJSON(b, in)
+		return append(b, '}')
+	}
+	return appendInstanceXML(make([]byte, 0, 1536), in)
+}
+
+// AppendInstance appends in to dst as a bare JSON object or <instance>
+// element, without a root wrapper: the form replication batches and
+// pre-encoded snapshots embed.
+func AppendInstance(dst []byte, f Format, in *heureka.Instance) []byte {
+	if f == JSON {
+		return appendInstanceJSON(dst, in)
+	}
+	return appendInstanceXML(dst, in)
+}
+
+// EncodeApplication returns app as Eureka writes one application:
+// {"application":{"name":..,"instance":[...]}} or <application>...</application>.
+// The name is written as given (the registry keeps it upper-case); the
+// instance list is always an array, [] when empty.
+func EncodeApplication(f Format, app *heureka.Application) []byte {
+	b := make([]byte, 0, 256+sizeHint(f)*instanceCount(app))
+	if f == JSON {
+		b = append(b, `{"application":`...)
+		b = appendApplicationJSON(b, app)
+		return append(b, '}')
+	}
+	return appendApplicationXML(b, app)
+}
+
+// EncodeApplications returns a registry listing (full, delta or VIP query)
+// as Eureka writes it: {"applications":{"versions__delta":"1",
+// "apps__hashcode":"UP_1_","application":[...]}} or <applications>...
+// VersionDelta and HashCode are written as given, both as strings; compute
+// the hash code with heureka.ReconcileHashCode. A nil apps is an empty
+// listing.
+func EncodeApplications(f Format, apps *heureka.Applications) []byte {
+	if apps == nil {
+		apps = &heureka.Applications{}
+	}
+	n := 0
+	for _, a := range apps.Apps {
+		n += instanceCount(a)
+	}
+	b := make([]byte, 0, 256+64*len(apps.Apps)+sizeHint(f)*n)
+	if f == JSON {
+		return appendApplicationsJSON(b, apps)
+	}
+	return appendApplicationsXML(b, apps)
+}
+
+// sizeHint is a typical encoded instance's size, used to size buffers so a
+// listing is written without regrowing more than once or twice.
+func sizeHint(f Format) int {
+	if f == JSON {
+		return 900
+	}
+	return 1200
+}
+
+func instanceCount(app *heureka.Application) int {
+	if app == nil {
+		return 0
+	}
+	return len(app.Instances)
+}
+
+// Canonicalisation. Whatever an Instance holds, the output carries only the
+// closed sets of values Java readers accept.
+
+// wireStatus returns s if it is one of the five statuses, and UNKNOWN
+// otherwise (empty included).
+func wireStatus(s heureka.Status) string {
+	switch s {
+	case heureka.StatusUp, heureka.StatusDown, heureka.StatusStarting, heureka.StatusOutOfService, heureka.StatusUnknown:
+		return string(s)
+	}
+	return string(heureka.LenientStatus(string(s), heureka.StatusUnknown))
+}
+
+// wireAction returns a as written, or "" (not written) when it is not one of
+// ADDED, MODIFIED, DELETED.
+func wireAction(a heureka.ActionType) string {
+	switch a {
+	case heureka.ActionAdded, heureka.ActionModified, heureka.ActionDeleted:
+		return string(a)
+	}
+	return ""
+}
+
+// wireDataCenter returns the name and class to write for dc; metadata is
+// written only when amazon is true.
+func wireDataCenter(dc *heureka.DataCenterInfo) (name, class string, amazon bool) {
+	switch dc.Name {
+	case heureka.DataCenterAmazon:
+		return dc.Name, classAmazonInfo, true
+	case heureka.DataCenterNetflix:
+		return dc.Name, classDefaultInfo, false
+	}
+	return heureka.DataCenterMyOwn, classDefaultInfo, false
+}
+
+// writeSID reports whether sid is written: Eureka leaves out its defaults.
+func writeSID(sid string) bool { return sid != "" && sid != "na" && sid != "unknown" }
+
+// sortedKeys appends md's keys, sorted, to buf, leaving out "@class" (a
+// Java type hint, never metadata) and, when xml is set, keys that cannot be
+// an XML element name (see ValidXMLMetadataKey).
+func sortedKeys(buf []string, md map[string]string, xml bool) []string {
+	for k := range md {
+		if k == "@class" || xml && !ValidXMLMetadataKey(k) {
+			continue
+		}
+		buf = append(buf, k)
+	}
+	slices.Sort(buf)
+	return buf
+}
+
+func appendBool(b []byte, v bool) []byte {
+	if v {
+		return append(b, "true"...)
+	}
+	return append(b, "false"...)
+}
+
+func appendInt(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) }
