@@ -1,0 +1,236 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const registerBody = `{"instance":{
+  "instanceId":"10.0.0.5:orders:8080","hostName":"10.0.0.5","app":"ORDERS","ipAddr":"10.0.0.5",
+  "status":"UP","port":{"$":8080,"@enabled":"true"},"securePort":{"$":443,"@enabled":"false"},
+  "dataCenterInfo":{"@class":"com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo","name":"MyOwn"},
+  "vipAddress":"orders"}}`
+
+// mustOpenServer runs the real wiring on a free loopback port.
+func mustOpenServer(t *testing.T) *Server {
+	t.Helper()
+	cfg := DefaultServerConfig()
+	cfg.Listen = "127.0.0.1:0"
+	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	s := NewServer(cfg, logger)
+	if err := s.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Close(ctx); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+func request(t *testing.T, method, url, body string, hdr ...string) (int, string, http.Header) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header
+}
+
+func TestServerRegisterReadClose(t *testing.T) {
+	s := mustOpenServer(t)
+	base := "http://" + s.Addr().String()
+
+	if code, body, _ := request(t, "POST", base+"/eureka/apps/ORDERS", registerBody, "Content-Type", "application/json"); code != 204 {
+		t.Fatalf("register: %d %s", code, body)
+	}
+	code, body, h := request(t, "GET", base+"/eureka/v2/apps/ORDERS/10.0.0.5:orders:8080", "", "Accept", "application/json")
+	if code != 200 || h.Get("Content-Type") != "application/json" || !strings.Contains(body, `"instanceId":"10.0.0.5:orders:8080"`) {
+		t.Fatalf("read back: %d %q %s", code, h.Get("Content-Type"), body)
+	}
+	if code, body, _ := request(t, "PUT", base+"/eureka/apps/ORDERS/10.0.0.5:orders:8080", ""); code != 200 || body != "" {
+		t.Fatalf("renew: %d %q", code, body)
+	}
+	if code, _, _ := request(t, "GET", base+"/healthz", ""); code != 200 {
+		t.Fatalf("healthz: %d", code)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := s.Close(ctx); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	select {
+	case <-s.Done():
+	default:
+		t.Fatal("Done not closed after Close")
+	}
+	if _, err := http.Get(base + "/healthz"); err == nil {
+		t.Fatal("server still answers after Close")
+	}
+}
+
+func TestServerOpenErrors(t *testing.T) {
+	s := mustOpenServer(t)
+	if err := s.Open(); err == nil {
+		t.Error("second Open succeeded")
+	}
+
+	cfg := DefaultServerConfig()
+	cfg.Listen = s.Addr().String() // taken
+	busy := NewServer(cfg, slog.New(slog.DiscardHandler))
+	if err := busy.Open(); err == nil {
+		t.Error("Open on a busy port succeeded")
+	}
+	if err := busy.Close(context.Background()); err != nil {
+		t.Errorf("Close after a failed Open: %v", err)
+	}
+
+	cfg = DefaultServerConfig()
+	cfg.SelfPreservation = "sometimes"
+	if err := NewServer(cfg, nil).Open(); err == nil || !strings.Contains(err.Error(), "self-preservation") {
+		t.Errorf("bad mode: %v", err)
+	}
+	if err := NewServer(cfg, nil).Close(context.Background()); err != nil {
+		t.Errorf("Close before Open: %v", err)
+	}
+}
+
+func TestCommandLine(t *testing.T) {
+	for _, c := range []struct {
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{nil, 2, "", "Commands:"},
+		{[]string{"help"}, 0, "server", ""},
+		{[]string{"--help"}, 0, "Commands:", ""},
+		{[]string{"-h"}, 0, "Commands:", ""},
+		{[]string{"help", "server"}, 0, "-listen", ""},
+		{[]string{"help", "nope"}, 2, "", "unknown command"},
+		{[]string{"bogus"}, 2, "", `unknown command "bogus"`},
+		{[]string{"version"}, 0, "heureka ", ""},
+		{[]string{"server", "-h"}, 0, "", "-delta-retention"},
+		{[]string{"server", "--no-such-flag"}, 2, "", "no-such-flag"},
+		{[]string{"server", "--self-preservation", "always"}, 2, "", "self-preservation"},
+		{[]string{"server", "--log-format", "xml"}, 2, "", "log-format"},
+		{[]string{"server", "--log-level", "loud"}, 2, "", "log-level"},
+		{[]string{"server", "extra"}, 2, "", "extra"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), c.args, &stdout, &stderr)
+		if code != c.code || !strings.Contains(stdout.String(), c.stdout) || !strings.Contains(stderr.String(), c.stderr) {
+			t.Errorf("heureka %q: exit %d, stdout %q, stderr %q; want exit %d, stdout with %q, stderr with %q",
+				c.args, code, stdout.String(), stderr.String(), c.code, c.stdout, c.stderr)
+		}
+	}
+}
+
+// TestBinary builds heureka, runs `heureka server` on port 0, reads the
+// address from its log, uses it and stops it with SIGTERM.
+func TestBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH")
+	}
+	bin := filepath.Join(t.TempDir(), "heureka")
+	build := exec.Command(gobin, "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "server", "--listen", "127.0.0.1:0", "--log-level", "debug")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+
+	lines := make(chan string, 100)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	var log strings.Builder
+	addrRE := regexp.MustCompile(`addr=(\S+)`)
+	addr := ""
+	for addr == "" {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatalf("heureka exited before listening:\n%s", log.String())
+			}
+			log.WriteString(line + "\n")
+			if strings.Contains(line, "heureka server listening") {
+				if m := addrRE.FindStringSubmatch(line); m != nil {
+					addr = m[1]
+				}
+			}
+		case <-ctx.Done():
+			t.Fatalf("no listening line:\n%s", log.String())
+		}
+	}
+	base := "http://" + addr
+	if code, body, _ := request(t, "POST", base+"/eureka/apps/ORDERS", registerBody); code != 204 {
+		t.Fatalf("register: %d %s", code, body)
+	}
+	if code, body, _ := request(t, "GET", base+"/eureka/apps/", "", "Accept", "application/json"); code != 200 || !strings.Contains(body, "10.0.0.5:orders:8080") {
+		t.Fatalf("GET /eureka/apps/: %d %s", code, body)
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	// Read stderr to its end (the child closes it on exit) before Wait.
+	for line := range lines {
+		log.WriteString(line + "\n")
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("heureka server after SIGTERM: %v\n%s", err, log.String())
+	}
+	if !strings.Contains(log.String(), "heureka server stopped") {
+		t.Errorf("no clean-stop line in the log:\n%s", log.String())
+	}
+}

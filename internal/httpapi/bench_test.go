@@ -1,0 +1,205 @@
+package httpapi
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/eureka"
+	"github.com/heureka-project/heureka/registry"
+)
+
+// The benchmarks drive a real server over loopback HTTP with keep-alive
+// connections. Run them with
+//
+//	go test -run '^$' -bench . -benchtime 3s ./internal/httpapi
+//
+// BenchmarkRenew runs the same load generator against a bare handler that
+// only answers 200 (this machine's ceiling) and against heureka, so the two
+// rates can be compared as a ratio.
+
+func benchInstance(i int) *heureka.Instance {
+	host := fmt.Sprintf("dn%06d.prod.example.com", i)
+	in := &heureka.Instance{
+		ID: fmt.Sprintf("prod-%s-rack%02d", host, i%40), App: "HDFS-DATANODE.PROD",
+		HostName: host, IPAddr: fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255),
+		Status: heureka.StatusUp, Port: heureka.Port{Number: 9866, Enabled: true},
+		VIPAddress: "hdfs-datanode.prod", HomePageURL: "http://" + host + ":9864/",
+		Lease: heureka.LeaseInfo{RenewalIntervalSecs: 10, DurationSecs: 30},
+		Metadata: map[string]string{
+			"rack": fmt.Sprintf("/dc1/rack%02d", i%40), "disk_used": "123456789012", "disk_total": "480000000000000",
+			"block_count": "1234567", "version": "3.3.6", "status": "NORMAL", "data_port": "9866",
+		},
+	}
+	in.Normalize()
+	return in
+}
+
+func benchServer(b *testing.B, n int) (*httptest.Server, *registry.Registry) {
+	b.Helper()
+	reg, err := registry.New(registry.DefaultConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range n {
+		if err := reg.Register(benchInstance(i), false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ts := httptest.NewServer(New(DefaultConfig(), reg, nil).Handler())
+	b.Cleanup(ts.Close)
+	return ts, reg
+}
+
+func benchClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, DisableCompression: true}}
+}
+
+// drive sends b.N requests from 8 goroutines per core, made by mk, and
+// reports requests per second; every answer must have status want.
+func drive(b *testing.B, c *http.Client, want int, mk func(i int) *http.Request) {
+	var next atomic.Int64
+	b.SetParallelism(8)
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			resp, err := c.Do(mk(int(next.Add(1))))
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != want {
+				b.Errorf("status %d, want %d", resp.StatusCode, want)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
+}
+
+func BenchmarkRenew(b *testing.B) {
+	const n = 10_000
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = benchInstance(i).ID
+	}
+	renew := func(base string) func(int) *http.Request {
+		return func(i int) *http.Request {
+			req, _ := http.NewRequest(http.MethodPut, base+"/eureka/apps/HDFS-DATANODE.PROD/"+ids[i%n], nil)
+			return req
+		}
+	}
+	b.Run("bare-handler", func(b *testing.B) {
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", "0")
+			w.WriteHeader(http.StatusOK)
+		}))
+		defer ts.Close()
+		drive(b, benchClient(), http.StatusOK, renew(ts.URL))
+	})
+	b.Run("heureka", func(b *testing.B) {
+		ts, _ := benchServer(b, n)
+		drive(b, benchClient(), http.StatusOK, renew(ts.URL))
+	})
+}
+
+func BenchmarkRegister(b *testing.B) {
+	ts, _ := benchServer(b, 0)
+	bodies := make([][]byte, 100_000)
+	for i := range bodies {
+		bodies[i] = eureka.EncodeInstance(eureka.JSON, benchInstance(i))
+	}
+	drive(b, benchClient(), http.StatusNoContent, func(i int) *http.Request {
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/eureka/apps/HDFS-DATANODE.PROD", bytes.NewReader(bodies[i%len(bodies)]))
+		req.Header.Set("Content-Type", "application/json")
+		return req
+	})
+}
+
+// BenchmarkFetch measures reads of an encoded registry (the state between
+// two changes) and reports their latency percentiles.
+func BenchmarkFetch(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		for _, path := range []string{"/eureka/apps/", "/eureka/apps/delta"} {
+			b.Run(fmt.Sprintf("%s/%d", path, n), func(b *testing.B) {
+				ts, reg := benchServer(b, n)
+				// A few changes, so the delta is not trivially empty.
+				for i := range 10 {
+					_ = reg.SetStatus("HDFS-DATANODE.PROD", benchInstance(i).ID, heureka.StatusOutOfService, 0, false)
+				}
+				c := benchClient()
+				get := func() (time.Duration, int) {
+					req, _ := http.NewRequest(http.MethodGet, ts.URL+path, nil)
+					req.Header.Set("Accept", "application/json")
+					req.Header.Set("Accept-Encoding", "gzip")
+					start := time.Now()
+					resp, err := c.Do(req)
+					if err != nil {
+						b.Fatal(err)
+					}
+					size, _ := io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Encoding") != "gzip" {
+						b.Fatalf("status %d, encoding %q", resp.StatusCode, resp.Header.Get("Content-Encoding"))
+					}
+					return time.Since(start), int(size)
+				}
+				_, size := get() // encode once
+				var mu sync.Mutex
+				var lat []time.Duration
+				b.ResetTimer()
+				for range b.N {
+					d, _ := get()
+					mu.Lock()
+					lat = append(lat, d)
+					mu.Unlock()
+				}
+				b.StopTimer()
+				slices.Sort(lat)
+				b.ReportMetric(float64(lat[len(lat)*50/100].Microseconds())/1000, "p50-ms")
+				b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+				b.ReportMetric(float64(size), "gzip-bytes")
+			})
+		}
+	}
+}
+
+// BenchmarkFetchAfterChange measures the first full fetch after a change:
+// snapshot patch, JSON encoding and gzip of the whole registry.
+func BenchmarkFetchAfterChange(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			ts, reg := benchServer(b, n)
+			c := benchClient()
+			id := benchInstance(0).ID
+			b.ResetTimer()
+			for i := range b.N {
+				st := heureka.StatusUp
+				if i%2 == 0 {
+					st = heureka.StatusOutOfService
+				}
+				_ = reg.SetStatus("HDFS-DATANODE.PROD", id, st, 0, false)
+				req, _ := http.NewRequest(http.MethodGet, ts.URL+"/eureka/apps/", nil)
+				req.Header.Set("Accept", "application/json")
+				req.Header.Set("Accept-Encoding", "gzip")
+				resp, err := c.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		})
+	}
+}

@@ -1,0 +1,130 @@
+package httpapi
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/eureka"
+)
+
+// readBody reads r's body, inflating it when Content-Encoding is gzip. Both
+// the body as sent and the inflated body are bounded by MaxBodyBytes; over
+// that the error is ETOOLARGE.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	limit := s.cfg.MaxBodyBytes
+	tooLarge := heureka.Errorf(heureka.ETOOLARGE, "request body is larger than the limit of %s", formatBytes(limit))
+	if r.ContentLength > limit {
+		return nil, tooLarge
+	}
+	raw := http.MaxBytesReader(w, r.Body, limit)
+	defer raw.Close()
+
+	var src io.Reader = raw
+	inflating := false
+	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
+	case "", "identity":
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(raw)
+		if err != nil {
+			if isMaxBytes(err) {
+				return nil, tooLarge
+			}
+			return nil, heureka.Errorf(heureka.EINVALID, "request body is not valid gzip: %v", err)
+		}
+		defer zr.Close()
+		src, inflating = zr, true
+	default:
+		return nil, heureka.Errorf(heureka.EINVALID, "unsupported Content-Encoding %q: send identity or gzip", enc)
+	}
+
+	// Read one byte past the limit so that an inflated body that is too
+	// large is told apart from one that is exactly at the limit.
+	b, err := io.ReadAll(io.LimitReader(src, limit+1))
+	switch {
+	case isMaxBytes(err):
+		return nil, tooLarge
+	case err != nil && inflating:
+		return nil, heureka.Errorf(heureka.EINVALID, "request body is not valid gzip: %v", err)
+	case err != nil:
+		return nil, heureka.Errorf(heureka.EINVALID, "reading request body: %v", err)
+	case int64(len(b)) > limit:
+		return nil, heureka.Errorf(heureka.ETOOLARGE, "request body inflates to more than the limit of %s", formatBytes(limit))
+	}
+	return b, nil
+}
+
+func isMaxBytes(err error) bool {
+	var mbe *http.MaxBytesError
+	return errors.As(err, &mbe)
+}
+
+func formatBytes(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + " MiB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.FormatInt(n>>10, 10) + " KiB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
+}
+
+// payload is an encoded response body; its gzipped form is made at most
+// once, when a client first asks for it.
+type payload struct {
+	format eureka.Format
+	body   []byte
+
+	gzOnce sync.Once
+	gz     []byte
+}
+
+func (p *payload) gzipped() []byte {
+	p.gzOnce.Do(func() {
+		var buf bytes.Buffer
+		// BestSpeed: a full registry of 10,000 instances (8.8 MB of JSON)
+		// gzips in ~9 ms to 285 KB, against ~30 ms and 211 KB at the default
+		// level. The first read after every change waits for this, once.
+		buf.Grow(len(p.body)/16 + 64)
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+		_, _ = zw.Write(p.body)
+		_ = zw.Close()
+		p.gz = buf.Bytes()
+	})
+	return p.gz
+}
+
+// writePayload answers r with p: Content-Type exactly application/json or
+// application/xml, gzipped when Accept-Encoding mentions gzip.
+func writePayload(w http.ResponseWriter, r *http.Request, code int, p *payload) {
+	h := w.Header()
+	h.Set("Content-Type", p.format.ContentType())
+	h.Add("Vary", "Accept-Encoding")
+	body := p.body
+	if acceptsGzip(r) {
+		body = p.gzipped()
+		h.Set("Content-Encoding", "gzip")
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(code)
+	_, _ = w.Write(body)
+}
+
+func acceptsGzip(r *http.Request) bool {
+	return strings.Contains(strings.ToLower(r.Header.Get("Accept-Encoding")), "gzip")
+}
+
+// writeEmpty answers with code and no body, Content-Length 0 (Eureka's
+// heartbeat and cancel answers; the Java client parses any body it gets).
+func writeEmpty(w http.ResponseWriter, code int) {
+	if code != http.StatusNoContent {
+		w.Header().Set("Content-Length", "0")
+	}
+	w.WriteHeader(code)
+}

@@ -1,0 +1,78 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/eureka"
+)
+
+// statusOf is the one place an error becomes an HTTP status.
+func statusOf(err error) int {
+	var me *methodError
+	if errors.As(err, &me) {
+		return http.StatusMethodNotAllowed
+	}
+	switch heureka.ErrorCode(err) {
+	case heureka.EINVALID:
+		return http.StatusBadRequest
+	case heureka.ENOTFOUND:
+		return http.StatusNotFound
+	case heureka.ECONFLICT:
+		return http.StatusConflict
+	case heureka.ETOOLARGE:
+		return http.StatusRequestEntityTooLarge
+	case heureka.EUNAVAILABLE:
+		return http.StatusServiceUnavailable
+	default:
+		return http.StatusInternalServerError
+	}
+}
+
+// writeError answers r with err's status and message, as JSON to clients
+// whose Accept mentions json and as XML to everyone else (Eureka's error
+// shapes). An internal error's text is logged here, once, and replaced by a
+// generic message; every 5xx is logged at Error.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	code := statusOf(err)
+	msg := err.Error()
+	if code == http.StatusInternalServerError {
+		msg = "internal server error"
+	}
+	if code >= 500 {
+		s.logger.LogAttrs(r.Context(), slog.LevelError, "request failed",
+			slog.String("method", r.Method),
+			slog.String("path", r.URL.Path),
+			slog.Int("status", code),
+			slog.Any("err", err))
+	}
+
+	var me *methodError
+	if errors.As(err, &me) {
+		w.Header().Set("Allow", strings.Join(me.allow, ", "))
+	}
+	var body []byte
+	f := eureka.FormatFor(r.Header.Get("Accept"))
+	if f == eureka.JSON {
+		body, _ = json.Marshal(struct {
+			Error string `json:"error"`
+		}{msg})
+	} else {
+		var b strings.Builder
+		b.WriteString("<error><message>")
+		_ = xml.EscapeText(&b, []byte(msg))
+		b.WriteString("</message></error>")
+		body = []byte(b.String())
+	}
+	w.Header().Set("Content-Type", f.ContentType())
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	_, _ = w.Write(body)
+}

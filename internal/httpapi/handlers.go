@@ -1,0 +1,285 @@
+package httpapi
+
+import (
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/eureka"
+	"github.com/heureka-project/heureka/registry"
+)
+
+// replicationHeader marks a call from a peer server; Eureka compares its
+// value to exactly "true".
+const replicationHeader = "x-netflix-discovery-replication"
+
+func isReplication(r *http.Request) bool { return r.Header.Get(replicationHeader) == "true" }
+
+func readFormat(r *http.Request) eureka.Format { return eureka.FormatFor(r.Header.Get("Accept")) }
+
+// deltaMaxAge bounds how long an encoded delta is reused within one registry
+// version: changes leave the delta's retention window without a write.
+const deltaMaxAge = time.Second
+
+// register is POST /apps/{APP}: 204 on success, 400 with Eureka's message
+// when the body cannot be read or fails validation.
+func (s *Server) register(w http.ResponseWriter, r *http.Request, p params) error {
+	body, err := s.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	f, err := eureka.SniffFormat(body, r.Header.Get("Content-Type"))
+	if err != nil {
+		return err
+	}
+	in, err := eureka.DecodeInstance(body, f)
+	if err != nil {
+		return err
+	}
+	// Eureka's order: missing fields first, then the path/body app match.
+	if err := in.Validate(s.cfg.Limits); err != nil {
+		return err
+	}
+	if in.App != p.app {
+		return heureka.Errorf(heureka.EINVALID, "Mismatched appName, expecting %s but was %s", p.app, in.App)
+	}
+	if err := s.reg.Register(in, isReplication(r)); err != nil {
+		return err
+	}
+	writeEmpty(w, http.StatusNoContent)
+	return nil
+}
+
+// renew is PUT /apps/{APP}/{ID}, the heartbeat: 200 with an empty body, 404
+// to make the client register again, and 409 with the stored instance when a
+// peer's copy is older than ours. The status query parameter is ignored, as
+// Eureka does.
+func (s *Server) renew(w http.ResponseWriter, r *http.Request, p params) error {
+	q := r.URL.Query()
+	ldt, err := parseTimestamp(q, "lastDirtyTimestamp")
+	if err != nil {
+		return err
+	}
+	req := registry.RenewRequest{
+		App:                p.app,
+		ID:                 p.id,
+		LastDirtyTimestamp: ldt,
+		OverriddenStatus:   heureka.LenientStatus(q.Get("overriddenstatus"), ""),
+		Replication:        isReplication(r),
+	}
+	in, err := s.reg.Renew(req)
+	if err != nil {
+		if heureka.ErrorCode(err) == heureka.ECONFLICT && in != nil {
+			f := readFormat(r)
+			writePayload(w, r, http.StatusConflict, &payload{format: f, body: eureka.EncodeInstance(f, in)})
+			return nil
+		}
+		return err
+	}
+	writeEmpty(w, http.StatusOK)
+	return nil
+}
+
+// cancel is DELETE /apps/{APP}/{ID}: 200, or 404 for an unknown instance.
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request, p params) error {
+	if err := s.reg.Cancel(p.app, p.id, isReplication(r)); err != nil {
+		return err
+	}
+	writeEmpty(w, http.StatusOK)
+	return nil
+}
+
+// setStatus is PUT /apps/{APP}/{ID}/status?value=S[&lastDirtyTimestamp=T].
+// A missing or unknown value is 400 with a message; Eureka answers 500,
+// which makes Java clients fail over to another server for a bad request.
+func (s *Server) setStatus(w http.ResponseWriter, r *http.Request, p params) error {
+	q := r.URL.Query()
+	v := q.Get("value")
+	if v == "" {
+		return heureka.Errorf(heureka.EINVALID, "missing query parameter value: want one of UP, DOWN, STARTING, OUT_OF_SERVICE, UNKNOWN")
+	}
+	st, err := heureka.ParseStatus(v)
+	if err != nil {
+		return err
+	}
+	ldt, err := parseTimestamp(q, "lastDirtyTimestamp")
+	if err != nil {
+		return err
+	}
+	if err := s.reg.SetStatus(p.app, p.id, st, ldt, isReplication(r)); err != nil {
+		return err
+	}
+	writeEmpty(w, http.StatusOK)
+	return nil
+}
+
+// deleteStatus is DELETE /apps/{APP}/{ID}/status[?value=S]: the override is
+// removed and the status becomes S, UNKNOWN when value is absent.
+func (s *Server) deleteStatus(w http.ResponseWriter, r *http.Request, p params) error {
+	q := r.URL.Query()
+	st := heureka.StatusUnknown
+	if v := q.Get("value"); v != "" {
+		var err error
+		if st, err = heureka.ParseStatus(v); err != nil {
+			return err
+		}
+	}
+	ldt, err := parseTimestamp(q, "lastDirtyTimestamp")
+	if err != nil {
+		return err
+	}
+	if err := s.reg.DeleteStatusOverride(p.app, p.id, st, ldt, isReplication(r)); err != nil {
+		return err
+	}
+	writeEmpty(w, http.StatusOK)
+	return nil
+}
+
+// updateMetadata is PUT /apps/{APP}/{ID}/metadata?k=v&k2=v2: the first
+// value of every query parameter is merged into the instance's metadata.
+// The registry checks the result against its limits.
+func (s *Server) updateMetadata(w http.ResponseWriter, r *http.Request, p params) error {
+	q := r.URL.Query()
+	md := make(map[string]string, len(q))
+	for k, vs := range q {
+		if len(vs) > 0 {
+			md[k] = vs[0]
+		}
+	}
+	if err := s.reg.UpdateMetadata(p.app, p.id, md); err != nil {
+		return err
+	}
+	writeEmpty(w, http.StatusOK)
+	return nil
+}
+
+// getApps is GET /apps, the full registry. The regions parameter is
+// accepted and ignored: there is one region.
+func (s *Server) getApps(w http.ResponseWriter, r *http.Request, _ params) error {
+	snap := s.reg.Snapshot()
+	f := readFormat(r)
+	writePayload(w, r, http.StatusOK, s.cache.get(snap.Version, cacheKey{res: resApps, format: f}, s.now(), 0,
+		func() []byte { return eureka.EncodeApplications(f, orEmpty(snap.Apps())) }))
+	return nil
+}
+
+// getDelta is GET /apps/delta: recent changes, with the whole registry's
+// hash code.
+func (s *Server) getDelta(w http.ResponseWriter, r *http.Request, _ params) error {
+	snap := s.reg.Snapshot()
+	f := readFormat(r)
+	writePayload(w, r, http.StatusOK, s.cache.get(snap.Version, cacheKey{res: resDelta, format: f}, s.now(), deltaMaxAge,
+		func() []byte { return eureka.EncodeApplications(f, orEmpty(snap.Delta())) }))
+	return nil
+}
+
+// getApp is GET /apps/{APP}: 404 when the application has no instances.
+func (s *Server) getApp(w http.ResponseWriter, r *http.Request, p params) error {
+	snap := s.reg.Snapshot()
+	app, ok := snap.App(p.app)
+	if !ok || app == nil || len(app.Instances) == 0 {
+		return heureka.Errorf(heureka.ENOTFOUND, "application %s has no instances", p.app)
+	}
+	f := readFormat(r)
+	writePayload(w, r, http.StatusOK, s.cache.get(snap.Version, cacheKey{res: resApp, name: p.app, format: f}, s.now(), 0,
+		func() []byte { return eureka.EncodeApplication(f, app) }))
+	return nil
+}
+
+// getInstance is GET /apps/{APP}/{ID}. Not cached, like Eureka's.
+func (s *Server) getInstance(w http.ResponseWriter, r *http.Request, p params) error {
+	in, ok := s.reg.Snapshot().Instance(p.app, p.id)
+	if !ok || in == nil {
+		return heureka.Errorf(heureka.ENOTFOUND, "instance %s of application %s is not registered", p.id, p.app)
+	}
+	f := readFormat(r)
+	writePayload(w, r, http.StatusOK, &payload{format: f, body: eureka.EncodeInstance(f, in)})
+	return nil
+}
+
+// getInstanceByID is GET /instances/{ID}.
+func (s *Server) getInstanceByID(w http.ResponseWriter, r *http.Request, p params) error {
+	in, ok := s.reg.Snapshot().InstanceByID(p.id)
+	if !ok || in == nil {
+		return heureka.Errorf(heureka.ENOTFOUND, "instance %s is not registered", p.id)
+	}
+	f := readFormat(r)
+	writePayload(w, r, http.StatusOK, &payload{format: f, body: eureka.EncodeInstance(f, in)})
+	return nil
+}
+
+// getVIP is GET /vips/{vip}: 200 with an empty list when nothing matches.
+func (s *Server) getVIP(w http.ResponseWriter, r *http.Request, p params) error {
+	return s.serveVIP(w, r, p.vip, false)
+}
+
+// getSecureVIP is GET /svips/{svip}.
+func (s *Server) getSecureVIP(w http.ResponseWriter, r *http.Request, p params) error {
+	return s.serveVIP(w, r, p.vip, true)
+}
+
+func (s *Server) serveVIP(w http.ResponseWriter, r *http.Request, vip string, secure bool) error {
+	snap := s.reg.Snapshot()
+	f := readFormat(r)
+	res := resVIP
+	if secure {
+		res = resSecureVIP
+	}
+	writePayload(w, r, http.StatusOK, s.cache.get(snap.Version, cacheKey{res: res, name: vip, format: f}, s.now(), 0,
+		func() []byte { return eureka.EncodeApplications(f, orEmpty(snap.VIP(vip, secure))) }))
+	return nil
+}
+
+// healthz is GET /healthz: 200 while the process serves HTTP.
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request, _ params) error {
+	writeText(w, http.StatusOK, "ok\n")
+	return nil
+}
+
+// readyz is GET /readyz: 200 when Config.Ready says so, else 503.
+func (s *Server) readyz(w http.ResponseWriter, _ *http.Request, _ params) error {
+	if !s.cfg.Ready() {
+		writeText(w, http.StatusServiceUnavailable, "not ready\n")
+		return nil
+	}
+	writeText(w, http.StatusOK, "ok\n")
+	return nil
+}
+
+// serveMetrics is GET /metrics in the Prometheus exposition formats.
+func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request, _ params) error {
+	s.metrics.handler.ServeHTTP(w, r)
+	return nil
+}
+
+func writeText(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(len(msg)))
+	w.WriteHeader(code)
+	_, _ = io.WriteString(w, msg)
+}
+
+// parseTimestamp reads an optional millisecond timestamp; absent is 0.
+func parseTimestamp(q url.Values, name string) (int64, error) {
+	v := q.Get(name)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, heureka.Errorf(heureka.EINVALID, "%s %q is not a timestamp in milliseconds since the epoch", name, v)
+	}
+	return n, nil
+}
+
+// orEmpty keeps encoders from ever seeing nil: an empty registry is still a
+// list ("application":[]), never a missing one.
+func orEmpty(apps *heureka.Applications) *heureka.Applications {
+	if apps == nil {
+		return &heureka.Applications{}
+	}
+	return apps
+}

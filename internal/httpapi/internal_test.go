@@ -1,0 +1,200 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/eureka"
+)
+
+func TestStatusOf(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want int
+	}{
+		{heureka.Errorf(heureka.EINVALID, "x"), 400},
+		{heureka.Errorf(heureka.ENOTFOUND, "x"), 404},
+		{heureka.Errorf(heureka.ECONFLICT, "x"), 409},
+		{heureka.Errorf(heureka.ETOOLARGE, "x"), 413},
+		{heureka.Errorf(heureka.EUNAVAILABLE, "x"), 503},
+		{heureka.Errorf(heureka.EINTERNAL, "x"), 500},
+		{errors.New("plain"), 500},
+		{fmt.Errorf("wrapped: %w", heureka.Errorf(heureka.ENOTFOUND, "x")), 404},
+		{&methodError{method: "PATCH", allow: []string{"GET"}}, 405},
+	} {
+		if got := statusOf(c.err); got != c.want {
+			t.Errorf("statusOf(%v) = %d, want %d", c.err, got, c.want)
+		}
+	}
+}
+
+func TestPathSegmentsAndPrefix(t *testing.T) {
+	for _, c := range []struct {
+		raw  string
+		want []string
+	}{
+		{"/eureka/v2/apps/", []string{"apps"}},
+		{"//eureka//apps//X//", []string{"apps", "X"}},
+		{"/eureka/v1/apps/X/a:b.c", []string{"apps", "X", "a:b.c"}},
+		{"/v2/apps", []string{"apps"}},
+		{"/apps/EUREKA", []string{"apps", "EUREKA"}},
+		{"/eureka/apps/v2", []string{"apps", "v2"}},
+		{"/apps/X/a%2Fb", []string{"apps", "X", "a/b"}}, // an encoded slash stays in its segment
+		{"/apps/X/a%3Ab", []string{"apps", "X", "a:b"}},
+	} {
+		u, err := url.Parse(c.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		segs, err := pathSegments(u)
+		if err != nil {
+			t.Fatalf("%s: %v", c.raw, err)
+		}
+		if got := stripPrefix(segs); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.raw, got, c.want)
+		}
+	}
+}
+
+func TestRouteTable(t *testing.T) {
+	s := New(Config{}, nil, nil)
+	for _, c := range []struct {
+		method, path, pattern string
+		p                     params
+		code                  int // 0: matched
+	}{
+		{"GET", "/eureka/apps/delta", "/apps/delta", params{}, 0},
+		{"GET", "/eureka/apps/orders", "/apps/{app}", params{app: "ORDERS"}, 0},
+		{"PUT", "/eureka/apps/orders/i:d.1", "/apps/{app}/{id}", params{app: "ORDERS", id: "i:d.1"}, 0},
+		{"PUT", "/eureka/apps/o/i/status", "/apps/{app}/{id}/status", params{app: "O", id: "i"}, 0},
+		{"GET", "/eureka/svips/Sec.Vip", "/svips/{vip}", params{vip: "Sec.Vip"}, 0},
+		{"GET", "/metrics", "/metrics", params{}, 0},
+		{"POST", "/eureka/apps/delta", "/apps/delta", params{}, 405},
+		{"GET", "/eureka/apps/o/i/x/y", "", params{}, 404},
+	} {
+		r, _ := http.NewRequest(c.method, "http://h"+c.path, nil)
+		rt, h, p, err := s.match(r)
+		if c.code != 0 {
+			if err == nil || statusOf(err) != c.code {
+				t.Errorf("%s %s: err %v, want status %d", c.method, c.path, err, c.code)
+			}
+		} else if err != nil || h == nil {
+			t.Errorf("%s %s: %v", c.method, c.path, err)
+			continue
+		}
+		if c.pattern != "" && (rt == nil || rt.pattern != c.pattern) {
+			t.Errorf("%s %s: route %v, want %s", c.method, c.path, rt, c.pattern)
+		}
+		if p != c.p {
+			t.Errorf("%s %s: params %+v, want %+v", c.method, c.path, p, c.p)
+		}
+	}
+}
+
+func TestPayloadCache(t *testing.T) {
+	c := newPayloadCache(3)
+	now := time.Unix(1000, 0)
+	builds := 0
+	build := func(s string) func() []byte { return func() []byte { builds++; return []byte(s) } }
+	k := cacheKey{res: resApps, format: eureka.JSON}
+
+	if got := c.get(1, k, now, 0, build("v1")); string(got.body) != "v1" || builds != 1 {
+		t.Fatalf("first get: %q after %d builds", got.body, builds)
+	}
+	if got := c.get(1, k, now, 0, build("other")); string(got.body) != "v1" || builds != 1 {
+		t.Fatalf("same version: %q after %d builds, want the cached v1", got.body, builds)
+	}
+	if got := c.get(2, k, now, 0, build("v2")); string(got.body) != "v2" || c.len() != 1 {
+		t.Fatalf("new version: %q with %d entries", got.body, c.len())
+	}
+	// A reader still holding version 1 is not served version 2, and does not
+	// reset the cache.
+	if got := c.get(1, k, now, 0, build("old")); string(got.body) != "old" || c.len() != 1 {
+		t.Fatalf("old version: %q with %d entries", got.body, c.len())
+	}
+	// Formats and names are separate entries; past max, nothing is stored.
+	for i, name := range []string{"A", "B", "C", "D"} {
+		got := c.get(2, cacheKey{res: resApp, name: name, format: eureka.XML}, now, 0, build(name))
+		if string(got.body) != name {
+			t.Fatalf("app %s: %q", name, got.body)
+		}
+		if want := min(2+i, 3); c.len() != want {
+			t.Fatalf("after app %s: %d entries, want %d", name, c.len(), want)
+		}
+	}
+	// maxAge: an old entry is rebuilt within the same version.
+	dk := cacheKey{res: resDelta, format: eureka.JSON}
+	c2 := newPayloadCache(3)
+	c2.get(5, dk, now, time.Second, build("d1"))
+	if got := c2.get(5, dk, now.Add(500*time.Millisecond), time.Second, build("d2")); string(got.body) != "d1" {
+		t.Fatalf("fresh delta rebuilt: %q", got.body)
+	}
+	if got := c2.get(5, dk, now.Add(2*time.Second), time.Second, build("d3")); string(got.body) != "d3" {
+		t.Fatalf("stale delta served: %q", got.body)
+	}
+}
+
+func TestPayloadCacheBuildsOnceConcurrently(t *testing.T) {
+	c := newPayloadCache(10)
+	var builds atomic.Int32
+	var wg sync.WaitGroup
+	ps := make([]*payload, 16)
+	for i := range ps {
+		wg.Go(func() {
+			ps[i] = c.get(7, cacheKey{res: resApps}, time.Now(), 0, func() []byte {
+				builds.Add(1)
+				time.Sleep(time.Millisecond)
+				return []byte("x")
+			})
+			ps[i].gzipped()
+		})
+	}
+	wg.Wait()
+	if builds.Load() != 1 {
+		t.Fatalf("%d builds, want 1", builds.Load())
+	}
+	for _, p := range ps {
+		if p != ps[0] {
+			t.Fatal("readers got different payloads")
+		}
+	}
+	if g1, g2 := ps[0].gzipped(), ps[1].gzipped(); &g1[0] != &g2[0] {
+		t.Fatal("payload gzipped twice")
+	}
+}
+
+func TestWriteErrorHidesInternalErrors(t *testing.T) {
+	var logs strings.Builder
+	s := New(Config{}, nil, slog.New(slog.NewTextHandler(&logs, nil)))
+	for _, accept := range []string{"application/json", ""} {
+		logs.Reset()
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", "/eureka/apps", nil)
+		req.Header.Set("Accept", accept)
+		s.writeError(rec, req, fmt.Errorf("encoding: %w", errors.New("disk secret 42")))
+		if rec.Code != 500 || strings.Contains(rec.Body.String(), "secret") || !strings.Contains(rec.Body.String(), "internal server error") {
+			t.Errorf("Accept %q: %d %q", accept, rec.Code, rec.Body.String())
+		}
+		if n := strings.Count(logs.String(), "disk secret 42"); n != 1 {
+			t.Errorf("Accept %q: internal error logged %d times:\n%s", accept, n, logs.String())
+		}
+		// 4xx are the client's business: shown, not logged.
+		logs.Reset()
+		rec = httptest.NewRecorder()
+		s.writeError(rec, req, heureka.Errorf(heureka.EINVALID, "Missing hostname"))
+		if rec.Code != 400 || !strings.Contains(rec.Body.String(), "Missing hostname") || logs.Len() != 0 {
+			t.Errorf("Accept %q: %d %q, logs %q", accept, rec.Code, rec.Body.String(), logs.String())
+		}
+	}
+}

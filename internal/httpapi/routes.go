@@ -1,0 +1,197 @@
+package httpapi
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/heureka-project/heureka"
+)
+
+// handlerFunc serves one matched route. A returned error is written by
+// writeError; a handler that returns nil has written its own response.
+type handlerFunc func(w http.ResponseWriter, r *http.Request, p params) error
+
+// params are the variable path segments of a matched route. App is
+// upper-cased, as Eureka does; IDs and VIPs are case-sensitive.
+type params struct {
+	app, id, vip string
+}
+
+// route is one path pattern and the methods it serves. The pattern is also
+// the metrics label, so its cardinality is bounded by this table.
+type route struct {
+	pattern string
+	segs    []string
+	methods map[string]handlerFunc
+}
+
+// routeTable is the whole route table. Eureka resources are matched after
+// an optional prefix is stripped (see stripPrefix); heureka's own endpoints
+// only at the root. Order matters: the first pattern whose segments match
+// wins, so literals come before variables (/apps/delta before /apps/{app}).
+func (s *Server) routeTable() (eurekaRoutes, own []*route) {
+	eurekaRoutes = []*route{
+		newRoute("/apps", map[string]handlerFunc{
+			http.MethodGet: s.getApps,
+		}),
+		newRoute("/apps/delta", map[string]handlerFunc{
+			http.MethodGet: s.getDelta,
+		}),
+		newRoute("/apps/{app}", map[string]handlerFunc{
+			http.MethodGet:  s.getApp,
+			http.MethodPost: s.register,
+		}),
+		newRoute("/apps/{app}/{id}", map[string]handlerFunc{
+			http.MethodGet:    s.getInstance,
+			http.MethodPut:    s.renew,
+			http.MethodDelete: s.cancel,
+		}),
+		newRoute("/apps/{app}/{id}/status", map[string]handlerFunc{
+			http.MethodPut:    s.setStatus,
+			http.MethodDelete: s.deleteStatus,
+		}),
+		newRoute("/apps/{app}/{id}/metadata", map[string]handlerFunc{
+			http.MethodPut: s.updateMetadata,
+		}),
+		newRoute("/instances/{id}", map[string]handlerFunc{
+			http.MethodGet: s.getInstanceByID,
+		}),
+		newRoute("/vips/{vip}", map[string]handlerFunc{
+			http.MethodGet: s.getVIP,
+		}),
+		newRoute("/svips/{vip}", map[string]handlerFunc{
+			http.MethodGet: s.getSecureVIP,
+		}),
+	}
+	own = []*route{
+		newRoute("/healthz", map[string]handlerFunc{http.MethodGet: s.healthz}),
+		newRoute("/readyz", map[string]handlerFunc{http.MethodGet: s.readyz}),
+		newRoute("/metrics", map[string]handlerFunc{http.MethodGet: s.serveMetrics}),
+	}
+	return eurekaRoutes, own
+}
+
+func newRoute(pattern string, methods map[string]handlerFunc) *route {
+	if h, ok := methods[http.MethodGet]; ok {
+		if _, ok := methods[http.MethodHead]; !ok {
+			methods[http.MethodHead] = h // net/http drops the body
+		}
+	}
+	return &route{pattern: pattern, segs: splitPath(pattern), methods: methods}
+}
+
+// match finds the route and handler for r. The error is ENOTFOUND for an
+// unknown path and a *methodError (405) when the path is known but the
+// method is not; rt is set in the latter case too, for metrics.
+func (s *Server) match(r *http.Request) (rt *route, h handlerFunc, p params, err error) {
+	segs, err := pathSegments(r.URL)
+	if err != nil {
+		return nil, nil, p, err
+	}
+	rt, p = matchRoutes(s.own, segs)
+	if rt == nil {
+		rt, p = matchRoutes(s.routes, stripPrefix(segs))
+	}
+	if rt == nil {
+		return nil, nil, p, heureka.Errorf(heureka.ENOTFOUND, "no resource at %s", r.URL.Path)
+	}
+	h, ok := rt.methods[r.Method]
+	if !ok {
+		return rt, nil, p, &methodError{method: r.Method, allow: rt.allow()}
+	}
+	return rt, h, p, nil
+}
+
+func matchRoutes(routes []*route, segs []string) (*route, params) {
+	for _, rt := range routes {
+		if p, ok := rt.matchSegments(segs); ok {
+			return rt, p
+		}
+	}
+	return nil, params{}
+}
+
+func (rt *route) matchSegments(segs []string) (params, bool) {
+	var p params
+	if len(segs) != len(rt.segs) {
+		return p, false
+	}
+	for i, want := range rt.segs {
+		got := segs[i]
+		switch want {
+		case "{app}":
+			p.app = strings.ToUpper(got)
+		case "{id}":
+			p.id = got
+		case "{vip}":
+			p.vip = got
+		default:
+			if got != want {
+				return params{}, false
+			}
+		}
+	}
+	return p, true
+}
+
+func (rt *route) allow() []string {
+	var ms []string
+	for m := range rt.methods {
+		ms = append(ms, m)
+	}
+	slices.Sort(ms)
+	return ms
+}
+
+// pathSegments splits the request path into its non-empty segments, which
+// collapses repeated slashes and drops a trailing one. Each segment is
+// percent-decoded separately, so an encoded slash stays inside its segment.
+func pathSegments(u *url.URL) ([]string, error) {
+	raw := splitPath(u.EscapedPath())
+	segs := make([]string, 0, len(raw))
+	for _, s := range raw {
+		d, err := url.PathUnescape(s)
+		if err != nil {
+			return nil, heureka.Errorf(heureka.EINVALID, "bad path segment %q: %v", s, err)
+		}
+		segs = append(segs, d)
+	}
+	return segs, nil
+}
+
+func splitPath(p string) []string {
+	var segs []string
+	for s := range strings.SplitSeq(p, "/") {
+		if s != "" {
+			segs = append(segs, s)
+		}
+	}
+	return segs
+}
+
+// stripPrefix removes the mount prefixes Eureka deployments use:
+// /eureka/v2 (Netflix WAR), /eureka (Spring Cloud), /eureka/v1, and a bare
+// /v1 or /v2 at the root. Only the leading segments are looked at, so an
+// application named EUREKA or V2 still routes.
+func stripPrefix(segs []string) []string {
+	if len(segs) > 0 && segs[0] == "eureka" {
+		segs = segs[1:]
+	}
+	if len(segs) > 0 && (segs[0] == "v2" || segs[0] == "v1") {
+		segs = segs[1:]
+	}
+	return segs
+}
+
+// methodError is a known path asked with a method it does not serve.
+type methodError struct {
+	method string
+	allow  []string
+}
+
+func (e *methodError) Error() string {
+	return fmt.Sprintf("method %s is not allowed here; allowed: %s", e.method, strings.Join(e.allow, ", "))
+}

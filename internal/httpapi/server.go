@@ -1,0 +1,146 @@
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/registry"
+)
+
+// Config holds the HTTP layer's settings. The zero value of any field means
+// its default from DefaultConfig.
+type Config struct {
+	// MaxBodyBytes bounds a request body, both as sent and after gzip
+	// inflation. Larger bodies get 413.
+	MaxBodyBytes int64
+	// Limits are checked on a registration before the registry sees it, so
+	// that Eureka's validation order and messages are kept. Use the same
+	// limits as the registry.
+	Limits heureka.Limits
+	// Ready reports whether GET /readyz answers 200; nil means always ready.
+	Ready func() bool
+	// CacheEntries bounds how many encoded payloads are kept for one
+	// registry version.
+	CacheEntries int
+}
+
+// DefaultConfig returns the defaults, each with its reason.
+func DefaultConfig() Config {
+	return Config{
+		// The largest honest registration is a few KiB (metadata is capped at
+		// 8 KiB); 1 MiB leaves room for verbose XML while bounding memory per
+		// request.
+		MaxBodyBytes: 1 << 20,
+		Limits:       heureka.DefaultLimits(),
+		// Full, delta and per-app payloads in two formats, with and without
+		// gzip, for a few hundred apps and VIPs; a version change empties it.
+		CacheEntries: 1024,
+	}
+}
+
+// Server serves the Eureka REST API and heureka's own endpoints for one
+// registry. Build it with New; it is an http.Handler and has no goroutines.
+type Server struct {
+	cfg     Config
+	reg     *registry.Registry
+	logger  *slog.Logger
+	cache   *payloadCache
+	metrics *metrics
+	routes  []*route // Eureka resources, matched after the prefix
+	own     []*route // heureka's endpoints, matched on the whole path
+	now     func() time.Time
+}
+
+// New returns a Server that serves reg. It has no side effects: nothing
+// listens until the caller mounts Handler on an http.Server.
+func New(cfg Config, reg *registry.Registry, logger *slog.Logger) *Server {
+	def := DefaultConfig()
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = def.MaxBodyBytes
+	}
+	if cfg.Limits == (heureka.Limits{}) {
+		cfg.Limits = def.Limits
+	}
+	if cfg.CacheEntries <= 0 {
+		cfg.CacheEntries = def.CacheEntries
+	}
+	if cfg.Ready == nil {
+		cfg.Ready = func() bool { return true }
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	s := &Server{
+		cfg:    cfg,
+		reg:    reg,
+		logger: logger.With("subsystem", "http"),
+		cache:  newPayloadCache(cfg.CacheEntries),
+		now:    time.Now,
+	}
+	s.metrics = newMetrics(reg)
+	s.routes, s.own = s.routeTable()
+	return s
+}
+
+// Handler returns the handler to mount at the root of an http.Server.
+func (s *Server) Handler() http.Handler { return s }
+
+// ServeHTTP routes one request, maps a handler's error to a response, and
+// records the request's duration and outcome.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := s.now()
+	sw := &statusWriter{ResponseWriter: w}
+
+	rt, h, p, err := s.match(r)
+	if err == nil {
+		err = h(sw, r, p)
+	}
+	if err != nil {
+		s.writeError(sw, r, err)
+	}
+
+	name := "unmatched"
+	if rt != nil {
+		name = rt.pattern
+	}
+	d := s.now().Sub(start)
+	code := sw.code()
+	s.metrics.observe(name, r.Method, code, d)
+	s.logger.LogAttrs(r.Context(), slog.LevelDebug, "request",
+		slog.String("method", r.Method),
+		slog.String("path", r.URL.Path),
+		slog.Int("status", code),
+		slog.Duration("duration", d))
+}
+
+// statusWriter remembers the status code a handler wrote.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the real writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *statusWriter) code() int {
+	if w.status == 0 {
+		return http.StatusOK
+	}
+	return w.status
+}
