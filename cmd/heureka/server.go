@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,13 +11,16 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os/signal"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/heureka-project/heureka/internal/httpapi"
 	"github.com/heureka-project/heureka/registry"
+	"github.com/heureka-project/heureka/replication"
 )
 
 func init() {
@@ -37,6 +42,14 @@ type ServerConfig struct {
 	// ShutdownTimeout bounds the graceful part of a stop: in-flight requests
 	// get this long to finish before connections are closed.
 	ShutdownTimeout time.Duration
+	// Peers are the other registry servers' Eureka base URLs; this server's
+	// own URL may be among them.
+	Peers []string
+	// SelfURL is this server's base URL as its peers know it; by default
+	// http://LISTEN/eureka.
+	SelfURL string
+	// SyncTimeout bounds the wait at start for a peer to copy from.
+	SyncTimeout time.Duration
 }
 
 // DefaultServerConfig returns the defaults, each with its reason.
@@ -50,6 +63,7 @@ func DefaultServerConfig() ServerConfig {
 		DeltaRetention:   reg.DeltaRetention,
 		// Requests are short; a stop should not hang a deploy.
 		ShutdownTimeout: 10 * time.Second,
+		SyncTimeout:     replication.DefaultConfig().SyncTimeout,
 	}
 }
 
@@ -65,6 +79,13 @@ func (c ServerConfig) Validate() error {
 		return fmt.Errorf("delta-retention: %v must be positive", c.DeltaRetention)
 	case c.ShutdownTimeout <= 0:
 		return fmt.Errorf("shutdown-timeout: %v must be positive", c.ShutdownTimeout)
+	case c.SyncTimeout <= 0:
+		return fmt.Errorf("sync-timeout: %v must be positive", c.SyncTimeout)
+	}
+	for _, p := range c.Peers {
+		if u, err := url.Parse(p); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("peers: %q is not a URL like http://HOST:PORT/eureka", p)
+		}
 	}
 	return nil
 }
@@ -78,8 +99,10 @@ type Server struct {
 	Config ServerConfig
 	Logger *slog.Logger
 
-	Registry *registry.Registry
-	API      *httpapi.Server
+	Registry   *registry.Registry
+	API        *httpapi.Server
+	Replicator *replication.Replicator
+	NodeID     string
 
 	ln     net.Listener
 	http   *http.Server
@@ -119,15 +142,36 @@ func (s *Server) Open() error {
 		return fmt.Errorf("registry: %w", err)
 	}
 
-	hcfg := httpapi.DefaultConfig()
-	hcfg.Limits = rcfg.Limits
-	api := httpapi.New(hcfg, reg, s.Logger)
-
 	ln, err := net.Listen("tcp", s.Config.Listen)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	s.Registry, s.API, s.ln = reg, api, ln
+	s.NodeID = newNodeID()
+	pcfg := replication.DefaultConfig()
+	pcfg.Peers = s.Config.Peers
+	pcfg.SelfURL = s.Config.SelfURL
+	if pcfg.SelfURL == "" {
+		pcfg.SelfURL = "http://" + ln.Addr().String() + "/eureka"
+	}
+	pcfg.NodeID = s.NodeID
+	pcfg.SyncTimeout = s.Config.SyncTimeout
+	pcfg.Logger = s.Logger
+	rep, err := replication.New(pcfg, reg)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("replication: %w", err)
+	}
+	reg.SetForwarder(rep.Forward)
+
+	hcfg := httpapi.DefaultConfig()
+	hcfg.Limits = rcfg.Limits
+	hcfg.NodeID = s.NodeID
+	hcfg.Ready = rep.Ready
+	hcfg.Status = func() map[string]any {
+		return map[string]any{"peers": rep.Status(), "startupSync": rep.SyncResult()}
+	}
+	api := httpapi.New(hcfg, reg, s.Logger)
+	s.Registry, s.API, s.Replicator, s.ln = reg, api, rep, ln
 	s.http = &http.Server{
 		Handler:           api.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -136,10 +180,11 @@ func (s *Server) Open() error {
 		ErrorLog:          slog.NewLogLogger(s.Logger.With("subsystem", "http").Handler(), slog.LevelWarn),
 	}
 	s.opened = true
-	s.Logger.Info("heureka server listening", "addr", ln.Addr().String())
+	s.Logger.Info("heureka server listening", "addr", ln.Addr().String(), "node", s.NodeID, "peers", len(s.Config.Peers))
 
 	s.group = newGroup(context.Background())
 	s.group.Go("registry", reg.Run)
+	s.group.Go("replication", rep.Run)
 	s.group.Go("http", func(context.Context) error {
 		if err := s.http.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			return err
@@ -148,6 +193,7 @@ func (s *Server) Open() error {
 	})
 	s.group.Go("stopper", func(ctx context.Context) error {
 		<-ctx.Done()
+		api.CloseStreams() // watchers would otherwise hold Shutdown up
 		sctx, cancel := context.WithTimeout(context.Background(), s.Config.ShutdownTimeout)
 		defer cancel()
 		if err := s.http.Shutdown(sctx); err != nil {
@@ -211,6 +257,9 @@ func runServer(ctx context.Context, args []string, _, stderr io.Writer) error {
 	mode := fs.String("self-preservation", string(cfg.SelfPreservation), "self-preservation mode: off, eureka or smart")
 	fs.DurationVar(&cfg.DeltaRetention, "delta-retention", cfg.DeltaRetention, "how long a change stays in /apps/delta")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long in-flight requests may take to finish on stop")
+	peers := fs.String("peers", "", "comma-separated Eureka base `URLs` of the other registry servers (this server's own may be listed)")
+	fs.StringVar(&cfg.SelfURL, "self-url", "", "this server's base `URL` as peers know it (default http://LISTEN/eureka)")
+	fs.DurationVar(&cfg.SyncTimeout, "sync-timeout", cfg.SyncTimeout, "how long to wait at start for a peer to copy the registry from")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: heureka server [flags]\n\n")
 		fmt.Fprintf(fs.Output(), "Runs the registry and serves the Eureka REST API under /eureka/v2, /eureka and /,\n")
@@ -227,6 +276,11 @@ func runServer(ctx context.Context, args []string, _, stderr io.Writer) error {
 		return &usageError{fmt.Sprintf("server: unexpected argument %q", fs.Arg(0))}
 	}
 	cfg.SelfPreservation = registry.Mode(*mode)
+	for p := range strings.SplitSeq(*peers, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			cfg.Peers = append(cfg.Peers, p)
+		}
+	}
 	if err := cfg.Validate(); err != nil {
 		return &usageError{"server: " + err.Error()}
 	}
@@ -256,6 +310,13 @@ func runServer(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}
 	logger.Info("heureka server stopped")
 	return nil
+}
+
+// newNodeID returns a random identifier for this server process.
+func newNodeID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // newLogger builds the process's logger on w.

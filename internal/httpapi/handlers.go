@@ -161,6 +161,8 @@ func (s *Server) updateMetadata(w http.ResponseWriter, r *http.Request, p params
 func (s *Server) getApps(w http.ResponseWriter, r *http.Request, _ params) error {
 	snap := s.reg.Snapshot()
 	f := readFormat(r)
+	// heureka's clients watch from the version this listing was read at.
+	w.Header().Set(versionHeader, strconv.FormatUint(snap.Version, 10))
 	writePayload(w, r, http.StatusOK, s.cache.get(snap.Version, cacheKey{res: resApps, format: f}, s.now(), 0,
 		func() []byte { return eureka.EncodeApplications(f, orEmpty(snap.Apps())) }))
 	return nil

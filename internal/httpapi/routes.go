@@ -65,11 +65,19 @@ func (s *Server) routeTable() (eurekaRoutes, own []*route) {
 		newRoute("/svips/{vip}", map[string]handlerFunc{
 			http.MethodGet: s.getSecureVIP,
 		}),
+		newRoute("/peerreplication/batch", map[string]handlerFunc{
+			http.MethodPost: s.replicationBatch,
+		}),
 	}
 	own = []*route{
 		newRoute("/healthz", map[string]handlerFunc{http.MethodGet: s.healthz}),
 		newRoute("/readyz", map[string]handlerFunc{http.MethodGet: s.readyz}),
 		newRoute("/metrics", map[string]handlerFunc{http.MethodGet: s.serveMetrics}),
+		newRoute("/v1/status", map[string]handlerFunc{http.MethodGet: s.status}),
+		newRoute("/v1/watch", map[string]handlerFunc{http.MethodGet: s.watch}),
+		newRoute("/v1/events", map[string]handlerFunc{http.MethodGet: s.events}),
+		newRoute("/v1/replication/digest", map[string]handlerFunc{http.MethodGet: s.replicationDigest}),
+		newRoute("/v1/replication/apps/{app}", map[string]handlerFunc{http.MethodGet: s.replicationApp}),
 	}
 	return eurekaRoutes, own
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/heureka-project/heureka"
@@ -24,6 +25,21 @@ type Config struct {
 	// CacheEntries bounds how many encoded payloads are kept for one
 	// registry version.
 	CacheEntries int
+	// NodeID identifies this server; it is sent as X-Heureka-Node on every
+	// response so that a peer list naming this server is recognised.
+	NodeID string
+	// Status adds sections (peers, start-up sync) to GET /v1/status.
+	Status func() map[string]any
+	// MaxWatchers bounds open watch and event streams; more get 503.
+	MaxWatchers int
+	// MaxWatchLag is how many changes a watcher may fall behind before it is
+	// told to resync.
+	MaxWatchLag int
+	// KeepAlive is how often an idle stream gets a comment line.
+	KeepAlive time.Duration
+	// WriteTimeout bounds one write to a stream; a watcher that cannot take
+	// data for that long is dropped.
+	WriteTimeout time.Duration
 }
 
 // DefaultConfig returns the defaults, each with its reason.
@@ -37,6 +53,15 @@ func DefaultConfig() Config {
 		// Full, delta and per-app payloads in two formats, with and without
 		// gzip, for a few hundred apps and VIPs; a version change empties it.
 		CacheEntries: 1024,
+		// Thousands of watchers per peer; each costs a goroutine and a
+		// connection, no queue.
+		MaxWatchers: 10_000,
+		// Beyond this a full fetch is cheaper than replaying the log.
+		MaxWatchLag: 50_000,
+		// Under the idle timeouts of common proxies (60 s).
+		KeepAlive: 15 * time.Second,
+		// A watcher that cannot take a write for this long is gone.
+		WriteTimeout: 10 * time.Second,
 	}
 }
 
@@ -51,6 +76,10 @@ type Server struct {
 	routes  []*route // Eureka resources, matched after the prefix
 	own     []*route // heureka's endpoints, matched on the whole path
 	now     func() time.Time
+
+	watchState watchState
+	done       chan struct{} // closed by CloseStreams
+	closeOnce  sync.Once
 }
 
 // New returns a Server that serves reg. It has no side effects: nothing
@@ -66,6 +95,18 @@ func New(cfg Config, reg *registry.Registry, logger *slog.Logger) *Server {
 	if cfg.CacheEntries <= 0 {
 		cfg.CacheEntries = def.CacheEntries
 	}
+	if cfg.MaxWatchers <= 0 {
+		cfg.MaxWatchers = def.MaxWatchers
+	}
+	if cfg.MaxWatchLag <= 0 {
+		cfg.MaxWatchLag = def.MaxWatchLag
+	}
+	if cfg.KeepAlive <= 0 {
+		cfg.KeepAlive = def.KeepAlive
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = def.WriteTimeout
+	}
 	if cfg.Ready == nil {
 		cfg.Ready = func() bool { return true }
 	}
@@ -78,6 +119,7 @@ func New(cfg Config, reg *registry.Registry, logger *slog.Logger) *Server {
 		logger: logger.With("subsystem", "http"),
 		cache:  newPayloadCache(cfg.CacheEntries),
 		now:    time.Now,
+		done:   make(chan struct{}),
 	}
 	s.metrics = newMetrics(reg)
 	s.routes, s.own = s.routeTable()
@@ -92,6 +134,9 @@ func (s *Server) Handler() http.Handler { return s }
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.now()
 	sw := &statusWriter{ResponseWriter: w}
+	if s.cfg.NodeID != "" {
+		w.Header().Set(nodeHeader, s.cfg.NodeID)
+	}
 
 	rt, h, p, err := s.match(r)
 	if err == nil {

@@ -1,0 +1,357 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/eureka"
+	"github.com/heureka-project/heureka/registry"
+)
+
+// The watch stream (GET /v1/watch) and the event stream (GET /v1/events)
+// are Server-Sent Events read straight from the registry's change log:
+//
+//   - every event's id is the registry version (change sequence number) it
+//     carries, so a client that reconnects with Last-Event-ID (or ?since=)
+//     gets every change after it, in order;
+//   - when that version is no longer in the log (or lies in the future, as
+//     after a server restart) the stream sends one "resync" event and ends:
+//     the client fetches the full registry and watches again from its
+//     version (served as X-Heureka-Version on /eureka/apps);
+//   - a watcher has no queue of its own: it reads the shared, immutable log
+//     at its own pace, so a slow watcher slows nobody else. One that falls
+//     further behind than MaxWatchLag changes, or that the log has left
+//     behind, is told to resync instead;
+//   - idle streams get a keep-alive comment every KeepAlive.
+
+// versionHeader carries the registry version a listing was read at.
+const versionHeader = "X-Heureka-Version"
+
+// watchState is shared by all streams of one Server.
+type watchState struct {
+	mu       sync.Mutex
+	watchers int
+	changes  eventCache // encoded watch events
+	events   eventCache // encoded monitor events
+}
+
+// eventCache memoises the encoded data of recent changes, so that a change
+// fanned out to thousands of watchers is encoded once per stream kind.
+type eventCache struct {
+	mu      sync.Mutex
+	entries [4096]struct {
+		seq  uint64
+		data []byte
+	}
+}
+
+func (c *eventCache) get(seq uint64, build func() []byte) []byte {
+	i := seq % uint64(len(c.entries))
+	c.mu.Lock()
+	e := &c.entries[i]
+	if e.seq == seq && e.data != nil {
+		data := e.data
+		c.mu.Unlock()
+		return data
+	}
+	c.mu.Unlock()
+	data := build()
+	c.mu.Lock()
+	e.seq, e.data = seq, data
+	c.mu.Unlock()
+	return data
+}
+
+// streamKind selects what a stream sends for each change.
+type streamKind byte
+
+const (
+	kindWatch  streamKind = 'w'
+	kindEvents streamKind = 'e'
+)
+
+func (s *Server) watch(w http.ResponseWriter, r *http.Request, _ params) error {
+	return s.stream(w, r, kindWatch)
+}
+
+func (s *Server) events(w http.ResponseWriter, r *http.Request, _ params) error {
+	return s.stream(w, r, kindEvents)
+}
+
+// stream serves one SSE connection until the client goes, the server shuts
+// down, or the client must resync.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, kind streamKind) error {
+	apps, err := appFilter(r, s.cfg.Limits.MaxIDLength)
+	if err != nil {
+		return err
+	}
+	since, hasSince, err := resumePoint(r)
+	if err != nil {
+		return err
+	}
+	if !s.addWatcher() {
+		return heureka.Errorf(heureka.EUNAVAILABLE, "this server already serves %d watchers, its limit; retry later or on another peer", s.cfg.MaxWatchers)
+	}
+	defer s.removeWatcher()
+
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+
+	changed := s.reg.Changed()
+	_, latest, _ := s.reg.ChangesSince(0)
+	if !hasSince {
+		since = latest
+	}
+	h.Set(versionHeader, strconv.FormatUint(latest, 10))
+	w.WriteHeader(http.StatusOK)
+	buf := fmt.Appendf(nil, "event: hello\ndata: {\"version\":%d}\n\n", latest)
+	if err := s.flush(w, rc, buf); err != nil {
+		return nil
+	}
+
+	keepAlive := time.NewTicker(s.cfg.KeepAlive)
+	defer keepAlive.Stop()
+	ctx := r.Context()
+	for {
+		changes, latest, ok := s.reg.ChangesSince(since)
+		switch {
+		case !ok:
+			s.resync(w, rc, latest, fmt.Sprintf("version %d is not in the change log (it holds the changes up to %d); fetch the registry and watch from its version", since, latest))
+			return nil
+		case len(changes) > s.cfg.MaxWatchLag:
+			s.resync(w, rc, latest, fmt.Sprintf("%d changes behind, more than the limit of %d; fetch the registry and watch from its version", len(changes), s.cfg.MaxWatchLag))
+			return nil
+		}
+		buf = buf[:0]
+		for _, c := range changes {
+			if apps != nil && !slices.Contains(apps, c.Instance.App) {
+				continue
+			}
+			buf = s.appendEvent(buf, c, kind)
+		}
+		if len(changes) > 0 {
+			since = changes[len(changes)-1].Seq
+		}
+		if len(buf) > 0 {
+			if err := s.flush(w, rc, buf); err != nil {
+				return nil // the client went away or could not keep up
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.done:
+			return nil
+		case <-changed:
+			changed = s.reg.Changed()
+		case <-keepAlive.C:
+			if err := s.flush(w, rc, []byte(": keep-alive\n\n")); err != nil {
+				return nil
+			}
+		}
+	}
+}
+
+// flush writes buf and pushes it to the client within WriteTimeout.
+func (s *Server) flush(w http.ResponseWriter, rc *http.ResponseController, buf []byte) error {
+	_ = rc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+	if _, err := w.Write(buf); err != nil {
+		return err
+	}
+	return rc.Flush()
+}
+
+func (s *Server) resync(w http.ResponseWriter, rc *http.ResponseController, latest uint64, reason string) {
+	data, _ := json.Marshal(struct {
+		Reason  string `json:"reason"`
+		Version uint64 `json:"version"`
+	}{reason, latest})
+	_ = s.flush(w, rc, fmt.Appendf(nil, "event: resync\ndata: %s\n\n", data))
+}
+
+func (s *Server) appendEvent(buf []byte, c registry.Change, kind streamKind) []byte {
+	if kind == kindWatch {
+		data := s.watchState.changes.get(c.Seq, func() []byte { return encodeChange(c) })
+		buf = fmt.Appendf(buf, "id: %d\nevent: change\ndata: ", c.Seq)
+		buf = append(buf, data...)
+		return append(buf, '\n', '\n')
+	}
+	// The event stream may send several events for one change (a
+	// registration can change status and metadata at once); all carry the
+	// change's id.
+	return append(buf, s.watchState.events.get(c.Seq, func() []byte { return encodeEvents(c) })...)
+}
+
+// encodeChange renders a change as the watch stream's data line: the
+// instance is Eureka's JSON, as in /eureka/apps.
+func encodeChange(c registry.Change) []byte {
+	in := c.Instance
+	b := fmt.Appendf(nil, `{"seq":%d,"action":%q,"cause":%q,"time":%d,"app":`, c.Seq, in.ActionType, c.Cause, c.Time.UnixMilli())
+	b = appendJSONString(b, in.App)
+	b = append(b, `,"id":`...)
+	b = appendJSONString(b, in.ID)
+	b = append(b, `,"instance":`...)
+	b = eureka.AppendInstance(b, eureka.JSON, in)
+	return append(b, '}')
+}
+
+func appendJSONString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s)
+	return append(b, q...)
+}
+
+// Event is one typed event of GET /v1/events, for monitors and alerting.
+type Event struct {
+	Seq      uint64            `json:"seq"`
+	Type     string            `json:"type"` // registered, status_changed, metadata_changed, cancelled, expired
+	Time     int64             `json:"time"` // ms since the epoch
+	App      string            `json:"app"`
+	ID       string            `json:"id"`
+	HostName string            `json:"hostName,omitempty"`
+	Status   heureka.Status    `json:"status,omitempty"`
+	Old      heureka.Status    `json:"oldStatus,omitempty"`
+	By       string            `json:"by,omitempty"`    // who caused it: instance, operator, registry
+	Keys     []string          `json:"keys,omitempty"`  // metadata keys added, changed or removed
+	Cause    string            `json:"cause,omitempty"` // why, for expiry
+	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+// eventsOf turns one change into the typed events a monitor cares about.
+func eventsOf(c registry.Change) []Event {
+	in, prev := c.Instance, c.Prev
+	base := Event{Seq: c.Seq, Time: c.Time.UnixMilli(), App: in.App, ID: in.ID, HostName: in.HostName, Status: in.Status}
+	by := map[string]string{"register": "instance", "status": "operator", "override-deleted": "operator",
+		"metadata": "operator", "renew-status": "registry"}[c.Cause]
+	switch c.Cause {
+	case "cancel":
+		e := base
+		e.Type, e.By = "cancelled", "instance"
+		return []Event{e}
+	case "expired":
+		e := base
+		e.Type, e.By = "expired", "registry"
+		e.Cause = fmt.Sprintf("no renewal for %d s (lease %d s, last renewal at %s)",
+			(in.Lease.EvictionTimestamp-in.Lease.LastRenewalTimestamp)/1000, in.Lease.DurationSecs,
+			time.UnixMilli(in.Lease.LastRenewalTimestamp).UTC().Format(time.RFC3339))
+		return []Event{e}
+	}
+	if prev == nil {
+		e := base
+		e.Type, e.By, e.Metadata = "registered", by, in.Metadata
+		return []Event{e}
+	}
+	var out []Event
+	if prev.Status != in.Status {
+		e := base
+		e.Type, e.Old, e.By = "status_changed", prev.Status, by
+		out = append(out, e)
+	}
+	if keys := changedKeys(prev.Metadata, in.Metadata); len(keys) > 0 {
+		e := base
+		e.Type, e.By, e.Keys, e.Metadata = "metadata_changed", by, keys, in.Metadata
+		out = append(out, e)
+	}
+	return out
+}
+
+func changedKeys(old, new map[string]string) []string {
+	var keys []string
+	for k, v := range new {
+		if ov, ok := old[k]; !ok || ov != v {
+			keys = append(keys, k)
+		}
+	}
+	for k := range old {
+		if _, ok := new[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func encodeEvents(c registry.Change) []byte {
+	var b []byte
+	for _, e := range eventsOf(c) {
+		data, _ := json.Marshal(e)
+		b = fmt.Appendf(b, "id: %d\nevent: %s\ndata: %s\n\n", c.Seq, e.Type, data)
+	}
+	return b
+}
+
+// appFilter reads ?app=A&app=B (upper-cased, as Eureka names apps); nil
+// means every app.
+func appFilter(r *http.Request, maxLen int) ([]string, error) {
+	names := r.URL.Query()["app"]
+	if len(names) == 0 {
+		return nil, nil
+	}
+	if len(names) > 256 {
+		return nil, heureka.Errorf(heureka.EINVALID, "%d app filters; the limit is 256", len(names))
+	}
+	apps := make([]string, 0, len(names))
+	for _, n := range names {
+		n = strings.ToUpper(n)
+		if err := heureka.ValidateName("app", n, maxLen); err != nil {
+			return nil, err
+		}
+		apps = append(apps, n)
+	}
+	return apps, nil
+}
+
+// resumePoint reads Last-Event-ID or ?since=.
+func resumePoint(r *http.Request) (uint64, bool, error) {
+	v := r.Header.Get("Last-Event-ID")
+	src := "Last-Event-ID"
+	if v == "" {
+		v, src = r.URL.Query().Get("since"), "since"
+	}
+	if v == "" {
+		return 0, false, nil
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0, false, heureka.Errorf(heureka.EINVALID, "%s %q is not a registry version (a non-negative integer)", src, v)
+	}
+	return n, true, nil
+}
+
+func (s *Server) addWatcher() bool {
+	s.watchState.mu.Lock()
+	defer s.watchState.mu.Unlock()
+	if s.watchState.watchers >= s.cfg.MaxWatchers {
+		return false
+	}
+	s.watchState.watchers++
+	return true
+}
+
+func (s *Server) removeWatcher() {
+	s.watchState.mu.Lock()
+	s.watchState.watchers--
+	s.watchState.mu.Unlock()
+}
+
+// Watchers returns the number of open watch and event streams.
+func (s *Server) Watchers() int {
+	s.watchState.mu.Lock()
+	defer s.watchState.mu.Unlock()
+	return s.watchState.watchers
+}
+
+// CloseStreams ends every open watch and event stream, so that an
+// http.Server's Shutdown does not wait for them. It is idempotent.
+func (s *Server) CloseStreams() {
+	s.closeOnce.Do(func() { close(s.done) })
+}

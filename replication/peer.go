@@ -1,0 +1,384 @@
+package replication
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/heureka-project/heureka/eureka"
+	"github.com/heureka-project/heureka/registry"
+)
+
+// peer is one other server and the writes waiting for it. Its worker
+// goroutine (run) is the only sender; enqueue may be called from anywhere.
+type peer struct {
+	rp     *Replicator
+	url    string
+	origin string // scheme://host, where heureka serves /v1
+
+	mu        sync.Mutex
+	queue     []registry.Op             // writes in order, heartbeats excepted
+	beats     map[[2]string]registry.Op // the latest heartbeat per instance
+	resync    bool                      // send the whole registry before anything else
+	self      bool                      // this is our own URL: skip it
+	reachable bool
+	since     time.Time
+	failing   time.Time // first failure of the current outage; zero when up
+	lastErr   string
+	sent      uint64
+	wake      chan struct{}
+	repairNow chan struct{}
+}
+
+func newPeer(rp *Replicator, u string) *peer {
+	origin := u
+	if i := indexPath(u); i >= 0 {
+		origin = u[:i]
+	}
+	return &peer{rp: rp, url: u, origin: origin, beats: map[[2]string]registry.Op{},
+		wake: make(chan struct{}, 1), repairNow: make(chan struct{}, 1)}
+}
+
+// indexPath finds where the path starts in scheme://host/path.
+func indexPath(u string) int {
+	start := 0
+	if i := bytes.Index([]byte(u), []byte("://")); i >= 0 {
+		start = i + 3
+	}
+	for i := start; i < len(u); i++ {
+		if u[i] == '/' {
+			return i
+		}
+	}
+	return -1
+}
+
+func (p *peer) enqueue(op registry.Op) {
+	p.mu.Lock()
+	if p.self || p.resync {
+		p.mu.Unlock()
+		return // a pending resync sends the current state anyway
+	}
+	if op.Action == registry.ActionHeartbeat {
+		p.beats[[2]string{op.App, op.ID}] = op
+	} else {
+		p.queue = append(p.queue, op)
+		if len(p.queue) > p.rp.cfg.QueueSize {
+			p.dropForResync(fmt.Sprintf("its queue passed %d writes", p.rp.cfg.QueueSize))
+		}
+	}
+	p.mu.Unlock()
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// dropForResync empties the queue and marks the peer for a full resync;
+// p.mu must be held. Nothing is lost: the resync sends the current state.
+func (p *peer) dropForResync(why string) {
+	if !p.resync {
+		p.rp.log.Warn("peer will be resynchronised in full when it answers", "peer", p.url, "why", why, "dropped_writes", len(p.queue))
+	}
+	p.resync = true
+	p.queue = nil
+	p.beats = map[[2]string]registry.Op{}
+}
+
+func (p *peer) pending() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return !p.self && (p.resync || len(p.queue) > 0 || len(p.beats) > 0)
+}
+
+// run sends batches until ctx is done.
+func (p *peer) run(ctx context.Context) {
+	backoff := time.Duration(0)
+	for {
+		if !p.pending() {
+			select {
+			case <-ctx.Done():
+				return
+			case <-p.wake:
+			}
+		}
+		if p.isSelf() {
+			return
+		}
+		wait := p.rp.cfg.BatchDelay
+		if backoff > 0 {
+			wait = backoff/2 + rand.N(backoff/2+1)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		var err error
+		if p.takeResync() {
+			err = p.sendAll(ctx)
+		} else {
+			err = p.sendBatch(ctx)
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			p.markDown(err)
+			backoff = min(max(2*backoff, 100*time.Millisecond), 5*time.Second)
+			continue
+		}
+		backoff = 0
+	}
+}
+
+func (p *peer) isSelf() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.self
+}
+
+func (p *peer) takeResync() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.resync
+}
+
+// take removes up to n writes, heartbeats after the ordered ones.
+func (p *peer) take(n int) []registry.Op {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	k := min(n, len(p.queue))
+	batch := append([]registry.Op(nil), p.queue[:k]...)
+	p.queue = p.queue[k:]
+	for key, op := range p.beats {
+		if len(batch) >= n {
+			break
+		}
+		batch = append(batch, op)
+		delete(p.beats, key)
+	}
+	return batch
+}
+
+// putBack returns an unsent batch to the front of the queue.
+func (p *peer) putBack(batch []registry.Op) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.resync {
+		return
+	}
+	var ordered []registry.Op
+	for _, op := range batch {
+		if op.Action == registry.ActionHeartbeat {
+			k := [2]string{op.App, op.ID}
+			if _, newer := p.beats[k]; !newer {
+				p.beats[k] = op
+			}
+			continue
+		}
+		ordered = append(ordered, op)
+	}
+	p.queue = append(ordered, p.queue...)
+	if len(p.queue) > p.rp.cfg.QueueSize {
+		p.dropForResync(fmt.Sprintf("its queue passed %d writes", p.rp.cfg.QueueSize))
+	}
+}
+
+func (p *peer) sendBatch(ctx context.Context) error {
+	batch := p.take(p.rp.cfg.BatchSize)
+	if len(batch) == 0 {
+		return nil
+	}
+	if err := p.post(ctx, batch); err != nil {
+		p.putBack(batch)
+		return err
+	}
+	return nil
+}
+
+// sendAll sends the whole registry, and the recent cancels, as one
+// resynchronisation. Writes that arrive meanwhile are queued as usual.
+func (p *peer) sendAll(ctx context.Context) error {
+	p.mu.Lock()
+	p.resync = false
+	p.queue = nil
+	p.beats = map[[2]string]registry.Op{}
+	p.mu.Unlock()
+
+	start := time.Now()
+	snap := p.rp.reg.Snapshot()
+	var ops []registry.Op
+	for _, a := range snap.Apps().Apps {
+		for _, in := range a.Instances {
+			ops = append(ops, registry.Op{Action: registry.ActionRegister, App: in.App, ID: in.ID, Instance: in,
+				Status: in.Status, LastDirtyTimestamp: in.LastDirtyTimestamp})
+		}
+	}
+	tombs := p.rp.reg.Tombstones()
+	for _, t := range tombs {
+		ops = append(ops, registry.Op{Action: registry.ActionCancel, App: t.App, ID: t.ID})
+	}
+	size := 4 * p.rp.cfg.BatchSize
+	for i := 0; i < len(ops); i += size {
+		if err := p.post(ctx, ops[i:min(i+size, len(ops))]); err != nil {
+			p.mu.Lock()
+			p.dropForResync("the resynchronisation failed: " + err.Error())
+			p.mu.Unlock()
+			return err
+		}
+	}
+	p.rp.log.Info("resynchronised peer", "peer", p.url, "instances", len(ops)-len(tombs), "cancels", len(tombs),
+		"took", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// post sends one batch and acts on the per-item answers.
+func (p *peer) post(ctx context.Context, ops []registry.Op) error {
+	items := make([]eureka.ReplicationItem, len(ops))
+	for i, op := range ops {
+		items[i] = eureka.ReplicationItem{AppName: op.App, ID: op.ID, Action: string(op.Action),
+			Status: op.Status, OverriddenStatus: op.OverriddenStatus, LastDirtyTimestamp: op.LastDirtyTimestamp,
+			Instance: op.Instance}
+	}
+	req, err := p.rp.newRequest(ctx, http.MethodPost, p.url+"/peerreplication/batch", eureka.EncodeReplicationList(items))
+	if err != nil {
+		return err
+	}
+	resp, err := p.rp.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if p.checkSelf(resp) {
+		return nil
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return fmt.Errorf("read the answer to a batch from %s: %w", p.url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		err := fmt.Errorf("peer %s answered a batch of %d with %s: %.200s", p.url, len(ops), resp.Status, body)
+		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
+			return err // retried
+		}
+		// The peer refused the batch itself: retrying the same bytes cannot
+		// help, so send it the whole registry instead.
+		p.rp.log.Error("peer refused a replication batch", "err", err)
+		p.mu.Lock()
+		p.dropForResync("it refused a batch")
+		p.mu.Unlock()
+		p.markUp()
+		return nil
+	}
+	results, err := eureka.DecodeReplicationResults(body)
+	if err == nil && len(results) != len(ops) {
+		err = fmt.Errorf("peer %s answered %d items of %d", p.url, len(results), len(ops))
+	}
+	if err != nil {
+		p.rp.log.Error("unusable answer to a replication batch", "peer", p.url, "err", err)
+		p.mu.Lock()
+		p.dropForResync("its answer to a batch was unusable")
+		p.mu.Unlock()
+		return nil
+	}
+	p.markUp()
+	p.mu.Lock()
+	p.sent += uint64(len(ops))
+	p.mu.Unlock()
+	for i, res := range results {
+		p.handleResult(ops[i], res)
+	}
+	return nil
+}
+
+// handleResult does what Eureka's sender does with each answer: a
+// heartbeat the peer does not know becomes a registration, and a 409 means
+// the peer's copy is newer and is taken.
+func (p *peer) handleResult(op registry.Op, res eureka.ReplicationResult) {
+	switch {
+	case op.Action == registry.ActionHeartbeat && res.StatusCode == http.StatusNotFound:
+		if in, ok := p.rp.reg.Snapshot().Instance(op.App, op.ID); ok {
+			p.enqueue(registry.Op{Action: registry.ActionRegister, App: in.App, ID: in.ID, Instance: in,
+				Status: in.Status, LastDirtyTimestamp: in.LastDirtyTimestamp})
+		}
+	case op.Action == registry.ActionHeartbeat && res.StatusCode == http.StatusConflict && res.Instance != nil:
+		if err := p.rp.reg.Register(res.Instance, true); err != nil {
+			p.rp.log.Warn("could not take a peer's newer copy", "peer", p.url, "instance", op.App+"/"+op.ID, "err", err)
+		}
+	case res.StatusCode >= 500 || (res.StatusCode >= 400 && op.Action == registry.ActionRegister):
+		p.rp.log.Warn("peer failed a replicated write", "peer", p.url, "action", op.Action,
+			"instance", op.App+"/"+op.ID, "status", res.StatusCode)
+	}
+}
+
+// checkSelf recognises our own server behind a peer URL.
+func (p *peer) checkSelf(resp *http.Response) bool {
+	if resp.Header.Get(NodeHeader) != p.rp.cfg.NodeID {
+		return false
+	}
+	p.mu.Lock()
+	was := p.self
+	p.self = true
+	p.queue, p.beats = nil, map[[2]string]registry.Op{}
+	p.mu.Unlock()
+	if !was {
+		p.rp.log.Info("peer URL is this server; skipping it", "peer", p.url)
+		p.rp.updatePeers()
+	}
+	return true
+}
+
+func (p *peer) markUp() {
+	p.mu.Lock()
+	wasDown := !p.reachable
+	if wasDown {
+		p.reachable, p.since = true, time.Now()
+	}
+	outage := time.Duration(0)
+	if !p.failing.IsZero() {
+		outage = time.Since(p.failing)
+	}
+	p.failing, p.lastErr = time.Time{}, ""
+	p.mu.Unlock()
+	if wasDown {
+		p.rp.log.Info("peer reachable", "peer", p.url, "after", outage.Round(time.Millisecond))
+		p.rp.updatePeers()
+		select { // a healed peer gets its differences repaired at once
+		case p.repairNow <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (p *peer) markDown(err error) {
+	p.mu.Lock()
+	wasUp := p.reachable || p.failing.IsZero()
+	if p.failing.IsZero() {
+		p.failing = time.Now()
+	}
+	p.lastErr = err.Error()
+	if p.reachable {
+		p.reachable, p.since = false, time.Now()
+	}
+	if time.Since(p.failing) > p.rp.cfg.MaxOutage {
+		p.dropForResync(fmt.Sprintf("unreachable for more than %s", p.rp.cfg.MaxOutage))
+	}
+	p.mu.Unlock()
+	if wasUp {
+		p.rp.log.Warn("peer unreachable", "peer", p.url, "err", err)
+		p.rp.updatePeers()
+	}
+}
+
+func (p *peer) status() PeerStatus {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return PeerStatus{URL: p.url, Self: p.self, Reachable: p.reachable, Since: p.since, LastError: p.lastErr,
+		Queued: len(p.queue) + len(p.beats), Resync: p.resync, Sent: p.sent}
+}

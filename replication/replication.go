@@ -1,0 +1,283 @@
+package replication
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/registry"
+)
+
+// NodeHeader carries a server's node ID on every request and response
+// between peers, so that a server recognises its own URL in its peer list.
+const NodeHeader = "X-Heureka-Node"
+
+// Config holds the replicator's settings. Start from DefaultConfig.
+type Config struct {
+	// Peers are the other servers' Eureka base URLs, e.g.
+	// http://10.0.0.2:8761/eureka. The list may include this server's own
+	// URL: it is recognised (by SelfURL or by node ID) and skipped.
+	Peers []string
+	// SelfURL is this server's own base URL as peers know it, if known.
+	SelfURL string
+	// NodeID identifies this server; it must be unique in the cluster.
+	NodeID string
+	// BatchSize bounds the items in one batch (Eureka's is 250).
+	BatchSize int
+	// BatchDelay is how long a worker waits for more writes before sending.
+	BatchDelay time.Duration
+	// QueueSize bounds the writes (other than heartbeats, which are
+	// coalesced per instance) waiting for one peer. Past it the queue is
+	// dropped and the peer is resynchronised in full.
+	QueueSize int
+	// MaxOutage is how long a peer may stay unreachable before its queue
+	// is dropped in favour of a full resynchronisation when it returns.
+	MaxOutage time.Duration
+	// ConnectTimeout and RequestTimeout bound each call to a peer.
+	ConnectTimeout time.Duration
+	RequestTimeout time.Duration
+	// AntiEntropyInterval is how often digests are compared with each peer.
+	AntiEntropyInterval time.Duration
+	// SyncTimeout bounds the wait, at start, for a peer to copy the registry
+	// from; past it the server starts empty and says so.
+	SyncTimeout time.Duration
+	Logger      *slog.Logger
+}
+
+// DefaultConfig returns the defaults, each with its reason.
+func DefaultConfig() Config {
+	return Config{
+		// Eureka's batch size: a batch stays well under a megabyte.
+		BatchSize: 250,
+		// Short enough for sub-second propagation, long enough to coalesce
+		// a burst (Eureka waits up to 500 ms).
+		BatchDelay: 10 * time.Millisecond,
+		// Eureka's acceptor queue size.
+		QueueSize: 10_000,
+		// A peer gone for five minutes gets everything anew; a shorter
+		// outage is healed by replaying its queue.
+		MaxOutage: 5 * time.Minute,
+		// Peers are near: a second to connect (Netflix's 1000 ms), five to
+		// answer (Netflix's 5000 ms; Spring's 200 ms causes false alarms).
+		ConnectTimeout: time.Second,
+		RequestTimeout: 5 * time.Second,
+		// Repairs what replication missed within half a minute.
+		AntiEntropyInterval: 30 * time.Second,
+		// A live peer answers in well under this.
+		SyncTimeout: 30 * time.Second,
+		Logger:      slog.Default(),
+	}
+}
+
+// Validate reports the first setting that cannot work, by name.
+func (c Config) Validate() error {
+	for _, p := range c.Peers {
+		u, err := url.Parse(p)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return heureka.Errorf(heureka.EINVALID, "peer URL %q: want http(s)://host:port/eureka", p)
+		}
+	}
+	switch {
+	case c.NodeID == "":
+		return heureka.Errorf(heureka.EINVALID, "replication: NodeID is empty")
+	case c.BatchSize <= 0:
+		return heureka.Errorf(heureka.EINVALID, "replication: BatchSize %d must be positive", c.BatchSize)
+	case c.QueueSize <= 0:
+		return heureka.Errorf(heureka.EINVALID, "replication: QueueSize %d must be positive", c.QueueSize)
+	}
+	return nil
+}
+
+// Replicator forwards this server's client writes to its peers, copies the
+// registry from a peer at start, and repairs differences by anti-entropy.
+type Replicator struct {
+	cfg    Config
+	reg    *registry.Registry
+	log    *slog.Logger
+	client *http.Client
+	peers  []*peer
+	ready  atomic.Bool
+	synced atomic.Value // string: how the start-up sync ended
+}
+
+// New returns a replicator for reg; it starts nothing. Call Run to start.
+func New(cfg Config, reg *registry.Registry) (*Replicator, error) {
+	def := DefaultConfig()
+	if cfg.BatchSize == 0 {
+		cfg.BatchSize = def.BatchSize
+	}
+	if cfg.BatchDelay == 0 {
+		cfg.BatchDelay = def.BatchDelay
+	}
+	if cfg.QueueSize == 0 {
+		cfg.QueueSize = def.QueueSize
+	}
+	if cfg.MaxOutage == 0 {
+		cfg.MaxOutage = def.MaxOutage
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = def.ConnectTimeout
+	}
+	if cfg.RequestTimeout == 0 {
+		cfg.RequestTimeout = def.RequestTimeout
+	}
+	if cfg.AntiEntropyInterval == 0 {
+		cfg.AntiEntropyInterval = def.AntiEntropyInterval
+	}
+	if cfg.SyncTimeout == 0 {
+		cfg.SyncTimeout = def.SyncTimeout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = def.Logger
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	rp := &Replicator{
+		cfg: cfg,
+		reg: reg,
+		log: cfg.Logger.With("subsystem", "replication"),
+		client: &http.Client{
+			Timeout: cfg.RequestTimeout,
+			Transport: &http.Transport{
+				DialContext:         (&net.Dialer{Timeout: cfg.ConnectTimeout}).DialContext,
+				MaxIdleConnsPerHost: 4,
+				IdleConnTimeout:     90 * time.Second,
+			},
+		},
+	}
+	self := normalize(cfg.SelfURL)
+	seen := map[string]bool{}
+	for _, u := range cfg.Peers {
+		n := normalize(u)
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		p := newPeer(rp, n)
+		if n == self {
+			p.self = true
+		}
+		rp.peers = append(rp.peers, p)
+	}
+	rp.synced.Store("")
+	return rp, nil
+}
+
+// normalize gives a peer URL one spelling: no trailing slash, and /eureka
+// when no path was given.
+func normalize(raw string) string {
+	raw = strings.TrimRight(strings.TrimSpace(raw), "/")
+	if raw == "" {
+		return ""
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	if u.Path == "" {
+		u.Path = "/eureka"
+	}
+	return u.String()
+}
+
+// Forward queues a client write for every peer. It never blocks; the
+// registry calls it with its lock held.
+func (rp *Replicator) Forward(op registry.Op) {
+	for _, p := range rp.peers {
+		p.enqueue(op)
+	}
+}
+
+// Ready reports whether the start-up sync has ended (copied, or given up).
+func (rp *Replicator) Ready() bool { return rp.ready.Load() }
+
+// Run copies the registry from a live peer, then replicates and repairs
+// until ctx is done. It returns nil on cancellation.
+func (rp *Replicator) Run(ctx context.Context) error {
+	rp.startupSync(ctx)
+	rp.ready.Store(true)
+	var wg sync.WaitGroup
+	for _, p := range rp.peers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.run(ctx)
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		rp.antiEntropyLoop(ctx)
+	}()
+	wg.Wait()
+	rp.client.CloseIdleConnections()
+	return nil
+}
+
+// updatePeers tells the registry how many peers are reachable, for
+// self-preservation.
+func (rp *Replicator) updatePeers() {
+	up, total := 0, 0
+	for _, p := range rp.peers {
+		st := p.status()
+		if st.Self {
+			continue
+		}
+		total++
+		if st.Reachable {
+			up++
+		}
+	}
+	rp.reg.SetPeers(up, total)
+}
+
+// PeerStatus describes one peer for /v1/status and the dashboard.
+type PeerStatus struct {
+	URL       string    `json:"url"`
+	Self      bool      `json:"self,omitempty"`
+	Reachable bool      `json:"reachable"`
+	Since     time.Time `json:"since,omitzero"` // when Reachable last changed
+	LastError string    `json:"lastError,omitempty"`
+	Queued    int       `json:"queued"`
+	Resync    bool      `json:"resyncPending,omitempty"`
+	Sent      uint64    `json:"sent"`
+}
+
+// Status returns every peer's state.
+func (rp *Replicator) Status() []PeerStatus {
+	out := make([]PeerStatus, 0, len(rp.peers))
+	for _, p := range rp.peers {
+		out = append(out, p.status())
+	}
+	return out
+}
+
+// SyncResult says how the start-up sync ended ("" while it runs).
+func (rp *Replicator) SyncResult() string { return rp.synced.Load().(string) }
+
+func (rp *Replicator) newRequest(ctx context.Context, method, u string, body []byte) (*http.Request, error) {
+	var req *http.Request
+	var err error
+	if body != nil {
+		req, err = http.NewRequestWithContext(ctx, method, u, strings.NewReader(string(body)))
+		req.Header.Set("Content-Type", "application/json")
+	} else {
+		req, err = http.NewRequestWithContext(ctx, method, u, nil)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("build %s %s: %w", method, u, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set(NodeHeader, rp.cfg.NodeID)
+	req.Header.Set("DiscoveryIdentity-Name", "DefaultServer")
+	return req, nil
+}

@@ -1,0 +1,286 @@
+package replication
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/eureka"
+)
+
+// startupSync copies the registry from the first peer that answers, trying
+// them in turn until SyncTimeout. A peer that answers with an empty registry
+// counts (a cluster starting cold). The leases it copies start now: nobody
+// is evicted before a full lease period of renewals has had a chance to
+// arrive here.
+func (rp *Replicator) startupSync(ctx context.Context) {
+	deadline := time.Now().Add(rp.cfg.SyncTimeout)
+	for attempt := 0; ; attempt++ {
+		others := 0
+		for _, p := range rp.peers {
+			if !p.isSelf() {
+				others++
+			}
+		}
+		if others == 0 {
+			rp.synced.Store("no peers: standalone")
+			return
+		}
+		for _, p := range rp.peers {
+			if p.isSelf() {
+				continue
+			}
+			n, err := p.copyRegistry(ctx)
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				rp.log.Debug("start-up sync: peer did not answer", "peer", p.url, "err", err)
+				continue
+			}
+			if p.isSelf() {
+				continue
+			}
+			msg := fmt.Sprintf("copied %d instances from %s", n, p.url)
+			rp.log.Info("start-up sync done", "peer", p.url, "instances", n)
+			rp.synced.Store(msg)
+			return
+		}
+		if time.Now().After(deadline) {
+			msg := fmt.Sprintf("no peer answered within %s: started empty", rp.cfg.SyncTimeout)
+			rp.log.Warn("start-up sync gave up; serving an empty registry until clients and peers fill it", "timeout", rp.cfg.SyncTimeout)
+			rp.synced.Store(msg)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(min(time.Duration(attempt+1)*200*time.Millisecond, 2*time.Second)):
+		}
+	}
+}
+
+// copyRegistry fetches the peer's whole registry and adopts it.
+func (p *peer) copyRegistry(ctx context.Context) (int, error) {
+	body, err := p.get(ctx, p.url+"/apps/")
+	if err != nil || body == nil {
+		return 0, err
+	}
+	apps, err := eureka.DecodeApplications(body, eureka.JSON)
+	if err != nil {
+		return 0, fmt.Errorf("registry from %s: %w", p.url, err)
+	}
+	n := 0
+	for _, a := range apps.Apps {
+		for _, in := range a.Instances {
+			if ok, err := p.rp.reg.Adopt(in, time.Time{}); err != nil {
+				p.rp.log.Warn("start-up sync: skipping an instance", "peer", p.url, "instance", in.String(), "err", err)
+			} else if ok {
+				n++
+			}
+		}
+	}
+	p.markUp()
+	return n, nil
+}
+
+// get fetches u as JSON; a nil body with a nil error means the URL is our
+// own server, or the resource does not exist (404).
+func (p *peer) get(ctx context.Context, u string) ([]byte, error) {
+	req, err := p.rp.newRequest(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := p.rp.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if p.checkSelf(resp) {
+		return nil, nil
+	}
+	if resp.StatusCode == http.StatusNotFound {
+		return nil, nil
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<30))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", u, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s: %.200s", u, resp.Status, body)
+	}
+	return body, nil
+}
+
+// Digest is what GET /v1/replication/digest answers: per-application
+// digests and the recent cancels.
+type Digest struct {
+	Node       string            `json:"node"`
+	Apps       map[string]string `json:"apps"`
+	Tombstones []TombstoneJSON   `json:"tombstones"`
+}
+
+// TombstoneJSON is a cancel on the wire; Time is in milliseconds.
+type TombstoneJSON struct {
+	App  string `json:"app"`
+	ID   string `json:"id"`
+	Time int64  `json:"time"`
+}
+
+// FormatDigest renders a digest value.
+func FormatDigest(d uint64) string { return strconv.FormatUint(d, 16) }
+
+func (rp *Replicator) antiEntropyLoop(ctx context.Context) {
+	t := time.NewTicker(rp.cfg.AntiEntropyInterval)
+	defer t.Stop()
+	repair := func(p *peer) {
+		if p.isSelf() {
+			return
+		}
+		if err := p.repair(ctx); err != nil && ctx.Err() == nil {
+			rp.log.Debug("anti-entropy: peer did not answer", "peer", p.url, "err", err)
+		}
+	}
+	cases := make([]<-chan struct{}, len(rp.peers))
+	for i, p := range rp.peers {
+		cases[i] = p.repairNow
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			for _, p := range rp.peers {
+				repair(p)
+			}
+		case <-anyOf(ctx, cases):
+			for _, p := range rp.peers {
+				select {
+				case <-p.repairNow:
+					repair(p)
+				default:
+				}
+			}
+		}
+	}
+}
+
+// anyOf returns a channel that fires when any of chans has a value ready,
+// without taking it. It polls gently; repairs are not latency-critical.
+func anyOf(ctx context.Context, chans []<-chan struct{}) <-chan struct{} {
+	out := make(chan struct{})
+	go func() {
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			for _, c := range chans {
+				if len(c) > 0 {
+					close(out)
+					return
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return out
+}
+
+// repair compares digests with the peer and pulls what differs: the
+// peer's cancels, and its copies of instances that are missing here or
+// older here. The peer pulls from us in its own round.
+func (p *peer) repair(ctx context.Context) error {
+	body, err := p.get(ctx, p.origin+"/v1/replication/digest")
+	if err != nil || body == nil {
+		return err
+	}
+	var d Digest
+	if err := json.Unmarshal(body, &d); err != nil {
+		return fmt.Errorf("digest from %s: %w", p.url, err)
+	}
+	reg := p.rp.reg
+	cancelled := 0
+	for _, t := range d.Tombstones {
+		if reg.CancelIfRegisteredBefore(t.App, t.ID, time.UnixMilli(t.Time)) {
+			cancelled++
+		}
+	}
+	local := reg.Snapshot().Digests()
+	adopted := 0
+	for app, remote := range d.Apps {
+		if FormatDigest(local[app]) == remote {
+			continue
+		}
+		n, err := p.repairApp(ctx, app)
+		if err != nil {
+			return err
+		}
+		adopted += n
+	}
+	if cancelled+adopted > 0 {
+		p.rp.log.Info("anti-entropy repaired differences", "peer", p.url, "adopted", adopted, "cancelled", cancelled)
+	}
+	return nil
+}
+
+func (p *peer) repairApp(ctx context.Context, app string) (int, error) {
+	body, err := p.get(ctx, p.origin+"/v1/replication/apps/"+url.PathEscape(app))
+	if err != nil || body == nil {
+		return 0, err
+	}
+	remote, err := eureka.DecodeApplication(body, eureka.JSON)
+	if err != nil {
+		return 0, fmt.Errorf("application %s from %s: %w", app, p.url, err)
+	}
+	snap := p.rp.reg.Snapshot()
+	n := 0
+	for _, r := range remote.Instances {
+		l, ok := snap.Instance(r.App, r.ID)
+		if ok && !newer(r, l) {
+			continue
+		}
+		adopted, err := p.rp.reg.Adopt(r, time.UnixMilli(r.Lease.LastRenewalTimestamp))
+		if err != nil {
+			p.rp.log.Warn("anti-entropy: skipping an instance", "peer", p.url, "instance", r.String(), "err", err)
+			continue
+		}
+		if adopted {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// newer reports whether a peer's copy r should replace the local l: a later
+// lastDirtyTimestamp (the instance's own clock), else a later change on its
+// server (an operator's override, which does not touch lastDirtyTimestamp).
+func newer(r, l *heureka.Instance) bool {
+	if r.LastDirtyTimestamp != l.LastDirtyTimestamp {
+		return r.LastDirtyTimestamp > l.LastDirtyTimestamp
+	}
+	if registry_equal(r, l) {
+		return false
+	}
+	return r.LastUpdatedTimestamp > l.LastUpdatedTimestamp
+}
+
+func registry_equal(a, b *heureka.Instance) bool {
+	if a.Status != b.Status || a.OverriddenStatus != b.OverriddenStatus || len(a.Metadata) != len(b.Metadata) {
+		return false
+	}
+	for k, v := range a.Metadata {
+		if b.Metadata[k] != v {
+			return false
+		}
+	}
+	return true
+}
