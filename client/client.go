@@ -1,0 +1,304 @@
+package client
+
+import (
+	"context"
+	"log/slog"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/eureka"
+)
+
+// Client makes Eureka-protocol calls against one or more registry
+// clusters. It is safe for concurrent use; build it with New and release
+// its idle connections with Close.
+type Client struct {
+	cfg      Config
+	log      *slog.Logger
+	http     *http.Client
+	own      *http.Transport // nil when Config.Transport was given
+	def      *cluster        // nil when only Clusters are configured
+	clusters []*cluster
+	routes   []route
+
+	closeOnce sync.Once
+}
+
+// New returns a Client for cfg. It has no side effects: nothing is dialled
+// until the first call.
+func New(cfg Config) (*Client, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	def, all, routes, err := buildClusters(cfg)
+	if err != nil {
+		return nil, invalidf("%v", err)
+	}
+	c := &Client{
+		cfg:      cfg,
+		log:      cfg.Logger.With("subsystem", "client"),
+		def:      def,
+		clusters: all,
+		routes:   routes,
+	}
+	rt := cfg.Transport
+	if rt == nil {
+		c.own = newTransport(cfg)
+		rt = c.own
+	}
+	c.http = &http.Client{Transport: rt}
+	return c, nil
+}
+
+// Close releases idle connections. It is idempotent; calls made after it
+// still work (and open new connections).
+func (c *Client) Close() error {
+	c.closeOnce.Do(func() {
+		if c.own != nil {
+			c.own.CloseIdleConnections()
+		}
+	})
+	return nil
+}
+
+// clusterFor returns the cluster that holds app (upper-case).
+func (c *Client) clusterFor(app string) (*cluster, bool) {
+	for _, r := range c.routes {
+		if r.re.MatchString(app) {
+			return r.cl, true
+		}
+	}
+	return c.def, c.def != nil
+}
+
+func (c *Client) mustCluster(op, app string) (*cluster, error) {
+	cl, ok := c.clusterFor(app)
+	if !ok {
+		return nil, &Error{Op: op, Message: "no registry cluster is configured for application " + app +
+			": it matches no Clusters pattern and URLs is empty", Err: ErrRejected}
+	}
+	return cl, nil
+}
+
+// Register registers in (POST {base}/apps/{APP} with the instance as Eureka
+// JSON). Registries answer 204; any 2xx is taken as success. in is not
+// modified: a normalised copy is sent, so an empty status registers as UP,
+// Eureka's default.
+func (c *Client) Register(ctx context.Context, in *heureka.Instance) error {
+	const op = "register"
+	if in == nil || strings.TrimSpace(in.App) == "" {
+		return &Error{Op: op, Message: "the instance has no app name", Err: ErrRejected}
+	}
+	cp := in.Clone()
+	cp.Normalize()
+	cl, err := c.mustCluster(op, cp.App)
+	if err != nil {
+		return err
+	}
+	req := &request{op: op, method: http.MethodPost, path: "/apps/" + url.PathEscape(cp.App),
+		body: eureka.EncodeInstance(eureka.JSON, cp)}
+	return c.call(ctx, cl, req)
+}
+
+// Renew sends a heartbeat (PUT {base}/apps/{APP}/{ID}). When the registry
+// does not know the instance (404), the error wraps ErrNotRegistered and the
+// caller should Register again.
+func (c *Client) Renew(ctx context.Context, app, id string) error {
+	return c.instanceCall(ctx, "renew", http.MethodPut, app, id, "", nil)
+}
+
+// Cancel deregisters an instance (DELETE {base}/apps/{APP}/{ID}). An
+// instance the registry does not know gives an error wrapping
+// ErrNotRegistered.
+func (c *Client) Cancel(ctx context.Context, app, id string) error {
+	return c.instanceCall(ctx, "cancel", http.MethodDelete, app, id, "", nil)
+}
+
+// SetStatus sets a status override (PUT {base}/apps/{APP}/{ID}/status?value=S),
+// e.g. OUT_OF_SERVICE to take an instance out of traffic. The override
+// survives heartbeats until ClearStatus.
+func (c *Client) SetStatus(ctx context.Context, app, id string, status heureka.Status) error {
+	st, err := heureka.ParseStatus(string(status))
+	if err != nil {
+		return &Error{Op: "set status", Message: err.Error(), Err: ErrRejected}
+	}
+	return c.instanceCall(ctx, "set status", http.MethodPut, app, id, "/status", url.Values{"value": {string(st)}})
+}
+
+// ClearStatus removes a status override (DELETE {base}/apps/{APP}/{ID}/status).
+// The instance's status becomes fallback; an empty fallback sends none, and
+// Eureka servers then set UNKNOWN, which makes the instance's next heartbeat
+// fail with 404 so that it registers again with its own status.
+func (c *Client) ClearStatus(ctx context.Context, app, id string, fallback heureka.Status) error {
+	var q url.Values
+	if fallback != "" {
+		st, err := heureka.ParseStatus(string(fallback))
+		if err != nil {
+			return &Error{Op: "clear status", Message: err.Error(), Err: ErrRejected}
+		}
+		q = url.Values{"value": {string(st)}}
+	}
+	return c.instanceCall(ctx, "clear status", http.MethodDelete, app, id, "/status", q)
+}
+
+// UpdateMetadata merges md into an instance's metadata
+// (PUT {base}/apps/{APP}/{ID}/metadata?k=v…). On Eureka servers the change
+// lasts until the instance registers again with its own metadata. An empty
+// md does nothing.
+func (c *Client) UpdateMetadata(ctx context.Context, app, id string, md map[string]string) error {
+	if len(md) == 0 {
+		return nil
+	}
+	q := make(url.Values, len(md))
+	for _, k := range slices.Sorted(maps.Keys(md)) {
+		if k == "" {
+			return &Error{Op: "update metadata", Message: "a metadata key is empty", Err: ErrRejected}
+		}
+		q.Set(k, md[k])
+	}
+	return c.instanceCall(ctx, "update metadata", http.MethodPut, app, id, "/metadata", q)
+}
+
+func (c *Client) instanceCall(ctx context.Context, op, method, app, id, suffix string, q url.Values) error {
+	app = strings.ToUpper(strings.TrimSpace(app))
+	if app == "" || id == "" {
+		return &Error{Op: op, Message: "app and instance ID must not be empty", Err: ErrRejected}
+	}
+	cl, err := c.mustCluster(op, app)
+	if err != nil {
+		return err
+	}
+	req := &request{op: op, method: method, query: q,
+		path: "/apps/" + url.PathEscape(app) + "/" + url.PathEscape(id) + suffix}
+	return c.call(ctx, cl, req)
+}
+
+// call sends a request whose answer carries no data: any 2xx is success.
+func (c *Client) call(ctx context.Context, cl *cluster, req *request) error {
+	resp, err := c.do(ctx, cl, req)
+	if err != nil {
+		return err
+	}
+	return answerError(req, resp)
+}
+
+// answerError turns a non-2xx answer into an *Error: 404 wraps
+// ErrNotRegistered, anything else ErrRejected.
+func answerError(req *request, resp *response) error {
+	if resp.status/100 == 2 {
+		return nil
+	}
+	e := &Error{Op: req.op, Method: req.method, URL: resp.url, Status: resp.status,
+		Message: serverMessage(resp.header.Get("Content-Type"), resp.body), Err: ErrRejected}
+	if resp.status == http.StatusNotFound {
+		e.Err = ErrNotRegistered
+	}
+	return e
+}
+
+// Instance reads one instance (GET {base}/apps/{APP}/{ID}); an unknown one
+// gives an error wrapping ErrNotRegistered.
+func (c *Client) Instance(ctx context.Context, app, id string) (*heureka.Instance, error) {
+	const op = "get instance"
+	app = strings.ToUpper(strings.TrimSpace(app))
+	if app == "" || id == "" {
+		return nil, &Error{Op: op, Message: "app and instance ID must not be empty", Err: ErrRejected}
+	}
+	cl, err := c.mustCluster(op, app)
+	if err != nil {
+		return nil, err
+	}
+	req := &request{op: op, method: http.MethodGet, path: "/apps/" + url.PathEscape(app) + "/" + url.PathEscape(id)}
+	resp, err := c.do(ctx, cl, req)
+	if err != nil {
+		return nil, err
+	}
+	if err := answerError(req, resp); err != nil {
+		return nil, err
+	}
+	in, err := eureka.DecodeServerInstance(resp.body, eureka.JSON)
+	if err != nil {
+		return nil, &Error{Op: op, Method: req.method, URL: resp.url, Status: resp.status,
+			Message: "cannot decode the answer: " + err.Error(), Err: err}
+	}
+	return in, nil
+}
+
+// Apps fetches the whole registry (GET {base}/apps/) from every cluster and
+// returns the applications each cluster is responsible for, by name, with
+// the reconcile hash code computed over the result.
+func (c *Client) Apps(ctx context.Context) (*heureka.Applications, error) {
+	out := &heureka.Applications{VersionDelta: 1}
+	for _, cl := range c.clusters {
+		f, err := c.fetchFull(ctx, cl)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range f.apps.Apps {
+			if owner, ok := c.clusterFor(a.Name); ok && owner == cl {
+				out.Apps = append(out.Apps, a)
+			}
+		}
+	}
+	slices.SortFunc(out.Apps, func(a, b *heureka.Application) int { return strings.Compare(a.Name, b.Name) })
+	out.HashCode = heureka.ReconcileHashCode(out.Apps)
+	return out, nil
+}
+
+// fetched is a registry listing and where it came from.
+type fetched struct {
+	apps *heureka.Applications
+	base *url.URL // the peer that answered
+	// version is the peer's change sequence number (X-Heureka-Version),
+	// present only on heureka servers.
+	version    uint64
+	hasVersion bool
+}
+
+// versionHeader carries a heureka server's change sequence number on a
+// full fetch; its absence marks a plain Eureka server.
+const versionHeader = "X-Heureka-Version"
+
+// fetchFull is GET {base}/apps/ on one cluster.
+func (c *Client) fetchFull(ctx context.Context, cl *cluster) (*fetched, error) {
+	return c.fetchList(ctx, cl, &request{op: "fetch", method: http.MethodGet, path: "/apps/"})
+}
+
+// fetchDelta is GET {base}/apps/delta on one cluster. A 403 or 404 (delta
+// disabled, server not ready) is an error wrapping ErrRejected or
+// ErrNotRegistered: either way the caller does a full fetch.
+func (c *Client) fetchDelta(ctx context.Context, cl *cluster) (*fetched, error) {
+	return c.fetchList(ctx, cl, &request{op: "fetch delta", method: http.MethodGet, path: "/apps/delta"})
+}
+
+func (c *Client) fetchList(ctx context.Context, cl *cluster, req *request) (*fetched, error) {
+	resp, err := c.do(ctx, cl, req)
+	if err != nil {
+		return nil, err
+	}
+	if err := answerError(req, resp); err != nil {
+		return nil, err
+	}
+	apps, err := eureka.DecodeApplications(resp.body, eureka.JSON)
+	if err != nil {
+		return nil, &Error{Op: req.op, Method: req.method, URL: resp.url, Status: resp.status,
+			Message: "cannot decode the answer: " + err.Error(), Err: err}
+	}
+	f := &fetched{apps: apps, base: resp.base}
+	if v := resp.header.Get(versionHeader); v != "" {
+		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+		if err == nil {
+			f.version, f.hasVersion = n, true
+		} else {
+			c.log.Warn("ignoring a bad version header", "url", resp.url, "header", versionHeader, "value", v)
+		}
+	}
+	return f, nil
+}

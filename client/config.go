@@ -1,0 +1,310 @@
+package client
+
+import (
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/heureka-project/heureka"
+)
+
+// Config holds a Client's settings: where the registries are and how hard
+// to try them. Start from DefaultConfig; New fills any zero field with its
+// default, so a Config with only URLs set works.
+type Config struct {
+	// URLs are the base URLs of the default registry cluster, tried in
+	// order, e.g. "http://10.0.0.1:8761/eureka". Both Spring Cloud's
+	// /eureka and Netflix's /eureka/v2 prefixes work; user:password in a
+	// URL is sent as basic authentication and never appears in errors or
+	// logs.
+	URLs []string
+
+	// Clusters maps application-name patterns to the registry clusters
+	// that hold those applications, for deployments that run a registry
+	// per role, e.g. {"HDFS-DATANODE.*": {"http://dn-reg1:8761/eureka"}}.
+	// A pattern is a regular expression matched against the whole
+	// (upper-case) application name, ignoring case. When several patterns
+	// match, the longest wins (then the lexically smaller). Applications
+	// that match none go to URLs.
+	Clusters map[string][]string
+
+	// ConnectTimeout bounds establishing one connection (TCP and TLS).
+	ConnectTimeout time.Duration
+	// ReadTimeout bounds the wait for a response's headers after the
+	// request was written. A unary call's whole attempt, body included,
+	// is bounded by ConnectTimeout+ReadTimeout.
+	ReadTimeout time.Duration
+
+	// Rounds is how many times one call walks the whole URL list before
+	// giving up; a call makes at most Rounds×len(URLs) attempts.
+	Rounds int
+	// Backoff is the pause after the first failed round; it doubles after
+	// each further round up to MaxBackoff, and every pause is jittered.
+	Backoff    time.Duration
+	MaxBackoff time.Duration
+
+	// MaxResponseBytes bounds a response body; a larger one is an error.
+	MaxResponseBytes int64
+
+	// Transport, when set, sends every request instead of the Client's
+	// own http.Transport (for TLS settings, proxies or tests). Timeouts
+	// above then apply only as far as Transport honours the request
+	// context: ConnectTimeout and ReadTimeout configure the Client's own
+	// transport only.
+	Transport http.RoundTripper
+
+	// Logger receives the client's logs, with subsystem=client.
+	Logger *slog.Logger
+}
+
+// DefaultConfig returns the defaults, each with its reason. URLs is left
+// empty: there is no sensible default registry.
+func DefaultConfig() Config {
+	return Config{
+		// From operating HDFS on Eureka: shorter timeouts raised false
+		// alarms on congested racks.
+		ConnectTimeout: 10 * time.Second,
+		ReadTimeout:    15 * time.Second,
+		// Two passes: a registry peer that restarts is usually back within
+		// the pause between them; more passes only delay the caller's own
+		// retry (an agent renews again in 10 s anyway).
+		Rounds:     2,
+		Backoff:    500 * time.Millisecond,
+		MaxBackoff: 5 * time.Second,
+		// A 10,000-instance registry is about 10 MiB of JSON.
+		MaxResponseBytes: 64 << 20,
+		Logger:           slog.Default(),
+	}
+}
+
+// withDefaults fills zero fields from DefaultConfig.
+func (c Config) withDefaults() Config {
+	def := DefaultConfig()
+	if c.ConnectTimeout == 0 {
+		c.ConnectTimeout = def.ConnectTimeout
+	}
+	if c.ReadTimeout == 0 {
+		c.ReadTimeout = def.ReadTimeout
+	}
+	if c.Rounds == 0 {
+		c.Rounds = def.Rounds
+	}
+	if c.Backoff == 0 {
+		c.Backoff = def.Backoff
+	}
+	if c.MaxBackoff == 0 {
+		c.MaxBackoff = max(def.MaxBackoff, c.Backoff)
+	}
+	if c.MaxResponseBytes == 0 {
+		c.MaxResponseBytes = def.MaxResponseBytes
+	}
+	if c.Logger == nil {
+		c.Logger = def.Logger
+	}
+	return c
+}
+
+// Validate reports the first setting that cannot work, naming the field.
+// Zero durations and counts are errors here; New fills them with defaults
+// before validating.
+func (c Config) Validate() error {
+	if len(c.URLs) == 0 && len(c.Clusters) == 0 {
+		return invalid("URLs", "is empty: give at least one registry base URL, e.g. http://127.0.0.1:8761/eureka")
+	}
+	for i, u := range c.URLs {
+		if _, err := parseBase(u); err != nil {
+			return invalidf("URLs[%d]: %v", i, err)
+		}
+	}
+	for pat, urls := range c.Clusters {
+		if _, err := compilePattern(pat); err != nil {
+			return invalidf("Clusters[%q]: bad pattern: %v", pat, err)
+		}
+		if len(urls) == 0 {
+			return invalidf("Clusters[%q]: no URLs", pat)
+		}
+		for i, u := range urls {
+			if _, err := parseBase(u); err != nil {
+				return invalidf("Clusters[%q][%d]: %v", pat, i, err)
+			}
+		}
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"ConnectTimeout", c.ConnectTimeout}, {"ReadTimeout", c.ReadTimeout},
+		{"Backoff", c.Backoff}, {"MaxBackoff", c.MaxBackoff},
+	} {
+		if d.v <= 0 {
+			return invalidf("%s is %v; want a positive duration", d.name, d.v)
+		}
+	}
+	if c.MaxBackoff < c.Backoff {
+		return invalidf("MaxBackoff %v is less than Backoff %v", c.MaxBackoff, c.Backoff)
+	}
+	if c.Rounds < 1 {
+		return invalidf("Rounds is %d; want at least 1", c.Rounds)
+	}
+	if c.MaxResponseBytes < 1 {
+		return invalidf("MaxResponseBytes is %d; want a positive size", c.MaxResponseBytes)
+	}
+	return nil
+}
+
+// CacheConfig holds a Cache's settings. Start from DefaultCacheConfig;
+// NewCache fills any zero field with its default.
+type CacheConfig struct {
+	// Apps, when not empty, limits the cache to these applications
+	// (case-insensitive); readers see nothing else. Empty means every
+	// application of every cluster.
+	Apps []string
+
+	// PollInterval is how often a polling cache asks for the delta.
+	PollInterval time.Duration
+	// DisableWatch keeps the cache polling even against heureka servers.
+	DisableWatch bool
+	// WatchRetryInterval is how long a cache that found no watch endpoint
+	// polls before it looks for one again (one full fetch each time).
+	WatchRetryInterval time.Duration
+	// WatchIdleTimeout drops a watch stream that has sent nothing, not
+	// even a keep-alive comment, for this long, and reconnects. It must be
+	// longer than the server's keep-alive interval.
+	WatchIdleTimeout time.Duration
+	// RetryMax caps the pause between attempts while every registry of a
+	// cluster is failing; the pause starts at PollInterval and doubles.
+	RetryMax time.Duration
+
+	// AllowEmpty lets a full fetch that finds an empty registry replace a
+	// non-empty view. Off by default: a registry that has just started
+	// knows nothing yet, and its emptiness is not news.
+	AllowEmpty bool
+
+	// CacheFile, when set, is where the view is saved (atomically, as a
+	// Eureka JSON listing) after changes, at most once per CacheFileInterval,
+	// and loaded from at Start, so reads work before any registry answers.
+	CacheFile         string
+	CacheFileInterval time.Duration
+
+	// MaxPendingChanges bounds the change notifications queued for slow
+	// listeners; beyond it, pending notifications are merged (see OnChange).
+	MaxPendingChanges int
+
+	// Logger receives the cache's logs, with subsystem=client.cache; nil
+	// means the Client's logger.
+	Logger *slog.Logger
+}
+
+// DefaultCacheConfig returns the defaults, each with its reason.
+func DefaultCacheConfig() CacheConfig {
+	return CacheConfig{
+		// Lower floods the registry with polls; watching clients are told
+		// of changes at once anyway.
+		PollInterval: 5 * time.Second,
+		// A plain Eureka server stays plain; one full fetch a minute to
+		// notice an upgrade is cheap.
+		WatchRetryInterval: time.Minute,
+		// Comfortably above any sensible server keep-alive (tens of
+		// seconds); a reconnect resumes where it left off, so a quiet
+		// stream dropped by mistake costs nothing but a request.
+		WatchIdleTimeout: 90 * time.Second,
+		// Retry a dead registry at most every 30 s: often enough to catch
+		// up soon after it returns, rarely enough not to hammer it while
+		// it starts.
+		RetryMax: 30 * time.Second,
+		// The file serves only restarts during outages; writing it more
+		// often buys nothing.
+		CacheFileInterval: 10 * time.Second,
+		// A listener that falls this far behind gets one merged change.
+		MaxPendingChanges: 64,
+	}
+}
+
+func (c CacheConfig) withDefaults() CacheConfig {
+	def := DefaultCacheConfig()
+	if c.PollInterval == 0 {
+		c.PollInterval = def.PollInterval
+	}
+	if c.WatchRetryInterval == 0 {
+		c.WatchRetryInterval = def.WatchRetryInterval
+	}
+	if c.WatchIdleTimeout == 0 {
+		c.WatchIdleTimeout = def.WatchIdleTimeout
+	}
+	if c.RetryMax == 0 {
+		c.RetryMax = max(def.RetryMax, c.PollInterval)
+	}
+	if c.CacheFileInterval == 0 {
+		c.CacheFileInterval = def.CacheFileInterval
+	}
+	if c.MaxPendingChanges == 0 {
+		c.MaxPendingChanges = def.MaxPendingChanges
+	}
+	return c
+}
+
+// Validate reports the first setting that cannot work, naming the field.
+func (c CacheConfig) Validate() error {
+	for i, a := range c.Apps {
+		if strings.TrimSpace(a) == "" {
+			return invalidf("Apps[%d] is empty", i)
+		}
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"PollInterval", c.PollInterval}, {"WatchRetryInterval", c.WatchRetryInterval},
+		{"WatchIdleTimeout", c.WatchIdleTimeout}, {"RetryMax", c.RetryMax},
+		{"CacheFileInterval", c.CacheFileInterval},
+	} {
+		if d.v <= 0 {
+			return invalidf("%s is %v; want a positive duration", d.name, d.v)
+		}
+	}
+	if c.RetryMax < c.PollInterval {
+		return invalidf("RetryMax %v is less than PollInterval %v", c.RetryMax, c.PollInterval)
+	}
+	if c.MaxPendingChanges < 1 {
+		return invalidf("MaxPendingChanges is %d; want at least 1", c.MaxPendingChanges)
+	}
+	return nil
+}
+
+func invalid(field, msg string) error {
+	return heureka.Errorf(heureka.EINVALID, "client: %s %s", field, msg)
+}
+
+func invalidf(format string, args ...any) error {
+	return heureka.Errorf(heureka.EINVALID, "client: "+format, args...)
+}
+
+// parseBase checks a registry base URL: absolute http or https, no query or
+// fragment. The trailing slash is dropped.
+func parseBase(s string) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil {
+		return nil, err
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, heureka.Errorf(heureka.EINVALID, "%q: want an http:// or https:// URL", redact(u))
+	}
+	if u.Host == "" {
+		return nil, heureka.Errorf(heureka.EINVALID, "%q has no host", redact(u))
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, heureka.Errorf(heureka.EINVALID, "%q: a base URL takes no query or fragment", redact(u))
+	}
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawPath = ""
+	return u, nil
+}
+
+func compilePattern(p string) (*regexp.Regexp, error) {
+	return regexp.Compile(`(?i)^(?:` + p + `)$`)
+}
+
+func redact(u *url.URL) string { return u.Redacted() }

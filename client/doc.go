@@ -1,0 +1,122 @@
+// Package client is heureka's Go discovery client. It speaks the Netflix
+// Eureka REST protocol, so it works against heureka and against any Eureka
+// server, and uses heureka's watch stream where the server has one.
+//
+// It has two parts:
+//
+//   - Client makes the calls an agent or a Go service needs: Register,
+//     Renew, Cancel, SetStatus, ClearStatus, UpdateMetadata, and the reads
+//     Apps and Instance. It fails over across a cluster's registry URLs.
+//   - Cache keeps a local copy of the registry, or of some applications,
+//     for readers that must never wait: Snapshot, Instances, Instance and
+//     Apps read an immutable view, and OnChange reports what changed.
+//
+// # Creating and closing
+//
+// New and NewCache check their configuration and do nothing else:
+//
+//	c, err := client.New(client.Config{URLs: []string{"http://10.0.0.1:8761/eureka", "http://10.0.0.2:8761/eureka"}})
+//	if err != nil { ... }
+//	defer c.Close()
+//
+//	cache, err := client.NewCache(c, client.CacheConfig{Apps: []string{"hdfs-datanode.prod"}, CacheFile: "/var/lib/app/registry.json"})
+//	if err != nil { ... }
+//	if err := cache.Start(ctx); err != nil { ... }
+//	defer cache.Close(context.Background())
+//	<-cache.Synced() // optional: wait until every cluster has been read
+//	ups := cache.Instances("hdfs-datanode.prod", client.Up())
+//
+// A Client owns only idle connections; Close releases them and the Client
+// stays usable. A Cache owns goroutines: Start launches one loop per
+// registry cluster, one goroutine that calls change listeners and, with a
+// CacheFile, one that writes the file. Close(ctx) stops them all, waits for
+// them (bounded by ctx) and is idempotent; the last snapshot stays readable
+// afterwards. Run(ctx) is Start, then Close once ctx is done, for run
+// groups. A Cache cannot be restarted; build a new one.
+//
+// # Errors
+//
+// Every error from a Client call is an *Error saying which call, which URL
+// and what the server said ({"error":"…"} bodies are read), and wraps a
+// cause that errors.Is can test:
+//
+//   - ErrNotRegistered: the registry answered 404. An agent's Renew gets it
+//     when its lease has expired or the registry restarted; it should
+//     Register again.
+//   - ErrUnavailable: no registry of the cluster answered. The chain also
+//     holds the last attempt's error (a *net.OpError, say).
+//   - ErrRejected: a 4xx other than 404, or arguments refused before
+//     sending. Retrying the same call will not help.
+//   - context.Canceled or context.DeadlineExceeded: ctx ended.
+//
+// The sentinels are *heureka.Error values, so heureka.ErrorCode maps them
+// to ENOTFOUND, EUNAVAILABLE and EINVALID.
+//
+// # Failover and timeouts
+//
+// Each call tries the cluster's URLs in order, starting with the one that
+// answered last; a connection error, a timeout or a 5xx moves on to the
+// next URL, a 4xx ends the call. After a full round the call pauses
+// (Backoff doubling to MaxBackoff, jittered) and goes round again, at most
+// Rounds times. ConnectTimeout bounds dialling, ReadTimeout the wait for
+// response headers; ctx bounds everything.
+//
+// Config.Clusters routes applications to separate registry clusters by
+// name pattern (a registry per role); calls and caches use the cluster
+// that holds the application, and a Cache reads every cluster it needs.
+//
+// # How the cache stays fresh
+//
+// Each cluster starts with a full fetch (GET {base}/apps/). Then:
+//
+//   - Watching, when the server sent X-Heureka-Version: the cache follows
+//     GET /v1/watch on that server, a Server-Sent Events stream of changes
+//     with consecutive sequence numbers, and applies them as they arrive.
+//     A dropped stream is resumed from the last change applied
+//     (Last-Event-ID), so nothing is missed; a gap in the sequence or a
+//     resync event leads to a full fetch and a new watch. See watch.go
+//     for the protocol.
+//   - Polling, against any Eureka server: every PollInterval, GET
+//     {base}/apps/delta; ADDED and MODIFIED entries replace by application
+//     and ID, DELETED entries remove; then the reconcile hash code of the
+//     result is compared with the delta's apps__hashcode, and any mismatch
+//     (or a refused delta) leads to a full fetch. A server that has
+//     X-Heureka-Version but no watch endpoint (404), or takes no more
+//     watchers (503), is polled, and the watch is tried again every
+//     WatchRetryInterval.
+//
+// A full fetch that finds an empty registry does not replace a non-empty
+// view unless AllowEmpty is set: a registry that has just restarted knows
+// nothing yet. While no registry answers, the cache keeps serving its last
+// view and retries (PollInterval doubling to RetryMax); it catches up when
+// one returns. With a CacheFile the view is written atomically after
+// changes (at most once per CacheFileInterval, and at Close) and loaded by
+// Start, so reads work before any registry answers. Status reports each
+// cluster's mode, server, last success and last error.
+//
+// # Concurrency
+//
+// Client, Cache and Snapshot are safe for concurrent use. Readers load the
+// current Snapshot with one atomic read: they never block, never allocate,
+// and never see half an update; updates build a new Snapshot and swap it
+// in. Nothing reachable from a Snapshot is ever modified, so readers must
+// not modify what they get either (Select and Instance.Clone copy).
+//
+// Change listeners (OnChange) run on one goroutine, one notification at a
+// time, in publication order, holding no lock that readers or updates
+// need. A slow listener delays only itself: notifications queue up to
+// MaxPendingChanges, and beyond that the queue is merged into one
+// notification spanning it (the old snapshot of the first, the new of the
+// last, and their Diff), so the listener skips intermediate states but
+// never misses the net effect. Listeners must not call Close.
+//
+// # What it does not do
+//
+// It does not renew leases on its own (the agent's loop calls Renew), read
+// XML (it asks for JSON), follow remote regions, or shuffle instances
+// (Snapshot order is by ID; pick at random yourself). Instances from watch
+// events carry no lease timestamps, and Diff ignores lease timestamps. A
+// heureka server that restarts between two watch connections starts a new
+// sequence; the client notices only if the sequence does not continue its
+// own.
+package client
