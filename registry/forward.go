@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/heureka-project/heureka"
@@ -82,21 +84,30 @@ func (r *Registry) pruneTombstones(now time.Time) {
 }
 
 // Adopt makes a peer's copy of an instance the local one, status override
-// included, without forwarding it: anti-entropy's repair. An existing
-// lease keeps its renewal time; a new one starts now. A copy registered
-// before a local tombstone for it is refused (the instance was cancelled
-// after that registration) and Adopt reports false.
-func (r *Registry) Adopt(in *heureka.Instance) (bool, error) {
+// included, without forwarding it: the start-up sync's and anti-entropy's
+// repair. lastRenewal is when the peer last heard from the instance (zero:
+// now, a fresh lease); the local lease keeps the later of its own and that.
+// Adopt refuses, reporting false, a copy registered before a local
+// tombstone for it (it was cancelled after that registration) and a new
+// instance whose lease has already run out (the peer has not evicted it
+// yet, but it is dead).
+func (r *Registry) Adopt(in *heureka.Instance, lastRenewal time.Time) (bool, error) {
 	if err := in.Validate(r.cfg.Limits); err != nil {
 		return false, err
 	}
 	now := r.now()
+	if lastRenewal.IsZero() || lastRenewal.After(now) {
+		lastRenewal = now
+	}
 	in = in.Clone()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	a, l := r.lookupEntry(in.App, in.ID)
 	if l == nil {
 		if t, ok := r.tombs[tombKey{in.App, in.ID}]; ok && in.Lease.RegistrationTimestamp <= t.UnixMilli() {
+			return false, nil
+		}
+		if now.Sub(lastRenewal) > time.Duration(in.Lease.DurationSecs)*time.Second {
 			return false, nil
 		}
 	}
@@ -113,13 +124,16 @@ func (r *Registry) Adopt(in *heureka.Instance) (bool, error) {
 			r.apps[in.App] = a
 		}
 		l = &lease{}
-		l.lastRenew.Store(now.UnixNano())
+		l.lastRenew.Store(lastRenewal.UnixNano())
 		a.leases[in.ID] = l
 		in.ActionType = heureka.ActionAdded
 	} else {
 		prev = l.inst
 		r.expectedMilli -= renewsPerMinMilli(prev)
 		in.ActionType = heureka.ActionModified
+		if lastRenewal.UnixNano() > l.lastRenew.Load() {
+			l.lastRenew.Store(lastRenewal.UnixNano())
+		}
 	}
 	r.expectedMilli += renewsPerMinMilli(in)
 	delete(r.tombs, tombKey{in.App, in.ID})
@@ -145,4 +159,24 @@ func (r *Registry) CancelIfRegisteredBefore(app, id string, t time.Time) bool {
 	r.tombs[tombKey{app, id}] = t
 	r.cancels.Add(1)
 	return true
+}
+
+// LiveApp returns copies of an application's instances whose
+// lastRenewalTimestamp is the real time of their last renewal, for
+// anti-entropy between peers (listings carry the time of the last change).
+func (r *Registry) LiveApp(name string) (*heureka.Application, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	a := r.apps[name]
+	if a == nil || len(a.leases) == 0 {
+		return nil, false
+	}
+	app := &heureka.Application{Name: name, Instances: make([]*heureka.Instance, 0, len(a.leases))}
+	for _, l := range a.leases {
+		in := *l.inst // shallow: the maps are shared and never modified
+		in.Lease.LastRenewalTimestamp = l.lastRenew.Load() / int64(time.Millisecond)
+		app.Instances = append(app.Instances, &in)
+	}
+	slices.SortFunc(app.Instances, func(x, y *heureka.Instance) int { return strings.Compare(x.ID, y.ID) })
+	return app, true
 }

@@ -93,7 +93,7 @@ func TestTombstonesAndAdopt(t *testing.T) {
 	}
 	// A partitioned peer still holding the old registration cannot hand it
 	// back.
-	if ok, err := r.Adopt(peerCopy); err != nil || ok {
+	if ok, err := r.Adopt(peerCopy, time.Time{}); err != nil || ok {
 		t.Fatalf("adopt of a copy older than the cancel = %v, %v; want refused", ok, err)
 	}
 	if _, ok := r.Snapshot().Instance("DN", "a"); ok {
@@ -103,7 +103,7 @@ func TestTombstonesAndAdopt(t *testing.T) {
 	newer := peerCopy.Clone()
 	newer.Lease.RegistrationTimestamp = clk.Now().Add(time.Second).UnixMilli()
 	newer.OverriddenStatus, newer.Status = heureka.StatusOutOfService, heureka.StatusOutOfService
-	if ok, err := r.Adopt(newer); err != nil || !ok {
+	if ok, err := r.Adopt(newer, time.Time{}); err != nil || !ok {
 		t.Fatalf("adopt of a newer registration = %v, %v", ok, err)
 	}
 	in := get(t, r, "DN", "a")
@@ -137,5 +137,35 @@ func TestCancelIfRegisteredBefore(t *testing.T) {
 	}
 	if _, ok := r.Snapshot().Instance("DN", "a"); ok {
 		t.Fatal("still registered")
+	}
+}
+
+func TestAdoptRefusesWhatHasAlreadyExpired(t *testing.T) {
+	r, clk := newTestRegistry(t)
+	dead := inst("DN", "dead", func(in *heureka.Instance) { in.Lease.DurationSecs = 30 })
+	if ok, err := r.Adopt(dead, clk.Now().Add(-31*time.Second)); err != nil || ok {
+		t.Fatalf("adopt of a lease that ran out = %v, %v; want refused", ok, err)
+	}
+	alive := inst("DN", "alive", func(in *heureka.Instance) { in.Lease.DurationSecs = 30 })
+	if ok, err := r.Adopt(alive, clk.Now().Add(-20*time.Second)); err != nil || !ok {
+		t.Fatalf("adopt of a live lease = %v, %v", ok, err)
+	}
+	clk.Advance(11 * time.Second)
+	r.Tick()
+	if _, ok := r.Snapshot().Instance("DN", "alive"); ok {
+		t.Fatal("the adopted lease did not keep the peer's renewal time")
+	}
+	app, ok := r.LiveApp("DN")
+	if ok || app != nil {
+		t.Fatalf("LiveApp of an empty app = %v, %v", app, ok)
+	}
+	mustRegister(t, r, inst("DN", "x"))
+	clk.Advance(5 * time.Second)
+	if _, err := r.Renew(RenewRequest{App: "DN", ID: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	app, ok = r.LiveApp("DN")
+	if !ok || app.Instances[0].Lease.LastRenewalTimestamp != clk.Now().UnixMilli() {
+		t.Fatalf("LiveApp = %+v, want the renewal time", app)
 	}
 }
