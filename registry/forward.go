@@ -180,3 +180,15 @@ func (r *Registry) LiveApp(name string) (*heureka.Application, bool) {
 	slices.SortFunc(app.Instances, func(x, y *heureka.Instance) int { return strings.Compare(x.ID, y.ID) })
 	return app, true
 }
+
+// LastRenewal returns when an instance last renewed its lease, for reads
+// that report it live (Eureka's single-instance GET is uncached).
+func (r *Registry) LastRenewal(app, id string) (time.Time, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	l := r.lookup(app, id)
+	if l == nil {
+		return time.Time{}, false
+	}
+	return time.Unix(0, l.lastRenew.Load()), true
+}

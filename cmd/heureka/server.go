@@ -12,7 +12,9 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -287,6 +289,15 @@ func runServer(ctx context.Context, args []string, _, stderr io.Writer) error {
 	logger, err := newLogger(stderr, *logFormat, *logLevel)
 	if err != nil {
 		return &usageError{"server: " + err.Error()}
+	}
+
+	// The registry's live state is most of this process's heap, so the
+	// default GC target (heap may grow to twice the live data) costs more
+	// memory than it saves CPU: at 100k instances GOGC=50 cuts resident
+	// memory from ~3.1 to ~2.7 KB per instance (BenchmarkServerMemory100k).
+	// An explicit GOGC still wins.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(50)
 	}
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)

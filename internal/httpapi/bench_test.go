@@ -44,8 +44,19 @@ func benchInstance(i int) *heureka.Instance {
 }
 
 func benchServer(b *testing.B, n int) (*httptest.Server, *registry.Registry) {
+	ts, reg, _ := benchServerClock(b, n)
+	return ts, reg
+}
+
+// benchServerClock also returns a function that moves the registry's clock
+// forward, so a benchmark can age the registrations out of the delta.
+func benchServerClock(b *testing.B, n int) (*httptest.Server, *registry.Registry, func(time.Duration)) {
 	b.Helper()
-	reg, err := registry.New(registry.DefaultConfig())
+	var offset atomic.Int64
+	cfg := registry.DefaultConfig()
+	cfg.Clock = func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+	cfg.PauseThreshold = 0
+	reg, err := registry.New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -56,7 +67,7 @@ func benchServer(b *testing.B, n int) (*httptest.Server, *registry.Registry) {
 	}
 	ts := httptest.NewServer(New(DefaultConfig(), reg, nil).Handler())
 	b.Cleanup(ts.Close)
-	return ts, reg
+	return ts, reg, func(d time.Duration) { offset.Add(int64(d)) }
 }
 
 func benchClient() *http.Client {
@@ -133,8 +144,10 @@ func BenchmarkFetch(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		for _, path := range []string{"/eureka/apps/", "/eureka/apps/delta"} {
 			b.Run(fmt.Sprintf("%s/%d", path, n), func(b *testing.B) {
-				ts, reg := benchServer(b, n)
-				// A few changes, so the delta is not trivially empty.
+				ts, reg, advance := benchServerClock(b, n)
+				// The registrations age out of the delta window; then ten
+				// changes, so the delta holds what a poller typically sees.
+				advance(4 * time.Minute)
 				for i := range 10 {
 					_ = reg.SetStatus("HDFS-DATANODE.PROD", benchInstance(i).ID, heureka.StatusOutOfService, 0, false)
 				}

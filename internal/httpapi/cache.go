@@ -23,6 +23,9 @@ type cacheKey struct {
 	res    resource
 	name   string // app name or VIP; empty for the registry-wide reads
 	format eureka.Format
+	// gzip entries keep only the compressed bytes: most clients ask for
+	// gzip, and the plain form of a large registry is ten times its size.
+	gzip bool
 }
 
 // payloadCache memoises encoded payloads for the newest registry snapshot
@@ -81,7 +84,13 @@ func (c *payloadCache) get(version uint64, k cacheKey, now time.Time, maxAge tim
 	}
 	c.mu.Unlock()
 
-	e.once.Do(func() { e.p = &payload{format: k.format, body: build()} })
+	e.once.Do(func() {
+		if k.gzip {
+			e.p = &payload{format: k.format, gz: gzipBytes(build())}
+			return
+		}
+		e.p = &payload{format: k.format, body: build()}
+	})
 	if e.p == nil { // build panicked in another request
 		return &payload{format: k.format, body: build()}
 	}

@@ -163,7 +163,7 @@ func (s *Server) getApps(w http.ResponseWriter, r *http.Request, _ params) error
 	f := readFormat(r)
 	// heureka's clients watch from the version this listing was read at.
 	w.Header().Set(versionHeader, strconv.FormatUint(snap.Version, 10))
-	writePayload(w, r, http.StatusOK, s.cache.get(snap.Version, cacheKey{res: resApps, format: f}, s.now(), 0,
+	writePayload(w, r, http.StatusOK, s.cache.get(snap.Version, cacheKey{res: resApps, format: f, gzip: acceptsGzip(r)}, s.now(), 0,
 		func() []byte { return eureka.EncodeApplications(f, orEmpty(snap.Apps())) }))
 	return nil
 }
@@ -173,7 +173,7 @@ func (s *Server) getApps(w http.ResponseWriter, r *http.Request, _ params) error
 func (s *Server) getDelta(w http.ResponseWriter, r *http.Request, _ params) error {
 	snap := s.reg.Snapshot()
 	f := readFormat(r)
-	writePayload(w, r, http.StatusOK, s.cache.get(snap.Version, cacheKey{res: resDelta, format: f}, s.now(), deltaMaxAge,
+	writePayload(w, r, http.StatusOK, s.cache.get(snap.Version, cacheKey{res: resDelta, format: f, gzip: acceptsGzip(r)}, s.now(), deltaMaxAge,
 		func() []byte { return eureka.EncodeApplications(f, orEmpty(snap.Delta())) }))
 	return nil
 }
@@ -186,7 +186,7 @@ func (s *Server) getApp(w http.ResponseWriter, r *http.Request, p params) error 
 		return heureka.Errorf(heureka.ENOTFOUND, "application %s has no instances", p.app)
 	}
 	f := readFormat(r)
-	writePayload(w, r, http.StatusOK, s.cache.get(snap.Version, cacheKey{res: resApp, name: p.app, format: f}, s.now(), 0,
+	writePayload(w, r, http.StatusOK, s.cache.get(snap.Version, cacheKey{res: resApp, name: p.app, format: f, gzip: acceptsGzip(r)}, s.now(), 0,
 		func() []byte { return eureka.EncodeApplication(f, app) }))
 	return nil
 }
@@ -197,9 +197,21 @@ func (s *Server) getInstance(w http.ResponseWriter, r *http.Request, p params) e
 	if !ok || in == nil {
 		return heureka.Errorf(heureka.ENOTFOUND, "instance %s of application %s is not registered", p.id, p.app)
 	}
+	s.writeLiveInstance(w, r, in)
+	return nil
+}
+
+// writeLiveInstance answers with one instance, its lastRenewalTimestamp
+// read from the lease now: like Eureka's, single-instance reads are not
+// cached, so a heartbeat shows at once.
+func (s *Server) writeLiveInstance(w http.ResponseWriter, r *http.Request, in *heureka.Instance) {
+	if t, ok := s.reg.LastRenewal(in.App, in.ID); ok {
+		c := *in // shallow: only a lease field changes
+		c.Lease.LastRenewalTimestamp = t.UnixMilli()
+		in = &c
+	}
 	f := readFormat(r)
 	writePayload(w, r, http.StatusOK, &payload{format: f, body: eureka.EncodeInstance(f, in)})
-	return nil
 }
 
 // getInstanceByID is GET /instances/{ID}.
@@ -208,8 +220,7 @@ func (s *Server) getInstanceByID(w http.ResponseWriter, r *http.Request, p param
 	if !ok || in == nil {
 		return heureka.Errorf(heureka.ENOTFOUND, "instance %s is not registered", p.id)
 	}
-	f := readFormat(r)
-	writePayload(w, r, http.StatusOK, &payload{format: f, body: eureka.EncodeInstance(f, in)})
+	s.writeLiveInstance(w, r, in)
 	return nil
 }
 
@@ -230,7 +241,7 @@ func (s *Server) serveVIP(w http.ResponseWriter, r *http.Request, vip string, se
 	if secure {
 		res = resSecureVIP
 	}
-	writePayload(w, r, http.StatusOK, s.cache.get(snap.Version, cacheKey{res: res, name: vip, format: f}, s.now(), 0,
+	writePayload(w, r, http.StatusOK, s.cache.get(snap.Version, cacheKey{res: res, name: vip, format: f, gzip: acceptsGzip(r)}, s.now(), 0,
 		func() []byte { return eureka.EncodeApplications(f, orEmpty(snap.VIP(vip, secure))) }))
 	return nil
 }

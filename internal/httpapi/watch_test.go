@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -381,5 +382,33 @@ func TestAppsListingCarriesTheVersion(t *testing.T) {
 	resp.Body.Close()
 	if v := resp.Header.Get("X-Heureka-Version"); v != "2" {
 		t.Fatalf("X-Heureka-Version %q, want 2", v)
+	}
+}
+
+func TestSingleInstanceReadShowsTheLastRenewal(t *testing.T) {
+	clk := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clk }
+	ws := newWatchServer(t, func(c *registry.Config) { c.Clock = now; c.PauseThreshold = 0 }, nil)
+	ws.register(t, "DN", "a")
+	mu.Lock()
+	clk = clk.Add(7 * time.Second)
+	mu.Unlock()
+	if _, err := ws.reg.Renew(registry.RenewRequest{App: "DN", ID: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf(`"lastRenewalTimestamp":%d`, now().UnixMilli())
+	for _, path := range []string{"/eureka/apps/DN/a", "/eureka/v2/instances/a"} {
+		req, _ := http.NewRequest(http.MethodGet, ws.url+path, nil)
+		req.Header.Set("Accept", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(body), want) {
+			t.Errorf("%s: %s, want %s", path, body, want)
+		}
 	}
 }

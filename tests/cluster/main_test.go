@@ -45,7 +45,7 @@ func TestMain(m *testing.M) {
 
 // proc is one heureka server process.
 type proc struct {
-	t    *testing.T
+	t    testing.TB
 	name string
 	addr string // host:port
 	args []string
@@ -57,7 +57,7 @@ type proc struct {
 func (p *proc) url() string { return "http://" + p.addr + "/eureka" }
 
 // freeAddr picks a free port on ip.
-func freeAddr(t *testing.T, ip string) string {
+func freeAddr(t testing.TB, ip string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", ip+":0")
 	if err != nil {
@@ -69,7 +69,7 @@ func freeAddr(t *testing.T, ip string) string {
 
 // startProc runs `heureka server` on addr with args and waits for its
 // "listening" line.
-func startProc(t *testing.T, name, addr string, args ...string) *proc {
+func startProc(t testing.TB, name, addr string, args ...string) *proc {
 	t.Helper()
 	p := &proc{t: t, name: name, addr: addr, args: args}
 	p.start()
@@ -215,7 +215,7 @@ func (p *proc) ready() bool {
 }
 
 // eventually polls cond every 20 ms for up to limit.
-func eventually(t *testing.T, limit time.Duration, what string, cond func() bool) {
+func eventually(t testing.TB, limit time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for !cond() {
@@ -227,7 +227,7 @@ func eventually(t *testing.T, limit time.Duration, what string, cond func() bool
 }
 
 // startCluster starts n peers on 127.0.0.2, .3, … each listing all peers.
-func startCluster(t *testing.T, n int, extra ...string) []*proc {
+func startCluster(t testing.TB, n int, extra ...string) []*proc {
 	t.Helper()
 	addrs := make([]string, n)
 	urls := make([]string, n)

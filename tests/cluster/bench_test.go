@@ -1,0 +1,242 @@
+package cluster_test
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// BenchmarkServerMemory100k registers 100k DataNodes in a real server
+// process, reads the registry once as JSON (gzip), and reports the
+// process's resident memory per instance:
+//
+//	go test -run '^$' -bench ServerMemory -benchtime 1x ./tests/cluster
+func BenchmarkServerMemory100k(b *testing.B) {
+	for range b.N {
+		p := startBenchProc(b)
+		base := rss(b, p)
+		const n = 100_000
+		registerMany(b, p, n)
+		req, _ := http.NewRequest(http.MethodGet, "http://"+p.addr+"/eureka/apps/", nil)
+		req.Header.Set("Accept", "application/json")
+		req.Header.Set("Accept-Encoding", "gzip")
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		after := rss(b, p)
+		b.ReportMetric(float64(after-base)/n, "rss-bytes/instance")
+		b.ReportMetric(float64(after)/(1<<20), "rss-MiB")
+		p.kill()
+	}
+}
+
+// BenchmarkReplicationLatency measures a change on one peer until another
+// peer serves it, over real processes, and reports p50/p99:
+//
+//	go test -run '^$' -bench ReplicationLatency -benchtime 200x ./tests/cluster
+func BenchmarkReplicationLatency(b *testing.B) {
+	ps := startBenchCluster(b, 2)
+	var lat []time.Duration
+	for i := range b.N {
+		id := fmt.Sprintf("lat%05d", i)
+		start := time.Now()
+		registerRaw(b, ps[0], id, 120)
+		for {
+			code, _ := getRaw(ps[1], "/eureka/apps/"+app+"/"+id)
+			if code == http.StatusOK {
+				break
+			}
+			if time.Since(start) > 10*time.Second {
+				b.Fatalf("%s never reached peer 2", id)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+// BenchmarkPartitionHeal100k holds 100k instances on three peers, freezes
+// one for 60 s (SIGSTOP) while the others keep renewing and change a few
+// instances, thaws it, and reports how long until it serves what the
+// others serve:
+//
+//	go test -run '^$' -bench PartitionHeal -benchtime 1x -timeout 20m ./tests/cluster
+func BenchmarkPartitionHeal100k(b *testing.B) {
+	if os.Getenv("HEUREKA_LONG_BENCH") == "" {
+		b.Skip("set HEUREKA_LONG_BENCH=1: this benchmark freezes a peer for 60 s")
+	}
+	ps := startBenchCluster(b, 3)
+	const n = 100_000
+	registerMany(b, ps[0], n)
+	waitLen(b, ps[2], n, 2*time.Minute)
+	ps[2].signal(19) // SIGSTOP
+	// During the partition: renewals keep flowing to peer 1 (coalesced per
+	// instance for peer 3), and 100 instances are drained, 100 cancelled.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i = (i + 1) % n {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			putRaw(ps[0], fmt.Sprintf("/eureka/apps/%s/bulk%06d", app, i))
+		}
+	}()
+	for i := range 100 {
+		putRaw(ps[0], fmt.Sprintf("/eureka/apps/%s/bulk%06d/status?value=OUT_OF_SERVICE", app, i))
+		delRaw(ps[1], fmt.Sprintf("/eureka/apps/%s/bulk%06d", app, n-1-i))
+	}
+	time.Sleep(60 * time.Second)
+	close(stop)
+	wg.Wait()
+	want := digestOf(b, ps[0])
+	thaw := time.Now()
+	ps[2].signal(18) // SIGCONT
+	for digestOf(b, ps[2]) != want {
+		if time.Since(thaw) > 5*time.Minute {
+			b.Fatal("peer 3 did not converge within 5 minutes")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b.ReportMetric(time.Since(thaw).Seconds(), "converge-s")
+}
+
+func startBenchProc(b *testing.B) *proc {
+	return startProc(b, "bench", freeAddr(b, "127.0.0.2"), "--log-level", "info")
+}
+
+func startBenchCluster(b *testing.B, n int) []*proc {
+	return startCluster(b, n, "--log-level", "info")
+}
+
+var benchClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 10 * time.Second}
+
+func instanceBody(id string, lease int) []byte {
+	return fmt.Appendf(nil, `{"instance":{"instanceId":%q,"hostName":"%s.example","app":%q,"ipAddr":"127.0.0.1",
+		"status":"UP","port":{"$":9866,"@enabled":"true"},"dataCenterInfo":{"@class":"com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo","name":"MyOwn"},
+		"leaseInfo":{"renewalIntervalInSecs":10,"durationInSecs":%d},"vipAddress":"hdfs-datanode.prod",
+		"metadata":{"rack":"/rack%d","disk_used":"123456789012","disk_total":"480000000000000","block_count":"1234567","version":"3.3.6","status":"NORMAL","data_port":"9866"}}}`,
+		id, id, app, lease, rackOf(id))
+}
+
+func registerRaw(b *testing.B, p *proc, id string, lease int) {
+	req, _ := http.NewRequest(http.MethodPost, "http://"+p.addr+"/eureka/apps/"+app, bytes.NewReader(instanceBody(id, lease)))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := benchClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		b.Fatalf("register %s: %d", id, resp.StatusCode)
+	}
+}
+
+// registerMany registers n instances bulk000000… from 16 goroutines.
+func registerMany(b *testing.B, p *proc, n int) {
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				registerRaw(b, p, fmt.Sprintf("bulk%06d", i), 3600)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+func getRaw(p *proc, path string) (int, []byte) {
+	req, _ := http.NewRequest(http.MethodGet, "http://"+p.addr+path, nil)
+	req.Header.Set("Accept", "application/json")
+	resp, err := benchClient.Do(req)
+	if err != nil {
+		return 0, nil
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, body
+}
+
+func putRaw(p *proc, path string) {
+	req, _ := http.NewRequest(http.MethodPut, "http://"+p.addr+path, nil)
+	if resp, err := benchClient.Do(req); err == nil {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+}
+
+func delRaw(p *proc, path string) {
+	req, _ := http.NewRequest(http.MethodDelete, "http://"+p.addr+path, nil)
+	if resp, err := benchClient.Do(req); err == nil {
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+}
+
+// digestOf is the peer's anti-entropy digest of the one application.
+func digestOf(b *testing.B, p *proc) string {
+	_, body := getRaw(p, "/v1/replication/digest")
+	s := string(body)
+	i := strings.Index(s, `"apps":`)
+	j := strings.Index(s, `,"tombstones"`)
+	if i < 0 || j < i {
+		return s
+	}
+	return s[i:j]
+}
+
+func waitLen(b *testing.B, p *proc, n int, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for {
+		_, body := getRaw(p, "/v1/status")
+		if strings.Contains(string(body), fmt.Sprintf(`"instances":%d,`, n)) {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%s did not reach %d instances: %s", p.name, n, body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// rss reads the process's resident set size in bytes.
+func rss(b *testing.B, p *proc) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	b.Fatal("no VmRSS")
+	return 0
+}
