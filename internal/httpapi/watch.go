@@ -180,16 +180,23 @@ func (s *Server) resync(w http.ResponseWriter, rc *http.ResponseController, late
 }
 
 func (s *Server) appendEvent(buf []byte, c registry.Change, kind streamKind) []byte {
+	// Whole frames are cached, so fanning a change out to thousands of
+	// watchers costs each of them one copy and one write.
 	if kind == kindWatch {
-		data := s.watchState.changes.get(c.Seq, func() []byte { return encodeChange(c) })
-		buf = fmt.Appendf(buf, "id: %d\nevent: change\ndata: ", c.Seq)
-		buf = append(buf, data...)
-		return append(buf, '\n', '\n')
+		return append(buf, s.watchState.changes.get(c.Seq, func() []byte { return changeFrame(c) })...)
 	}
 	// The event stream may send several events for one change (a
 	// registration can change status and metadata at once); all carry the
 	// change's id.
 	return append(buf, s.watchState.events.get(c.Seq, func() []byte { return encodeEvents(c) })...)
+}
+
+// changeFrame is the SSE frame of one change on the watch stream.
+func changeFrame(c registry.Change) []byte {
+	b := append([]byte("id: "), strconv.FormatUint(c.Seq, 10)...)
+	b = append(b, "\nevent: change\ndata: "...)
+	b = append(b, encodeChange(c)...)
+	return append(b, '\n', '\n')
 }
 
 // encodeChange renders a change as the watch stream's data line: the
