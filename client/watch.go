@@ -28,19 +28,24 @@ import (
 //	data: {"seq":42,"action":"MODIFIED","cause":"status","time":1717171717000,
 //	       "app":"ORDERS","id":"i-1","instance":{…Eureka JSON…}}
 //
+//	event: progress
+//	id: 44
+//	data: {"seq":44}
+//
 //	event: resync
 //	data: {"reason":"too old","version":97}
 //
 // and ':' comment lines as keep-alives (other events, such as the
-// server's "hello", are ignored). Sequence numbers are consecutive: a
-// change whose seq is not the last one plus one means changes were missed,
-// so the client fetches the full registry again and watches from its
-// version; so it does on resync. (A stream filtered with app= skips other
-// applications' numbers; there only a seq that goes backwards counts.)
-// A 404 means no watch endpoint and a 503 a server that takes no more
-// watchers: the client polls and tries again after WatchRetryInterval. A dropped stream is reopened on the
-// same server from the last seq applied, so no change is missed; a server
-// that cannot be reached is left for a full fetch with failover.
+// server's "hello", are ignored). Ids are contiguous: what the stream
+// leaves out (other applications' changes under app=, notices about the
+// registry itself) is covered by a progress event. A change whose seq is
+// not the last id plus one means changes were missed, so the client fetches
+// the full registry again and watches from its version; so it does on
+// resync. A 404 means no watch endpoint and a 503 a server that takes no
+// more watchers: the client polls and tries again after
+// WatchRetryInterval. A dropped stream is reopened on the same server from
+// the last id seen, so no change is missed; a server that cannot be reached
+// is left for a full fetch with failover.
 
 const (
 	watchPath = "/v1/watch"
@@ -206,8 +211,17 @@ func (s *source) watchOnce(ctx context.Context, base *url.URL, last *uint64) (en
 			return streamDropped, progressed, err
 		}
 		switch ev.typ {
+		case "progress":
+			// Nothing up to this id concerns us (other apps' changes, or
+			// notices): the next change must follow it.
+			if seq, err := strconv.ParseUint(ev.id, 10, 64); err == nil && seq > *last {
+				*last = seq
+				if pending == 0 {
+					s.setVersion(seq)
+				}
+			}
 		case "change":
-			seq, err := s.applyChange(ev, *last, len(s.watchApps) == 0)
+			seq, err := s.applyChange(ev, *last, true)
 			if err != nil {
 				s.c.log.Info("watch cannot continue; resynchronising", "cluster", s.cl.name, "since", *last, "err", err)
 				return streamResync, true, err
@@ -229,9 +243,10 @@ func (s *source) watchOnce(ctx context.Context, base *url.URL, last *uint64) (en
 
 // applyChange applies one change event that must follow last, and returns
 // its seq. An error means the stream cannot be trusted from here on: a
-// gap, or an event that cannot be read. A stream filtered by application
-// (?app=) skips the other applications' changes, so its sequence has holes
-// by design; then only order is checked (strict is false).
+// gap, or an event that cannot be read. The server covers what it leaves
+// out of a stream (other applications' changes, notices) with progress
+// events, so ids stay contiguous; strict false checks only the order, for a
+// server that does not.
 func (s *source) applyChange(ev sseEvent, last uint64, strict bool) (uint64, error) {
 	var ce changeEvent
 	if err := json.Unmarshal(ev.data, &ce); err != nil {

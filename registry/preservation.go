@@ -164,7 +164,14 @@ func (r *Registry) look(now time.Time) lossView {
 // evict removes the expired leases that self-preservation lets go.
 func (r *Registry) evict(now time.Time) int {
 	v := r.look(now)
-	expired := r.decide(now, v)
+	expired, changed, p := r.decide(now, v)
+	if changed {
+		if p.Active {
+			r.Note("self_preservation_entered", p.Reason)
+		} else {
+			r.Note("self_preservation_left", p.Reason)
+		}
+	}
 	if len(expired) == 0 {
 		return 0
 	}
@@ -185,8 +192,8 @@ func (r *Registry) evict(now time.Time) int {
 }
 
 // decide applies the mode to what the tick saw, records the outcome and
-// returns the instances to evict.
-func (r *Registry) decide(now time.Time, v lossView) []*heureka.Instance {
+// returns the instances to evict, and whether protection started or ended.
+func (r *Registry) decide(now time.Time, v lossView) ([]*heureka.Instance, bool, Protection) {
 	r.spMu.Lock()
 	defer r.spMu.Unlock()
 	p := Protection{
@@ -236,15 +243,22 @@ func (r *Registry) decide(now time.Time, v lossView) []*heureka.Instance {
 	if !p.Active && p.Reason == "" {
 		p.Since = time.Time{}
 	}
-	if p.Active != r.protection.Active {
+	changed := p.Active != r.protection.Active
+	if changed {
 		if p.Active {
 			r.log.Warn("self-preservation engaged: expired instances are kept", "reason", p.Reason, "expired", p.Expired, "instances", p.Instances)
 		} else {
 			r.log.Info("self-preservation left", "reason", p.Reason, "expired", p.Expired, "instances", p.Instances)
 		}
 	}
+	if changed && !p.Active && p.Reason == "" {
+		p.Reason = "renewals recovered: no lease has expired"
+		if p.Expired > 0 {
+			p.Reason = fmt.Sprintf("%d of %d instances expired, no longer a mass loss: evicting them on time", p.Expired, p.Instances)
+		}
+	}
 	r.protection = p
-	return evict
+	return evict, changed, p
 }
 
 // massLoss returns why the losses look like this registry's own isolation,

@@ -204,3 +204,30 @@ func TestExpectedRenewalsFollowEachLease(t *testing.T) {
 		t.Fatalf("after cancel: %v, want 2", got)
 	}
 }
+
+func TestProtectionChangesAreNoticedInTheChangeLog(t *testing.T) {
+	c := newCluster(t, 4, 2, 5)
+	c.run(40*time.Second, everyone)
+	_, v, _ := c.r.ChangesSince(0)
+	half := func(in *heureka.Instance) bool {
+		return strings.HasSuffix(in.ID, "-0") || strings.HasSuffix(in.ID, "-1")
+	}
+	c.run(45*time.Second, half)
+	c.run(20*time.Second, everyone)
+	changes, _, _ := c.r.ChangesSince(v)
+	var kinds []string
+	for _, ch := range changes {
+		if ch.Notice != nil {
+			kinds = append(kinds, ch.Notice.Kind)
+			if ch.Notice.Detail == "" {
+				t.Errorf("notice %s without a reason", ch.Notice.Kind)
+			}
+		}
+	}
+	if fmt.Sprint(kinds) != "[self_preservation_entered self_preservation_left]" {
+		t.Fatalf("notices %v, want entered then left", kinds)
+	}
+	if d := c.r.Snapshot().Delta(); len(d.Apps) == 0 {
+		t.Fatal("delta empty") // notices must not break the delta
+	}
+}

@@ -73,9 +73,28 @@ func (l *lease) expired(now time.Time) bool {
 type Change struct {
 	Seq      uint64
 	Time     time.Time
-	Instance *heureka.Instance // the state after the change
+	Instance *heureka.Instance // the state after the change; nil for a notice
 	Prev     *heureka.Instance // the state before; nil for a new registration
-	Cause    string            // register, status, override-deleted, metadata, renew-status, cancel, expired
+	Cause    string            // register, status, override-deleted, metadata, renew-status, cancel, expired, sync
+	Notice   *Notice           // set, instead of Instance, for an event about the registry itself
+}
+
+// Notice is an event about the registry rather than an instance: it enters
+// or leaves self-preservation, a peer is lost or found. Notices take their
+// place in the change log so that every reader sees them in order with the
+// instance changes.
+type Notice struct {
+	Kind   string // self_preservation_entered, self_preservation_left, peer_lost, peer_found
+	Detail string // why, or which peer
+}
+
+// Note records a notice in the change log.
+func (r *Registry) Note(kind, detail string) {
+	now := r.now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seq++
+	r.appendChange(Change{Seq: r.seq, Time: now, Notice: &Notice{Kind: kind, Detail: detail}})
 }
 
 // New returns a registry with cfg; it starts nothing. Zero fields of cfg take
@@ -534,11 +553,17 @@ func (r *Registry) record(now time.Time, a *appEntry, prev, in *heureka.Instance
 	}
 	a.dirty[in.ID] = struct{}{}
 	r.seq++
+	r.gen.Add(1)
+	r.appendChange(Change{Seq: r.seq, Time: now, Instance: in, Prev: prev, Cause: cause})
+}
+
+// appendChange adds c to the bounded log and wakes the watchers; r.mu must
+// be held for writing.
+func (r *Registry) appendChange(c Change) {
 	if len(r.changes) >= 2*r.cfg.ChangeLogSize {
 		r.changes = slices.Clone(r.changes[len(r.changes)-r.cfg.ChangeLogSize:])
 	}
-	r.changes = append(r.changes, Change{Seq: r.seq, Time: now, Instance: in, Prev: prev, Cause: cause})
-	r.gen.Add(1)
+	r.changes = append(r.changes, c)
 	close(r.changed)
 	r.changed = make(chan struct{})
 }

@@ -225,6 +225,9 @@ func (s *Snapshot) Delta() *heureka.Applications {
 		var latest []*heureka.Instance
 		for i := len(recent) - 1; i >= 0; i-- {
 			in := recent[i].Instance
+			if in == nil {
+				continue // a notice
+			}
 			k := key{in.App, in.ID}
 			if seen[k] {
 				continue

@@ -133,11 +133,20 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, kind streamKind)
 			return nil
 		}
 		buf = buf[:0]
+		var skipped uint64 // the last change this stream does not carry
 		for _, c := range changes {
-			if apps != nil && !slices.Contains(apps, c.Instance.App) {
+			if !carries(kind, c, apps) {
+				skipped = c.Seq
 				continue
 			}
+			if skipped != 0 && kind == kindWatch {
+				buf = appendProgress(buf, skipped)
+			}
+			skipped = 0
 			buf = s.appendEvent(buf, c, kind)
+		}
+		if skipped != 0 && kind == kindWatch {
+			buf = appendProgress(buf, skipped)
 		}
 		if len(changes) > 0 {
 			since = changes[len(changes)-1].Seq
@@ -160,6 +169,26 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, kind streamKind)
 			}
 		}
 	}
+}
+
+// carries reports whether a stream of kind sends change c: the watch
+// stream sends instance changes of the watched apps; the event stream sends
+// those and every notice about the registry itself.
+func carries(kind streamKind, c registry.Change, apps []string) bool {
+	if c.Instance == nil {
+		return kind == kindEvents
+	}
+	return apps == nil || slices.Contains(apps, c.Instance.App)
+}
+
+// appendProgress tells a watcher that nothing up to seq concerns it, so
+// that the ids it sees stay contiguous and a real gap stays detectable.
+func appendProgress(buf []byte, seq uint64) []byte {
+	buf = append(buf, "id: "...)
+	buf = strconv.AppendUint(buf, seq, 10)
+	buf = append(buf, "\nevent: progress\ndata: {\"seq\":"...)
+	buf = strconv.AppendUint(buf, seq, 10)
+	return append(buf, "}\n\n"...)
 }
 
 // flush writes buf and pushes it to the client within WriteTimeout.
@@ -220,21 +249,32 @@ func appendJSONString(b []byte, s string) []byte {
 // Event is one typed event of GET /v1/events, for monitors and alerting.
 type Event struct {
 	Seq      uint64            `json:"seq"`
-	Type     string            `json:"type"` // registered, status_changed, metadata_changed, cancelled, expired
+	Type     string            `json:"type"` // registered, status_changed, metadata_changed, cancelled, expired, self_preservation_entered, self_preservation_left, peer_lost, peer_found
 	Time     int64             `json:"time"` // ms since the epoch
-	App      string            `json:"app"`
-	ID       string            `json:"id"`
+	App      string            `json:"app,omitempty"`
+	ID       string            `json:"id,omitempty"`
+	Peer     string            `json:"peer,omitempty"` // peer_lost, peer_found
 	HostName string            `json:"hostName,omitempty"`
 	Status   heureka.Status    `json:"status,omitempty"`
 	Old      heureka.Status    `json:"oldStatus,omitempty"`
 	By       string            `json:"by,omitempty"`    // who caused it: instance, operator, registry
 	Keys     []string          `json:"keys,omitempty"`  // metadata keys added, changed or removed
-	Cause    string            `json:"cause,omitempty"` // why, for expiry
+	Cause    string            `json:"cause,omitempty"` // why: expiry, self-preservation, a lost peer
 	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
 // eventsOf turns one change into the typed events a monitor cares about.
 func eventsOf(c registry.Change) []Event {
+	if n := c.Notice; n != nil {
+		e := Event{Seq: c.Seq, Type: n.Kind, Time: c.Time.UnixMilli(), By: "registry", Cause: n.Detail}
+		if strings.HasPrefix(n.Kind, "peer_") {
+			e.Peer, e.Cause = n.Detail, ""
+			if url, why, ok := strings.Cut(n.Detail, " "); ok {
+				e.Peer, e.Cause = url, why
+			}
+		}
+		return []Event{e}
+	}
 	in, prev := c.Instance, c.Prev
 	base := Event{Seq: c.Seq, Time: c.Time.UnixMilli(), App: in.App, ID: in.ID, HostName: in.HostName, Status: in.Status}
 	by := map[string]string{"register": "instance", "status": "operator", "override-deleted": "operator",

@@ -225,12 +225,50 @@ func TestWatchFiltersByApp(t *testing.T) {
 	s.next()
 	ws.register(t, "DN", "a")
 	ws.register(t, "NN", "b")
-	ws.register(t, "JN", "c")
-	if c := decodeChange(t, s.next()); c.App != "NN" {
-		t.Fatalf("change for %s, want NN (DN filtered out)", c.App)
+	ws.register(t, "DN", "c")
+	ws.register(t, "DN", "d")
+	ws.register(t, "JN", "e")
+	// The other apps' changes are left out, and progress events cover them,
+	// so the ids a watcher sees stay contiguous.
+	var got []string
+	for len(got) < 4 {
+		ev := s.next()
+		switch ev.event {
+		case "progress":
+			got = append(got, "progress:"+ev.id)
+		case "change":
+			c := decodeChange(t, ev)
+			got = append(got, c.App+":"+ev.id)
+		default:
+			t.Fatalf("unexpected event %+v", ev)
+		}
 	}
-	if c := decodeChange(t, s.next()); c.App != "JN" {
-		t.Fatalf("change for %s, want JN", c.App)
+	if want := "[progress:1 NN:2 progress:4 JN:5]"; fmt.Sprint(got) != want {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+}
+
+func TestNoticesReachTheEventStreamAndKeepWatchIdsContiguous(t *testing.T) {
+	ws := newWatchServer(t, nil, nil)
+	w := openStream(t, ws.url+"/v1/watch")
+	e := openStream(t, ws.url+"/v1/events")
+	w.next()
+	e.next()
+	ws.reg.Note("peer_lost", "http://127.0.0.9:8761/eureka connection refused")
+	ws.register(t, "DN", "a")
+	if ev := w.next(); ev.event != "progress" || ev.id != "1" {
+		t.Fatalf("watch: %+v, want progress 1 for the notice", ev)
+	}
+	if ev := w.next(); ev.event != "change" || ev.id != "2" {
+		t.Fatalf("watch: %+v, want change 2", ev)
+	}
+	ev := e.next()
+	var got struct{ Type, Peer, Cause string }
+	if err := json.Unmarshal([]byte(ev.data), &got); err != nil {
+		t.Fatal(err)
+	}
+	if ev.event != "peer_lost" || got.Peer != "http://127.0.0.9:8761/eureka" || got.Cause != "connection refused" {
+		t.Fatalf("event %s %+v", ev.event, got)
 	}
 }
 
