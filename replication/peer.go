@@ -30,7 +30,9 @@ type peer struct {
 	since     time.Time
 	failing   time.Time // first failure of the current outage; zero when up
 	lastErr   string
-	sent      uint64
+	sent      uint64 // items delivered
+	batches   uint64
+	bytes     uint64 // request bytes delivered
 	wake      chan struct{}
 	repairNow chan struct{}
 }
@@ -246,7 +248,8 @@ func (p *peer) post(ctx context.Context, ops []registry.Op) error {
 			Status: op.Status, OverriddenStatus: op.OverriddenStatus, LastDirtyTimestamp: op.LastDirtyTimestamp,
 			Instance: op.Instance}
 	}
-	req, err := p.rp.newRequest(ctx, http.MethodPost, p.url+"/peerreplication/batch", eureka.EncodeReplicationList(items))
+	payload := eureka.EncodeReplicationList(items)
+	req, err := p.rp.newRequest(ctx, http.MethodPost, p.url+"/peerreplication/batch", payload)
 	if err != nil {
 		return err
 	}
@@ -290,6 +293,8 @@ func (p *peer) post(ctx context.Context, ops []registry.Op) error {
 	p.markUp()
 	p.mu.Lock()
 	p.sent += uint64(len(ops))
+	p.batches++
+	p.bytes += uint64(len(payload))
 	p.mu.Unlock()
 	for i, res := range results {
 		p.handleResult(ops[i], res)
@@ -382,5 +387,5 @@ func (p *peer) status() PeerStatus {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return PeerStatus{URL: p.url, Self: p.self, Reachable: p.reachable, Since: p.since, LastError: p.lastErr,
-		Queued: len(p.queue) + len(p.beats), Resync: p.resync, Sent: p.sent}
+		Queued: len(p.queue) + len(p.beats), Resync: p.resync, Sent: p.sent, Batches: p.batches, BytesSent: p.bytes}
 }

@@ -1,6 +1,7 @@
 package replication
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -249,7 +250,9 @@ type PeerStatus struct {
 	LastError string    `json:"lastError,omitempty"`
 	Queued    int       `json:"queued"`
 	Resync    bool      `json:"resyncPending,omitempty"`
-	Sent      uint64    `json:"sent"`
+	Sent      uint64    `json:"sent"`      // items delivered
+	Batches   uint64    `json:"batches"`   // batches delivered
+	BytesSent uint64    `json:"bytesSent"` // request bytes delivered
 }
 
 // Status returns every peer's state.
@@ -268,7 +271,7 @@ func (rp *Replicator) newRequest(ctx context.Context, method, u string, body []b
 	var req *http.Request
 	var err error
 	if body != nil {
-		req, err = http.NewRequestWithContext(ctx, method, u, strings.NewReader(string(body)))
+		req, err = http.NewRequestWithContext(ctx, method, u, bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 	} else {
 		req, err = http.NewRequestWithContext(ctx, method, u, nil)

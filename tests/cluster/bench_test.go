@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -239,4 +241,112 @@ func rss(b *testing.B, p *proc) int64 {
 	}
 	b.Fatal("no VmRSS")
 	return 0
+}
+
+// BenchmarkReplicationOverhead drives 10k renewals a second, spread over
+// three peers holding 10k instances, for 10 s, once with the peers
+// replicating to each other and once as three standalone servers, and
+// reports CPU seconds per peer and replication bytes per renewal:
+//
+//	go test -run '^$' -bench ReplicationOverhead -benchtime 1x -timeout 10m ./tests/cluster
+func BenchmarkReplicationOverhead(b *testing.B) {
+	for _, mode := range []string{"standalone", "replicated"} {
+		b.Run(mode, func(b *testing.B) {
+			for range b.N {
+				var ps []*proc
+				if mode == "replicated" {
+					ps = startBenchCluster(b, 3)
+				} else {
+					for i := range 3 {
+						ps = append(ps, startProc(b, fmt.Sprintf("solo%d", i+1), freeAddr(b, fmt.Sprintf("127.0.0.%d", i+2)), "--log-level", "info"))
+					}
+				}
+				const n = 10_000
+				for i := range n {
+					registerRaw(b, ps[i%3], fmt.Sprintf("bulk%06d", i), 3600)
+				}
+				if mode == "replicated" {
+					for _, p := range ps {
+						waitLen(b, p, n, time.Minute)
+					}
+				}
+				cpu0 := make([]float64, 3)
+				for i, p := range ps {
+					cpu0[i] = cpuSeconds(b, p)
+				}
+				renewals := driveRenewals(b, ps, n, 10_000, 10*time.Second)
+				var cpu float64
+				for i, p := range ps {
+					cpu += cpuSeconds(b, p) - cpu0[i]
+				}
+				b.ReportMetric(cpu/3/10, "cpu-s/s/peer")
+				b.ReportMetric(float64(renewals)/10, "renewals/s")
+				if mode == "replicated" {
+					time.Sleep(time.Second) // let the last batches go
+					var bytes float64
+					for _, p := range ps {
+						_, body := getRaw(p, "/v1/status")
+						var st struct {
+							Peers []struct {
+								BytesSent float64 `json:"bytesSent"`
+							} `json:"peers"`
+						}
+						_ = json.Unmarshal(body, &st)
+						for _, pe := range st.Peers {
+							bytes += pe.BytesSent
+						}
+					}
+					b.ReportMetric(bytes/float64(renewals+n), "wire-bytes/write")
+				}
+			}
+		})
+	}
+}
+
+// driveRenewals sends up to rate renewals a second, round-robin over the
+// peers and instances, for d, and returns how many were sent.
+func driveRenewals(b *testing.B, ps []*proc, n, rate int, d time.Duration) int {
+	var sent atomic.Int64
+	deadline := time.Now().Add(d)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	perTick := rate / 100
+	var wg sync.WaitGroup
+	work := make(chan int, perTick*4)
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				putRaw(ps[i%len(ps)], fmt.Sprintf("/eureka/apps/%s/bulk%06d", app, i%n))
+				sent.Add(1)
+			}
+		}()
+	}
+	i := 0
+	for time.Now().Before(deadline) {
+		<-tick.C
+		for range perTick {
+			select {
+			case work <- i:
+				i++
+			default: // the servers cannot keep up: do not queue without bound
+			}
+		}
+	}
+	close(work)
+	wg.Wait()
+	return int(sent.Load())
+}
+
+// cpuSeconds reads the process's user plus system CPU time.
+func cpuSeconds(b *testing.B, p *proc) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+2:]))
+	utime, _ := strconv.ParseFloat(f[11], 64)
+	stime, _ := strconv.ParseFloat(f[12], 64)
+	return (utime + stime) / 100 // USER_HZ
 }
