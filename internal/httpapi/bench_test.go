@@ -100,14 +100,9 @@ func drive(b *testing.B, c *http.Client, want int, mk func(i int) *http.Request)
 }
 
 func BenchmarkRenew(b *testing.B) {
-	const n = 10_000
-	ids := make([]string, n)
-	for i := range ids {
-		ids[i] = benchInstance(i).ID
-	}
-	renew := func(base string) func(int) *http.Request {
+	renew := func(base string, ids []string) func(int) *http.Request {
 		return func(i int) *http.Request {
-			req, _ := http.NewRequest(http.MethodPut, base+"/eureka/apps/HDFS-DATANODE.PROD/"+ids[i%n], nil)
+			req, _ := http.NewRequest(http.MethodPut, base+"/eureka/apps/HDFS-DATANODE.PROD/"+ids[i%len(ids)], nil)
 			return req
 		}
 	}
@@ -117,12 +112,18 @@ func BenchmarkRenew(b *testing.B) {
 			w.WriteHeader(http.StatusOK)
 		}))
 		defer ts.Close()
-		drive(b, benchClient(), http.StatusOK, renew(ts.URL))
+		drive(b, benchClient(), http.StatusOK, renew(ts.URL, []string{"x"}))
 	})
-	b.Run("heureka", func(b *testing.B) {
-		ts, _ := benchServer(b, n)
-		drive(b, benchClient(), http.StatusOK, renew(ts.URL))
-	})
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("heureka-%dk", n/1000), func(b *testing.B) {
+			ids := make([]string, n)
+			for i := range ids {
+				ids[i] = benchInstance(i).ID
+			}
+			ts, _ := benchServer(b, n)
+			drive(b, benchClient(), http.StatusOK, renew(ts.URL, ids))
+		})
+	}
 }
 
 func BenchmarkRegister(b *testing.B) {
