@@ -1,0 +1,607 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/hdfs"
+)
+
+// Registry is the part of a registry client the agent uses. The client
+// package's *Client implements it. An error whose heureka.ErrorCode is
+// ENOTFOUND means the registry does not know the instance.
+type Registry interface {
+	Register(ctx context.Context, in *heureka.Instance) error
+	Renew(ctx context.Context, app, id string) error
+	SetStatus(ctx context.Context, app, id string, status heureka.Status) error
+	Cancel(ctx context.Context, app, id string) error
+}
+
+// Daemon is the HDFS daemon beside the agent. JMXDaemon is the real one.
+type Daemon interface {
+	// Probe says whether the daemon answers: an error means it does not.
+	// It is called every Config.ProbeInterval and must be cheap; for a
+	// NameNode it also reports the HA state.
+	Probe(ctx context.Context) (Health, error)
+	// Collect reads the daemon's figures (every Config.MetadataInterval).
+	// Rack, ports and status are filled in by the agent where Config says.
+	Collect(ctx context.Context) (hdfs.NodeInfo, error)
+}
+
+// Health is what one successful probe learnt. For a DataNode it is empty.
+type Health struct {
+	HAState          hdfs.HAState // "" when not reported
+	HATransitionTime int64        // ms since the epoch; 0 = never
+}
+
+// Phase is where the agent stands with the registry.
+type Phase string
+
+const (
+	PhaseIdle        Phase = "idle"        // Run has not started
+	PhaseRegistering Phase = "registering" // not registered, or the registry forgot us
+	PhaseRegistered  Phase = "registered"  // the registry holds our instance
+	PhaseDraining    Phase = "draining"    // shutting down: OUT_OF_SERVICE, then deregister
+	PhaseStopped     Phase = "stopped"     // Run has returned
+)
+
+// Status is a snapshot of an agent, for logs, health endpoints and tests.
+type Status struct {
+	Phase Phase
+	// Health is the agent's verdict on the daemon: STARTING until the
+	// first probe answers, then UP or DOWN.
+	Health heureka.Status
+	// Reported is the status the registry last accepted from the agent,
+	// "" before the first registration.
+	Reported heureka.Status
+	// Info is the daemon's latest figures, as they are (or will be)
+	// registered.
+	Info hdfs.NodeInfo
+	// Failures counts consecutive failed probes.
+	Failures int
+	// Pending says a change is waiting to reach the registry.
+	Pending bool
+	// LastError is the last failed registry call, "" after a success.
+	LastError string
+}
+
+// Agent registers one HDFS daemon and keeps its registration true. Build it
+// with New and call Run once. See the package documentation for the state
+// machine.
+type Agent struct {
+	cfg     Config
+	reg     Registry
+	d       Daemon
+	log     *slog.Logger
+	app, id string
+
+	kick       chan struct{} // to the sync loop: something changed (capacity 1)
+	collectNow chan struct{} // to the collector: read now (capacity 1)
+	started    atomic.Bool
+
+	mu sync.Mutex
+	s  state
+}
+
+// state is guarded by Agent.mu.
+type state struct {
+	phase    Phase
+	health   heureka.Status
+	failures int
+	info     hdfs.NodeInfo
+	haSeen   bool   // a probe has reported the HA state
+	gen      uint64 // bumped for every change the registry must hear
+	lastErr  string
+
+	// What the registry holds.
+	pushedGen    uint64
+	pushed       hdfs.NodeInfo
+	pushedStatus heureka.Status
+	pushedAt     time.Time
+	lastDirty    int64 // the lastDirtyTimestamp of the last push (ms)
+}
+
+// New returns an agent for cfg that registers through reg and watches d.
+// It has no side effects.
+func New(cfg Config, reg Registry, d Daemon) (*Agent, error) {
+	if cfg.AdminState == "" {
+		cfg.AdminState = hdfs.AdminNormal
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if reg == nil || d == nil {
+		return nil, heureka.Errorf(heureka.EINVALID, "agent: the registry and the daemon must not be nil")
+	}
+	if st, ok := hdfs.ParseAdminState(string(cfg.AdminState)); ok {
+		cfg.AdminState = st
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	a := &Agent{
+		cfg: cfg, reg: reg, d: d,
+		app: cfg.App(), id: cfg.InstanceID(),
+		kick:       make(chan struct{}, 1),
+		collectNow: make(chan struct{}, 1),
+	}
+	a.log = logger.With("subsystem", "agent", "app", a.app, "id", a.id)
+	a.s = state{phase: PhaseIdle, health: heureka.StatusStarting, info: a.fixed(hdfs.NodeInfo{})}
+	return a, nil
+}
+
+// Status returns a snapshot of the agent.
+func (a *Agent) Status() Status {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return Status{
+		Phase: a.s.phase, Health: a.s.health, Reported: a.s.pushedStatus, Info: a.s.info,
+		Failures: a.s.failures, Pending: a.s.gen != a.s.pushedGen || a.s.phase == PhaseRegistering,
+		LastError: a.s.lastErr,
+	}
+}
+
+// Instance returns the instance as the agent would register it now.
+func (a *Agent) Instance() *heureka.Instance {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.instance(a.s.health, a.s.info, a.s.lastDirty)
+}
+
+// Run registers the daemon and keeps the registration true until ctx is
+// done; then it drains (OUT_OF_SERVICE for Config.DrainPeriod),
+// deregisters and returns nil. Registry failures are retried, never
+// returned. Run may be called once.
+func (a *Agent) Run(ctx context.Context) error {
+	if !a.started.CompareAndSwap(false, true) {
+		return errors.New("agent: Run may be called only once")
+	}
+	a.setPhase(PhaseRegistering)
+	a.log.Info("agent starting", "host", a.cfg.Host, "ip", a.cfg.IPAddr, "rack", hdfs.NormalizeRack(a.cfg.Rack))
+	a.firstLook(ctx)
+
+	var wg sync.WaitGroup
+	wg.Go(func() { a.probeLoop(ctx) })
+	wg.Go(func() { a.collectLoop(ctx) })
+	err := a.syncLoop(ctx)
+	wg.Wait()
+	a.setPhase(PhaseStopped)
+	a.log.Info("agent stopped")
+	return err
+}
+
+func (a *Agent) setPhase(p Phase) {
+	a.mu.Lock()
+	a.s.phase = p
+	a.mu.Unlock()
+}
+
+func (a *Agent) poke(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// firstLook probes and reads the daemon once, so the first registration
+// carries a verdict and figures.
+func (a *Agent) firstLook(ctx context.Context) {
+	pctx, cancel := context.WithTimeout(ctx, a.cfg.ProbeTimeout)
+	h, err := a.d.Probe(pctx)
+	cancel()
+	a.observe(h, err)
+	if err != nil {
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, a.cfg.CollectTimeout)
+	info, err := a.d.Collect(cctx)
+	cancel()
+	if err != nil {
+		a.log.Warn("cannot read the daemon's figures yet", "err", err)
+		return
+	}
+	a.absorb(info)
+}
+
+// probeLoop probes the daemon until ctx is done.
+func (a *Agent) probeLoop(ctx context.Context) {
+	t := time.NewTimer(a.nextProbe())
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		pctx, cancel := context.WithTimeout(ctx, a.cfg.ProbeTimeout)
+		h, err := a.d.Probe(pctx)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		t.Reset(a.observe(h, err))
+	}
+}
+
+func (a *Agent) nextProbe() time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.s.failures > 0 && a.s.failures < a.cfg.FailureThreshold {
+		return a.cfg.RecheckInterval
+	}
+	return a.cfg.ProbeInterval
+}
+
+// observe applies one probe's outcome to the daemon state machine and
+// returns when to probe next.
+func (a *Agent) observe(h Health, err error) time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := &a.s
+	if err != nil {
+		s.failures++
+		if s.failures >= a.cfg.FailureThreshold {
+			if s.health != heureka.StatusDown {
+				s.health = heureka.StatusDown
+				s.gen++
+				a.poke(a.kick)
+				a.log.Warn("daemon is not answering; reporting DOWN", "failures", s.failures, "err", err)
+			}
+			return a.cfg.ProbeInterval
+		}
+		a.log.Debug("probe failed; checking again", "failures", s.failures, "err", err)
+		return a.cfg.RecheckInterval
+	}
+	s.failures = 0
+	if s.health != heureka.StatusUp {
+		if s.health == heureka.StatusDown {
+			a.log.Info("daemon answers again; reporting UP")
+			a.poke(a.collectNow)
+		}
+		s.health = heureka.StatusUp
+		s.gen++
+		a.poke(a.kick)
+	}
+	if a.cfg.Role == hdfs.RoleNameNode {
+		if h.HAState != s.info.HAState || h.HATransitionTime != s.info.HATransitionTime {
+			if s.haSeen || s.info.HAState != "" {
+				a.log.Info("HA state changed", "from", string(s.info.HAState), "to", string(h.HAState),
+					"transition_time", h.HATransitionTime)
+			}
+			s.info.HAState, s.info.HATransitionTime = h.HAState, h.HATransitionTime
+			s.gen++
+			a.poke(a.kick)
+		}
+		s.haSeen = true
+	}
+	return a.cfg.ProbeInterval
+}
+
+// collectLoop reads the daemon's figures every MetadataInterval, and at
+// once when the daemon comes back.
+func (a *Agent) collectLoop(ctx context.Context) {
+	t := time.NewTimer(a.cfg.MetadataInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-a.collectNow:
+		}
+		a.mu.Lock()
+		down := a.s.health == heureka.StatusDown
+		a.mu.Unlock()
+		if !down {
+			cctx, cancel := context.WithTimeout(ctx, a.cfg.CollectTimeout)
+			info, err := a.d.Collect(cctx)
+			cancel()
+			if ctx.Err() != nil {
+				return
+			}
+			if err != nil {
+				a.log.Debug("cannot read the daemon's figures", "err", err)
+			} else {
+				a.absorb(info)
+			}
+		}
+		t.Reset(a.cfg.MetadataInterval)
+	}
+}
+
+// fixed sets what the configuration decides over what the daemon says:
+// rack, main port and, for DataNodes, the admin state.
+func (a *Agent) fixed(info hdfs.NodeInfo) hdfs.NodeInfo {
+	info.Rack = hdfs.NormalizeRack(a.cfg.Rack)
+	switch a.cfg.Role {
+	case hdfs.RoleDataNode:
+		info.Status = string(a.cfg.AdminState)
+		info.HAState, info.HATransitionTime = "", 0
+		if a.cfg.Port > 0 {
+			info.DataPort = a.cfg.Port
+		}
+	case hdfs.RoleNameNode:
+		info.DataPort = 0
+		if a.cfg.Port > 0 {
+			info.RPCPort = a.cfg.Port
+		}
+	}
+	return info
+}
+
+// absorb takes a fresh read of the figures and asks for a push when they
+// differ materially from what the registry holds, or differ at all and the
+// registry's copy is older than MetadataMaxAge.
+func (a *Agent) absorb(info hdfs.NodeInfo) {
+	info = a.fixed(info)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := &a.s
+	if a.cfg.Role == hdfs.RoleNameNode && s.haSeen {
+		// The prober owns the HA state: it reads it every second, and a
+		// slower full read may be older.
+		info.HAState, info.HATransitionTime = s.info.HAState, s.info.HATransitionTime
+	}
+	s.info = info
+	if s.pushedAt.IsZero() {
+		return // the first registration will carry it
+	}
+	switch {
+	case material(s.pushed, info, a.cfg.DiskChange, a.cfg.BlockChange):
+		a.log.Info("daemon figures changed materially; updating the registry",
+			"disk_used", info.DiskUsed, "disk_total", info.DiskTotal, "block_count", info.BlockCount,
+			"version", info.Version, "status", info.Status)
+	case info != s.pushed && time.Since(s.pushedAt) >= a.cfg.MetadataMaxAge:
+		a.log.Debug("refreshing the registry's old figures")
+	default:
+		return
+	}
+	s.gen++
+	a.poke(a.kick)
+}
+
+// material reports whether new differs from old enough to tell the
+// registry: any change of rack, version, status, HA state or transition
+// time, or ports; capacity becoming known or unknown or moving by more than
+// disk of itself; disk use moving by more than disk of the capacity; the
+// block count becoming known or unknown or moving by more than block of
+// itself.
+func material(old, new hdfs.NodeInfo, disk, block float64) bool {
+	if old.Rack != new.Rack || old.Version != new.Version || old.Status != new.Status ||
+		old.HAState != new.HAState || old.HATransitionTime != new.HATransitionTime ||
+		old.DataPort != new.DataPort || old.RPCPort != new.RPCPort {
+		return true
+	}
+	moved := func(a, b int64, limit float64) bool {
+		d := a - b
+		if d < 0 {
+			d = -d
+		}
+		return float64(d) > limit
+	}
+	if (old.DiskTotal == 0) != (new.DiskTotal == 0) || moved(old.DiskTotal, new.DiskTotal, disk*float64(old.DiskTotal)) {
+		return true
+	}
+	base := max(old.DiskTotal, new.DiskTotal)
+	if base == 0 {
+		base = old.DiskUsed // capacity unknown: compare use with itself
+	}
+	if moved(old.DiskUsed, new.DiskUsed, disk*float64(base)) {
+		return true
+	}
+	return (old.BlockCount == 0) != (new.BlockCount == 0) ||
+		moved(old.BlockCount, new.BlockCount, block*float64(old.BlockCount))
+}
+
+// syncLoop is the registration state machine (see doc.go). It returns
+// after draining, once ctx is done.
+func (a *Agent) syncLoop(ctx context.Context) error {
+	var (
+		renewAt   time.Time
+		retryAt   time.Time // while set, wait: a registry call failed
+		fails     int       // consecutive failed registry calls
+		attempted bool      // a registration may have reached the registry
+	)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		if ctx.Err() != nil {
+			return a.drain(attempted)
+		}
+		now := time.Now()
+		var wait time.Duration
+		switch {
+		case now.Before(retryAt):
+			wait = retryAt.Sub(now)
+		case a.needsPush():
+			attempted = true
+			if err := a.push(ctx); err != nil {
+				if ctx.Err() == nil {
+					fails++
+					retryAt = time.Now().Add(a.backoff(fails))
+					a.failed("register", err, fails, retryAt)
+				}
+				continue
+			}
+			fails, retryAt = 0, time.Time{}
+			renewAt = time.Now().Add(a.cfg.RenewInterval)
+			continue
+		case !now.Before(renewAt):
+			err := a.renew(ctx)
+			switch {
+			case ctx.Err() != nil:
+			case err == nil:
+				fails, retryAt = 0, time.Time{}
+				renewAt = time.Now().Add(a.cfg.RenewInterval)
+			case heureka.ErrorCode(err) == heureka.ENOTFOUND:
+				// The lease expired or the registry restarted: register
+				// again at once, with everything we know.
+				a.log.Warn("the registry does not know this instance; registering again", "err", err)
+				a.mu.Lock()
+				a.s.phase = PhaseRegistering
+				a.mu.Unlock()
+			default:
+				fails++
+				retryAt = time.Now().Add(min(a.backoff(fails), a.cfg.RenewInterval))
+				a.failed("renew", err, fails, retryAt)
+			}
+			continue
+		default:
+			wait = renewAt.Sub(now)
+		}
+		timer.Reset(wait)
+		select {
+		case <-ctx.Done():
+		case <-a.kick:
+		case <-timer.C:
+		}
+	}
+}
+
+func (a *Agent) needsPush() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.s.phase == PhaseRegistering || a.s.gen != a.s.pushedGen
+}
+
+func (a *Agent) failed(op string, err error, fails int, retryAt time.Time) {
+	a.mu.Lock()
+	a.s.lastErr = op + ": " + err.Error()
+	a.mu.Unlock()
+	lvl := slog.LevelWarn
+	if fails > 1 && fails%10 != 0 {
+		lvl = slog.LevelDebug // one warning per outage, then every tenth
+	}
+	a.log.Log(context.Background(), lvl, "registry call failed; retrying", "op", op, "failures", fails,
+		"retry_in", time.Until(retryAt).Round(time.Millisecond), "err", err)
+}
+
+// push registers the instance as it stands: Eureka clients report their
+// own status and metadata by registering again (see doc.go).
+func (a *Agent) push(ctx context.Context) error {
+	a.mu.Lock()
+	gen, status, info := a.s.gen, a.s.health, a.s.info
+	prevStatus, first := a.s.pushedStatus, a.s.phase == PhaseRegistering
+	dirty := max(time.Now().UnixMilli(), a.s.lastDirty+1)
+	a.s.lastDirty = dirty
+	in := a.instance(status, info, dirty)
+	a.mu.Unlock()
+
+	cctx, cancel := context.WithTimeout(ctx, a.cfg.CallTimeout)
+	err := a.reg.Register(cctx, in)
+	cancel()
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	a.s.phase = PhaseRegistered
+	a.s.pushedGen, a.s.pushed, a.s.pushedStatus, a.s.pushedAt = gen, info, status, time.Now()
+	a.s.lastErr = ""
+	a.mu.Unlock()
+	switch {
+	case first:
+		a.log.Info("registered", "status", string(status), "ha_state", string(info.HAState))
+	case status != prevStatus:
+		a.log.Info("status reported", "status", string(status), "was", string(prevStatus))
+	default:
+		a.log.Debug("registration updated", "ha_state", string(info.HAState))
+	}
+	return nil
+}
+
+func (a *Agent) renew(ctx context.Context) error {
+	cctx, cancel := context.WithTimeout(ctx, a.cfg.CallTimeout)
+	defer cancel()
+	err := a.reg.Renew(cctx, a.app, a.id)
+	if err == nil {
+		a.mu.Lock()
+		a.s.lastErr = ""
+		a.mu.Unlock()
+	}
+	return err
+}
+
+// backoff is the pause after the n-th consecutive failure: BackoffMin
+// doubling up to BackoffMax, jittered down to half of that.
+func (a *Agent) backoff(n int) time.Duration {
+	d := a.cfg.BackoffMin
+	for i := 1; i < n && d < a.cfg.BackoffMax; i++ {
+		d *= 2
+	}
+	d = min(d, a.cfg.BackoffMax)
+	return d/2 + rand.N(d/2+1)
+}
+
+// drain takes the instance out of service, waits DrainPeriod, and
+// deregisters. Its calls do not use the run context, which is done.
+func (a *Agent) drain(attempted bool) error {
+	a.setPhase(PhaseDraining)
+	if !attempted {
+		a.log.Info("stopping before any registration; nothing to drain")
+		return nil
+	}
+	ctx := context.Background()
+	cctx, cancel := context.WithTimeout(ctx, a.cfg.CallTimeout)
+	err := a.reg.SetStatus(cctx, a.app, a.id, heureka.StatusOutOfService)
+	cancel()
+	switch {
+	case err == nil:
+		a.mu.Lock()
+		a.s.pushedStatus = heureka.StatusOutOfService
+		a.mu.Unlock()
+		a.log.Info("draining: OUT_OF_SERVICE", "for", a.cfg.DrainPeriod)
+		if a.cfg.DrainPeriod > 0 {
+			t := time.NewTimer(a.cfg.DrainPeriod)
+			<-t.C
+		}
+	case heureka.ErrorCode(err) == heureka.ENOTFOUND:
+		a.log.Info("the registry does not know this instance; nothing to drain")
+		return nil
+	default:
+		a.log.Warn("cannot set OUT_OF_SERVICE; deregistering without a drain", "err", err)
+	}
+	cctx, cancel = context.WithTimeout(ctx, a.cfg.CallTimeout)
+	err = a.reg.Cancel(cctx, a.app, a.id)
+	cancel()
+	switch {
+	case err == nil:
+		a.log.Info("deregistered")
+	case heureka.ErrorCode(err) == heureka.ENOTFOUND:
+		a.log.Info("already deregistered")
+	default:
+		a.log.Warn("cannot deregister; the lease will expire", "in", a.cfg.LeaseDuration, "err", err)
+	}
+	return nil
+}
+
+// instance builds the registration record. a.mu must be held.
+func (a *Agent) instance(status heureka.Status, info hdfs.NodeInfo, dirty int64) *heureka.Instance {
+	port := info.DataPort
+	if a.cfg.Role == hdfs.RoleNameNode {
+		port = info.RPCPort
+	}
+	secs := func(d time.Duration) int { return int((d + time.Second - 1) / time.Second) }
+	return &heureka.Instance{
+		ID:                 a.id,
+		App:                strings.ToUpper(a.app),
+		HostName:           a.cfg.Host,
+		IPAddr:             a.cfg.IPAddr,
+		Status:             status,
+		Port:               heureka.Port{Number: port, Enabled: port > 0},
+		VIPAddress:         a.app,
+		DataCenter:         heureka.DataCenterInfo{Name: heureka.DataCenterMyOwn},
+		Lease:              heureka.LeaseInfo{RenewalIntervalSecs: secs(a.cfg.RenewInterval), DurationSecs: secs(a.cfg.LeaseDuration)},
+		Metadata:           info.WriteMetadata(nil),
+		HomePageURL:        a.cfg.StatusPageURL,
+		StatusPageURL:      a.cfg.StatusPageURL,
+		LastDirtyTimestamp: dirty,
+	}
+}

@@ -1,0 +1,503 @@
+package agent
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/hdfs"
+)
+
+func TestRegistersAndRenews(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := &fakeDaemon{alive: true, info: dataNodeInfo()}
+		r := start(t, testConfig(t, hdfs.RoleDataNode), d)
+		synctest.Wait()
+
+		in := r.instance(t)
+		if in.ID != "prod-dn1.example.net-dc1.rack-a" || in.App != "HDFS-DATANODE.PROD" || in.Status != heureka.StatusUp ||
+			in.HostName != "dn1.example.net" || in.IPAddr != "10.0.0.1" || in.Port != (heureka.Port{Number: 9866, Enabled: true}) ||
+			in.Lease.RenewalIntervalSecs != 10 || in.Lease.DurationSecs != 30 || in.VIPAddress != "hdfs-datanode.prod" {
+			t.Fatalf("registered %+v", in)
+		}
+		md := metadata(in)
+		for k, v := range map[string]string{
+			hdfs.MetaRack: "/dc1/rack-a", hdfs.MetaDiskUsed: "429496729600", hdfs.MetaDiskTotal: "1073741824000",
+			hdfs.MetaBlockCount: "10000", hdfs.MetaVersion: "3.3.6", hdfs.MetaStatus: "NORMAL",
+			hdfs.MetaDataPort: "9866", hdfs.MetaRPCPort: "9867",
+		} {
+			if md[k] != v {
+				t.Errorf("metadata %s = %q, want %q (all: %v)", k, md[k], v, md)
+			}
+		}
+		if _, ok := md[hdfs.MetaHAState]; ok {
+			t.Errorf("a DataNode registered ha_state: %v", md)
+		}
+
+		time.Sleep(35 * time.Second)
+		synctest.Wait()
+		if n := r.reg.count("renew"); n != 3 {
+			t.Errorf("renewals in 35 s = %d, want 3", n)
+		}
+		if n := r.reg.count("register"); n != 1 {
+			t.Errorf("registrations = %d, want 1: %+v", n, r.reg.log())
+		}
+		if st := r.a.Status(); st.Phase != PhaseRegistered || st.Reported != heureka.StatusUp || st.Pending {
+			t.Errorf("status %+v", st)
+		}
+	})
+}
+
+// TestDownWithinAFewProbes: a dead daemon is reported DOWN after two
+// consecutive failed probes, within ProbeInterval + RecheckInterval, and UP
+// again at its first answer.
+func TestDownWithinAFewProbes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := &fakeDaemon{alive: true, info: dataNodeInfo()}
+		r := start(t, testConfig(t, hdfs.RoleDataNode), d)
+		synctest.Wait()
+		time.Sleep(3300 * time.Millisecond) // mid-interval
+		synctest.Wait()
+
+		killed := time.Now()
+		d.set(func(d *fakeDaemon) { d.alive = false })
+		var downAt time.Time
+		for time.Since(killed) < 5*time.Second {
+			time.Sleep(10 * time.Millisecond)
+			synctest.Wait()
+			if r.instance(t).Status == heureka.StatusDown {
+				downAt = time.Now()
+				break
+			}
+		}
+		if downAt.IsZero() {
+			t.Fatalf("never DOWN: %+v", r.reg.log())
+		}
+		cfg := DefaultConfig()
+		if took := downAt.Sub(killed); took > cfg.ProbeInterval+cfg.RecheckInterval+20*time.Millisecond {
+			t.Errorf("DOWN took %v", took)
+		}
+		if st := r.a.Status(); st.Health != heureka.StatusDown || st.Failures != 2 {
+			t.Errorf("status %+v", st)
+		}
+
+		// Still dead: probes go on every second, nothing more is pushed,
+		// renewals continue.
+		regs, renews := r.reg.count("register"), r.reg.count("renew")
+		time.Sleep(20 * time.Second)
+		synctest.Wait()
+		if r.reg.count("register") != regs || r.reg.count("renew") < renews+2 {
+			t.Errorf("while down: %d registrations (was %d), %d renewals (was %d)", r.reg.count("register"), regs, r.reg.count("renew"), renews)
+		}
+
+		revived := time.Now()
+		d.set(func(d *fakeDaemon) {
+			d.alive = true
+			d.info.Version = "3.4.0" // it came back upgraded
+		})
+		time.Sleep(cfg.ProbeInterval + 10*time.Millisecond)
+		synctest.Wait()
+		in := r.instance(t)
+		if in.Status != heureka.StatusUp || in.Metadata[hdfs.MetaVersion] != "3.4.0" {
+			t.Errorf("%v after revival: status %s, version %s", time.Since(revived), in.Status, in.Metadata[hdfs.MetaVersion])
+		}
+	})
+}
+
+func TestOneFailedProbeIsNotDown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := &fakeDaemon{alive: true, info: dataNodeInfo()}
+		r := start(t, testConfig(t, hdfs.RoleDataNode), d)
+		synctest.Wait()
+		time.Sleep(1500 * time.Millisecond)
+		d.set(func(d *fakeDaemon) { d.alive = false })
+		time.Sleep(600 * time.Millisecond) // one failure at 2 s
+		d.set(func(d *fakeDaemon) { d.alive = true })
+		time.Sleep(5 * time.Second)
+		synctest.Wait()
+		for _, c := range r.reg.log() {
+			if c.status == heureka.StatusDown {
+				t.Fatalf("a single failure reported DOWN: %+v", r.reg.log())
+			}
+		}
+		if st := r.a.Status(); st.Failures != 0 || st.Health != heureka.StatusUp {
+			t.Errorf("status %+v", st)
+		}
+	})
+}
+
+func TestStartsBeforeItsDaemon(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := &fakeDaemon{info: dataNodeInfo()}
+		r := start(t, testConfig(t, hdfs.RoleDataNode), d)
+		synctest.Wait()
+		if in := r.instance(t); in.Status != heureka.StatusStarting {
+			t.Fatalf("first registration %s, want STARTING", in.Status)
+		}
+		time.Sleep(300 * time.Millisecond)
+		synctest.Wait()
+		if in := r.instance(t); in.Status != heureka.StatusDown {
+			t.Fatalf("after two failures %s, want DOWN", in.Status)
+		}
+		d.set(func(d *fakeDaemon) { d.alive = true })
+		time.Sleep(time.Second)
+		synctest.Wait()
+		in := r.instance(t)
+		if in.Status != heureka.StatusUp || in.Metadata[hdfs.MetaBlockCount] != "10000" {
+			t.Fatalf("after the daemon came: %s %v", in.Status, in.Metadata)
+		}
+	})
+}
+
+func TestHAChangePushedAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		cfg := testConfig(t, hdfs.RoleNameNode)
+		cfg.Host, cfg.Port = "nn1.example.net", 8020
+		d := &fakeDaemon{alive: true,
+			health: Health{HAState: hdfs.HAStandby, HATransitionTime: 1000},
+			info:   hdfs.NodeInfo{Version: "3.3.6", Status: "Operational", HAState: hdfs.HAActive, RPCPort: 9000}}
+		r := start(t, cfg, d)
+		synctest.Wait()
+		in := r.instance(t)
+		md := in.Metadata
+		// The prober's HA state wins over the full read's; the configured
+		// port over the daemon's.
+		if md[hdfs.MetaHAState] != "standby" || md[hdfs.MetaHATransitionTime] != "1000" || md[hdfs.MetaRPCPort] != "8020" ||
+			md[hdfs.MetaStatus] != "Operational" || in.Port.Number != 8020 || md[hdfs.MetaDataPort] != "" {
+			t.Fatalf("registered %v port %v", md, in.Port)
+		}
+		time.Sleep(4200 * time.Millisecond)
+		synctest.Wait()
+
+		switched := time.Now()
+		d.set(func(d *fakeDaemon) { d.health = Health{HAState: hdfs.HAActive, HATransitionTime: 2000} })
+		for r.instance(t).Metadata[hdfs.MetaHAState] != "active" {
+			if time.Since(switched) > 3*time.Second {
+				t.Fatalf("HA change not pushed: %+v", r.reg.log())
+			}
+			time.Sleep(10 * time.Millisecond)
+			synctest.Wait()
+		}
+		if took := time.Since(switched); took > time.Second+20*time.Millisecond {
+			t.Errorf("HA change took %v", took)
+		}
+		if got := r.instance(t).Metadata[hdfs.MetaHATransitionTime]; got != "2000" {
+			t.Errorf("ha_transition_time %s", got)
+		}
+		// A later full read does not bring the old state back.
+		time.Sleep(15 * time.Second)
+		synctest.Wait()
+		if got := r.instance(t).Metadata[hdfs.MetaHAState]; got != "active" {
+			t.Errorf("after a collect: %s", got)
+		}
+	})
+}
+
+func TestMetadataRefreshedWhenMaterial(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := &fakeDaemon{alive: true, info: dataNodeInfo()}
+		r := start(t, testConfig(t, hdfs.RoleDataNode), d)
+		synctest.Wait()
+
+		// 0.5% of capacity: not material.
+		d.set(func(d *fakeDaemon) { d.info.DiskUsed += 5 << 30 })
+		time.Sleep(11 * time.Second)
+		synctest.Wait()
+		if got := r.instance(t).Metadata[hdfs.MetaDiskUsed]; got != "429496729600" || r.reg.count("register") != 1 {
+			t.Fatalf("small change pushed: disk_used %s, %d registrations", got, r.reg.count("register"))
+		}
+		// Another 1%: now 1.5% from what the registry holds.
+		d.set(func(d *fakeDaemon) { d.info.DiskUsed += 10 << 30 })
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		if got := r.instance(t).Metadata[hdfs.MetaDiskUsed]; got != "445602856960" {
+			t.Fatalf("material change not pushed: disk_used %s", got)
+		}
+		// Blocks +2%: material.
+		d.set(func(d *fakeDaemon) { d.info.BlockCount = 10200 })
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		if got := r.instance(t).Metadata[hdfs.MetaBlockCount]; got != "10200" {
+			t.Fatalf("block change not pushed: %s", got)
+		}
+		// A small drift reaches the registry after MetadataMaxAge.
+		d.set(func(d *fakeDaemon) { d.info.BlockCount = 10201 })
+		time.Sleep(DefaultConfig().MetadataMaxAge + 10*time.Second)
+		synctest.Wait()
+		if got := r.instance(t).Metadata[hdfs.MetaBlockCount]; got != "10201" {
+			t.Fatalf("drift not pushed after MetadataMaxAge: %s", got)
+		}
+	})
+}
+
+func TestMaterial(t *testing.T) {
+	base := hdfs.NodeInfo{Rack: "/r", DiskUsed: 500, DiskTotal: 1000, BlockCount: 1000, Version: "3.3.6", Status: "NORMAL"}
+	for _, c := range []struct {
+		name string
+		f    func(*hdfs.NodeInfo)
+		want bool
+	}{
+		{"same", func(*hdfs.NodeInfo) {}, false},
+		{"used +1% of capacity", func(n *hdfs.NodeInfo) { n.DiskUsed += 10 }, false},
+		{"used +1.1% of capacity", func(n *hdfs.NodeInfo) { n.DiskUsed += 11 }, true},
+		{"used -1.1% of capacity", func(n *hdfs.NodeInfo) { n.DiskUsed -= 11 }, true},
+		{"capacity +1%", func(n *hdfs.NodeInfo) { n.DiskTotal += 10 }, false},
+		{"capacity -5%", func(n *hdfs.NodeInfo) { n.DiskTotal -= 50 }, true},
+		{"capacity unknown", func(n *hdfs.NodeInfo) { n.DiskTotal = 0 }, true},
+		{"blocks +1%", func(n *hdfs.NodeInfo) { n.BlockCount += 10 }, false},
+		{"blocks +2%", func(n *hdfs.NodeInfo) { n.BlockCount += 20 }, true},
+		{"blocks unknown", func(n *hdfs.NodeInfo) { n.BlockCount = 0 }, true},
+		{"version", func(n *hdfs.NodeInfo) { n.Version = "3.4.0" }, true},
+		{"admin state", func(n *hdfs.NodeInfo) { n.Status = "DECOMMISSION_INPROGRESS" }, true},
+		{"ha state", func(n *hdfs.NodeInfo) { n.HAState = hdfs.HAActive }, true},
+		{"ha time", func(n *hdfs.NodeInfo) { n.HATransitionTime = 5 }, true},
+		{"rack", func(n *hdfs.NodeInfo) { n.Rack = "/s" }, true},
+		{"port", func(n *hdfs.NodeInfo) { n.DataPort = 1 }, true},
+	} {
+		n := base
+		c.f(&n)
+		if got := material(base, n, 0.01, 0.01); got != c.want {
+			t.Errorf("%s: material = %v, want %v", c.name, got, c.want)
+		}
+	}
+	if !material(base, hdfs.NodeInfo{Rack: "/r", DiskUsed: 501, DiskTotal: 1000, BlockCount: 1000, Version: "3.3.6", Status: "NORMAL"}, 0, 0) {
+		t.Error("with zero thresholds every change is material")
+	}
+	unknownCap := hdfs.NodeInfo{DiskUsed: 1000}
+	if material(unknownCap, hdfs.NodeInfo{DiskUsed: 1005}, 0.01, 0.01) || !material(unknownCap, hdfs.NodeInfo{DiskUsed: 1020}, 0.01, 0.01) {
+		t.Error("capacity unknown: use is compared with itself")
+	}
+}
+
+func TestRenew404Reregisters(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := &fakeDaemon{alive: true, info: dataNodeInfo()}
+		r := start(t, testConfig(t, hdfs.RoleDataNode), d)
+		synctest.Wait()
+		r.reg.forget(r.a.id) // the registry restarted
+		time.Sleep(10*time.Second + time.Millisecond)
+		synctest.Wait()
+		in := r.instance(t)
+		if in.Status != heureka.StatusUp || in.Metadata[hdfs.MetaBlockCount] != "10000" || r.reg.count("register") != 2 {
+			t.Fatalf("after 404: %s %v, %+v", in.Status, in.Metadata, r.reg.log())
+		}
+	})
+}
+
+// TestRegistryOutage: an unreachable registry is retried with growing,
+// jittered pauses; the agent never stops; what happened meanwhile is
+// pushed when the registry returns.
+func TestRegistryOutage(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := &fakeDaemon{alive: true, info: dataNodeInfo()}
+		cfg := testConfig(t, hdfs.RoleDataNode)
+		reg := newFakeRegistry()
+		reg.setFail(heureka.Errorf(heureka.EUNAVAILABLE, "no registry answered"))
+		a, err := New(cfg, reg, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := &running{a: a, reg: reg, d: d, done: make(chan error, 1)}
+		ctx, cancel := contextWithCancel()
+		r.cancel = cancel
+		go func() { r.done <- a.Run(ctx) }()
+
+		time.Sleep(3 * time.Minute)
+		synctest.Wait()
+		calls := reg.log()
+		if len(calls) < 6 || len(calls) > 20 {
+			t.Fatalf("%d attempts in 3 minutes", len(calls))
+		}
+		for i := 1; i < len(calls); i++ {
+			gap := calls[i].at.Sub(calls[i-1].at)
+			if gap < cfg.BackoffMin/2 || gap > cfg.BackoffMax {
+				t.Errorf("pause %d = %v, want within [%v, %v]", i, gap, cfg.BackoffMin/2, cfg.BackoffMax)
+			}
+		}
+		if gap := calls[len(calls)-1].at.Sub(calls[len(calls)-2].at); gap < cfg.BackoffMax/2 {
+			t.Errorf("pauses did not grow: last %v", gap)
+		}
+		if st := a.Status(); st.Phase != PhaseRegistering || !strings.Contains(st.LastError, "no registry answered") {
+			t.Errorf("status %+v", st)
+		}
+
+		d.set(func(d *fakeDaemon) { d.alive = false }) // dies during the outage
+		time.Sleep(5 * time.Second)
+		reg.setFail(nil)
+		time.Sleep(cfg.BackoffMax + time.Second)
+		synctest.Wait()
+		in := r.instance(t)
+		if in.Status != heureka.StatusDown {
+			t.Errorf("after the outage: %s", in.Status)
+		}
+
+		// Renewals failing later back off too, but at most RenewInterval.
+		reg.setFail(errors.New("connection reset"))
+		before := len(reg.log())
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		n := len(reg.log()) - before
+		if n < 6 || n > 60 {
+			t.Errorf("%d renew attempts in a minute of failures", n)
+		}
+		reg.setFail(nil)
+		cancel()
+		if err := <-r.done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+}
+
+func TestDrain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := &fakeDaemon{alive: true, info: dataNodeInfo()}
+		r := start(t, testConfig(t, hdfs.RoleDataNode), d)
+		synctest.Wait()
+		time.Sleep(4 * time.Second)
+		synctest.Wait()
+
+		stopped := time.Now()
+		r.cancel()
+		synctest.Wait()
+		if in := r.instance(t); in.Status != heureka.StatusOutOfService || time.Since(stopped) != 0 {
+			t.Fatalf("not OUT_OF_SERVICE at once: %s after %v", in.Status, time.Since(stopped))
+		}
+		if st := r.a.Status(); st.Phase != PhaseDraining || st.Reported != heureka.StatusOutOfService {
+			t.Errorf("status %+v", st)
+		}
+		select {
+		case err := <-r.done:
+			t.Fatalf("Run returned before the drain period: %v", err)
+		default:
+		}
+		err := <-r.done
+		r.done <- err // for the cleanup
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if took := time.Since(stopped); took != DefaultConfig().DrainPeriod {
+			t.Errorf("drain took %v", took)
+		}
+		if _, ok := r.reg.get(r.a.id); ok {
+			t.Error("still registered after Run returned")
+		}
+		calls := r.reg.log()
+		last := calls[len(calls)-2:]
+		if last[0].op != "status" || last[1].op != "cancel" {
+			t.Errorf("last calls %+v", last)
+		}
+		if st := r.a.Status(); st.Phase != PhaseStopped {
+			t.Errorf("phase %s", st.Phase)
+		}
+	})
+}
+
+func TestDrainWithRegistryDown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := &fakeDaemon{alive: true, info: dataNodeInfo()}
+		r := start(t, testConfig(t, hdfs.RoleDataNode), d)
+		synctest.Wait()
+		r.reg.setFail(heureka.Errorf(heureka.EUNAVAILABLE, "no registry answered"))
+		stopped := time.Now()
+		r.cancel()
+		err := <-r.done
+		r.done <- err
+		if err != nil || time.Since(stopped) != 0 {
+			t.Errorf("Run: %v after %v; want nil at once (nothing to wait for)", err, time.Since(stopped))
+		}
+		if n := r.reg.count("cancel"); n != 1 {
+			t.Errorf("%d cancel attempts", n)
+		}
+	})
+}
+
+func TestDrainWhenForgotten(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := &fakeDaemon{alive: true, info: dataNodeInfo()}
+		r := start(t, testConfig(t, hdfs.RoleDataNode), d)
+		synctest.Wait()
+		r.reg.forget(r.a.id)
+		r.cancel()
+		err := <-r.done
+		r.done <- err
+		if err != nil || r.reg.count("cancel") != 0 {
+			t.Errorf("Run: %v, %d cancels", err, r.reg.count("cancel"))
+		}
+	})
+}
+
+func TestRunTwice(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := start(t, testConfig(t, hdfs.RoleDataNode), &fakeDaemon{alive: true})
+		synctest.Wait()
+		if err := r.a.Run(t.Context()); err == nil {
+			t.Error("second Run succeeded")
+		}
+	})
+}
+
+func TestConfigValidate(t *testing.T) {
+	good := testConfig(t, hdfs.RoleDataNode)
+	if err := good.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		field string
+		f     func(*Config)
+	}{
+		{"Role", func(c *Config) { c.Role = "journalnode" }},
+		{"Cluster", func(c *Config) { c.Cluster = "" }},
+		{"Cluster", func(c *Config) { c.Cluster = "a/b" }},
+		{"Host", func(c *Config) { c.Host = "" }},
+		{"Host", func(c *Config) { c.Host = "a\tb" }},
+		{"IPAddr", func(c *Config) { c.IPAddr = "dn1" }},
+		{"Port", func(c *Config) { c.Port = 70000 }},
+		{"AdminState", func(c *Config) { c.AdminState = "retired" }},
+		{"RenewInterval", func(c *Config) { c.RenewInterval = 0 }},
+		{"RenewInterval", func(c *Config) { c.RenewInterval = 500 * time.Millisecond }},
+		{"LeaseDuration", func(c *Config) { c.LeaseDuration = c.RenewInterval }},
+		{"ProbeTimeout", func(c *Config) { c.ProbeTimeout = 2 * c.ProbeInterval }},
+		{"FailureThreshold", func(c *Config) { c.FailureThreshold = 0 }},
+		{"DrainPeriod", func(c *Config) { c.DrainPeriod = -time.Second }},
+		{"BackoffMin", func(c *Config) { c.BackoffMin = time.Hour }},
+		{"DiskChange", func(c *Config) { c.DiskChange = 1 }},
+		{"BlockChange", func(c *Config) { c.BlockChange = -0.1 }},
+		{"CallTimeout", func(c *Config) { c.CallTimeout = 0 }},
+	} {
+		cfg := good
+		c.f(&cfg)
+		err := cfg.Validate()
+		if err == nil || !strings.Contains(err.Error(), c.field) || heureka.ErrorCode(err) != heureka.EINVALID {
+			t.Errorf("%s: %v", c.field, err)
+		}
+	}
+	if _, err := New(good, nil, &fakeDaemon{}); err == nil {
+		t.Error("New with a nil registry succeeded")
+	}
+	cfg := good
+	cfg.AdminState = "decommissioning"
+	a, err := New(cfg, newFakeRegistry(), &fakeDaemon{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := a.Instance().Metadata[hdfs.MetaStatus]; got != "DECOMMISSION_INPROGRESS" {
+		t.Errorf("admin state written as %q", got)
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	a, err := New(testConfig(t, hdfs.RoleDataNode), newFakeRegistry(), &fakeDaemon{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, want := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 3: 4 * time.Second, 6: 30 * time.Second, 50: 30 * time.Second} {
+		for range 50 {
+			if got := a.backoff(n); got < want/2 || got > want {
+				t.Fatalf("backoff(%d) = %v, want within [%v, %v]", n, got, want/2, want)
+			}
+		}
+	}
+}

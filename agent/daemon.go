@@ -1,0 +1,183 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/hdfs"
+)
+
+// DaemonConfig says where a daemon's JMX and main port are.
+type DaemonConfig struct {
+	Role hdfs.Role
+	// JMXURL is the daemon's web address, e.g. "http://127.0.0.1:9864"
+	// (DataNode) or "http://127.0.0.1:9870" (NameNode); "/jmx" is added
+	// unless the path already ends in it.
+	JMXURL string
+	// PortAddr is the data-transfer (DataNode) or client RPC (NameNode)
+	// "host:port" a probe connects to; "" skips that check.
+	PortAddr string
+	// DataDirs are a DataNode's storage directories. When the JMX does not
+	// give the capacity, disk_total and disk_used come from their
+	// filesystems (see DiskUsage).
+	DataDirs []string
+	// Transport sends the JMX requests; nil means a private transport
+	// that keeps one idle connection to the daemon.
+	Transport http.RoundTripper
+}
+
+// JMXDaemon is a real HDFS daemon reached over HTTP (/jmx) and TCP.
+type JMXDaemon struct {
+	cfg     DaemonConfig
+	jmx     *url.URL
+	http    *http.Client
+	service string // "DataNode" or "NameNode"
+	probeQ  string // the one bean a probe reads
+}
+
+// NewJMXDaemon checks cfg and returns the daemon. It dials nothing.
+func NewJMXDaemon(cfg DaemonConfig) (*JMXDaemon, error) {
+	d := &JMXDaemon{cfg: cfg}
+	switch cfg.Role {
+	case hdfs.RoleDataNode:
+		// DataNodeInfo is the stable MXBean every Hadoop 2 and 3 DataNode
+		// has; its presence says the daemon is up, not just its web server.
+		d.service, d.probeQ = "DataNode", "Hadoop:service=DataNode,name=DataNodeInfo"
+	case hdfs.RoleNameNode:
+		// NameNodeStatus is small and holds the HA state and its
+		// transition time, which must be pushed at once.
+		d.service, d.probeQ = "NameNode", "Hadoop:service=NameNode,name=NameNodeStatus"
+	default:
+		return nil, heureka.Errorf(heureka.EINVALID, "agent: daemon role %q is not datanode or namenode", cfg.Role)
+	}
+	u, err := url.Parse(cfg.JMXURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, heureka.Errorf(heureka.EINVALID, "agent: JMX URL %q is not like http://HOST:9864", cfg.JMXURL)
+	}
+	u.RawQuery, u.Fragment = "", ""
+	if !strings.HasSuffix(u.Path, "/jmx") {
+		u.Path = strings.TrimRight(u.Path, "/") + "/jmx"
+	}
+	d.jmx = u
+	if cfg.PortAddr != "" {
+		if _, _, err := net.SplitHostPort(cfg.PortAddr); err != nil {
+			return nil, heureka.Errorf(heureka.EINVALID, "agent: port address %q is not host:port", cfg.PortAddr)
+		}
+	}
+	rt := cfg.Transport
+	if rt == nil {
+		rt = &http.Transport{
+			Proxy:               nil, // the daemon is local; never go through a proxy
+			DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+			MaxIdleConnsPerHost: 1,
+			IdleConnTimeout:     30 * time.Second,
+		}
+	}
+	d.http = &http.Client{Transport: rt}
+	return d, nil
+}
+
+// JMXURL is the /jmx URL the daemon is read from.
+func (d *JMXDaemon) JMXURL() string { return d.jmx.String() }
+
+// Probe connects to the main port and reads one small bean, at the same
+// time; both must succeed. For a NameNode it returns the HA state.
+func (d *JMXDaemon) Probe(ctx context.Context) (Health, error) {
+	tcpErr := make(chan error, 1)
+	if d.cfg.PortAddr != "" {
+		go func() {
+			var dl net.Dialer
+			c, err := dl.DialContext(ctx, "tcp", d.cfg.PortAddr)
+			if err == nil {
+				c.Close()
+			}
+			tcpErr <- err
+		}()
+	} else {
+		tcpErr <- nil
+	}
+	var h Health
+	body, err := d.fetch(ctx, d.probeQ)
+	if err == nil {
+		if d.cfg.Role == hdfs.RoleNameNode {
+			var n hdfs.NameNodeJMX
+			n, err = hdfs.ParseNameNodeJMX(body)
+			if st, ok := hdfs.ParseHAState(string(n.HAState)); ok {
+				h.HAState = st
+			}
+			h.HATransitionTime = n.LastHATransitionTime
+		} else {
+			_, err = hdfs.ParseDataNodeJMX(body)
+		}
+		body.Close()
+	}
+	if terr := <-tcpErr; terr != nil {
+		return Health{}, fmt.Errorf("port %s: %w", d.cfg.PortAddr, terr)
+	}
+	if err != nil {
+		return Health{}, err
+	}
+	return h, nil
+}
+
+// Collect reads all of the daemon's own beans (qry=Hadoop:service=X,*).
+// A DataNode whose JMX gives no capacity gets it from DataDirs.
+func (d *JMXDaemon) Collect(ctx context.Context) (hdfs.NodeInfo, error) {
+	body, err := d.fetch(ctx, "Hadoop:service="+d.service+",*")
+	if err != nil {
+		return hdfs.NodeInfo{}, err
+	}
+	defer body.Close()
+	if d.cfg.Role == hdfs.RoleNameNode {
+		n, err := hdfs.ParseNameNodeJMX(body)
+		if err != nil {
+			return hdfs.NodeInfo{}, err
+		}
+		return n.NodeInfo(), nil
+	}
+	dn, err := hdfs.ParseDataNodeJMX(body)
+	if err != nil {
+		return hdfs.NodeInfo{}, err
+	}
+	info := dn.NodeInfo()
+	if info.DiskTotal == 0 && len(d.cfg.DataDirs) > 0 {
+		if total, used, err := DiskUsage(d.cfg.DataDirs); err == nil {
+			info.DiskTotal, info.DiskUsed = total, used
+		} else {
+			return info, fmt.Errorf("the JMX has no capacity and the data directories cannot be read: %w", err)
+		}
+	}
+	return info, nil
+}
+
+// fetch GETs /jmx?qry=q; the caller closes the body.
+func (d *JMXDaemon) fetch(ctx context.Context, q string) (io.ReadCloser, error) {
+	u := *d.jmx
+	u.RawQuery = url.Values{"qry": {q}}.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := d.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return nil, fmt.Errorf("%s answered %s", d.jmx.Redacted(), resp.Status)
+	}
+	return resp.Body, nil
+}
+
+// ErrNoStatfs is DiskUsage's error on systems where it cannot read
+// filesystem sizes.
+var ErrNoStatfs = errors.New("agent: filesystem sizes cannot be read on this system")

@@ -1,0 +1,5 @@
+//go:build !(linux || darwin || freebsd)
+
+package agent
+
+func statfs(string) (uint64, int64, int64, error) { return 0, 0, 0, ErrNoStatfs }

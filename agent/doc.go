@@ -1,0 +1,114 @@
+// Package agent is heureka's HDFS sidecar: it runs beside one DataNode or
+// NameNode, registers it in the registry as "hdfs-datanode.<cluster>" or
+// "hdfs-namenode.<cluster>" with instance ID hdfs.InstanceID and the
+// metadata of hdfs.NodeInfo, and keeps that registration true: alive while
+// the daemon answers, DOWN within about ProbeInterval + RecheckInterval of
+// it dying, with its HA state and figures current, and drained before the
+// agent leaves.
+//
+//	a, err := agent.New(cfg, registryClient, daemon) // *client.Client, *agent.JMXDaemon
+//	err = a.Run(ctx) // until ctx is done; then drain, deregister, nil
+//
+// # Three loops
+//
+// Run starts three goroutines that share one state under a mutex:
+//
+//   - The prober calls Daemon.Probe every ProbeInterval (for JMXDaemon: a
+//     TCP connect to the data or RPC port and a read of one small bean, at
+//     the same time). It owns the daemon state machine below and, for a
+//     NameNode, the HA state.
+//   - The collector calls Daemon.Collect every MetadataInterval (the
+//     daemon's beans in full) and at once when the daemon comes back. It
+//     asks for a push only when the figures changed materially.
+//   - The syncer owns the registration state machine: it registers,
+//     renews and pushes changes, and drains at the end.
+//
+// A slow registry therefore never delays probing, and a slow daemon never
+// delays heartbeats.
+//
+// # The daemon state machine (prober)
+//
+//	STARTING ──probe ok──▶ UP ◀──probe ok── DOWN
+//	    │                   │                 ▲
+//	    └──FailureThreshold consecutive failures┘ (from STARTING or UP)
+//
+// A failed probe is retried after RecheckInterval rather than a whole
+// ProbeInterval, so "two consecutive failures" (the default threshold)
+// takes a quarter of a second to confirm, not a second. One success after
+// DOWN is UP again at once, and the figures are read again at once. For a
+// NameNode, every successful probe compares the HA state and its
+// transition time with the last known ones; any difference is pushed at
+// once (ha_state, ha_transition_time).
+//
+// # Material changes (collector)
+//
+// The registry is told about new figures when they differ materially from
+// what it holds: rack, version, status (a DataNode's admin state, a
+// NameNode's FSState), HA state, transition time or ports changed; the
+// capacity appeared, vanished or moved by more than DiskChange (1%) of
+// itself; disk use moved by more than DiskChange of the capacity; the block
+// count appeared, vanished or moved by more than BlockChange (1%) of
+// itself. Smaller drifts ride along with the next push, or are pushed on
+// their own once the registry's copy is MetadataMaxAge old.
+//
+// # The registration state machine (syncer)
+//
+//	start ──▶ REGISTERING ──register ok──▶ REGISTERED ◀─┐ renew every RenewInterval;
+//	           ▲   │    ▲                      │  │       │ a pending change: register
+//	           │   └────┘ failed: backoff      │  └───────┘ again (failed: backoff)
+//	           └────────── renew answered 404 ─┘
+//
+//	ctx done, any state ──▶ DRAINING: OUT_OF_SERVICE override, wait
+//	                        DrainPeriod, deregister ──▶ STOPPED (Run returns nil)
+//
+// Every failed registry call is retried after a jittered pause that
+// doubles from BackoffMin to BackoffMax (a renewal retries at least every
+// RenewInterval); none is fatal. While the registry is unreachable the
+// daemon state machine keeps running, and the latest state is pushed when
+// the registry returns. A 404 on renew (the lease expired during an outage,
+// or the registry restarted) registers again at once with everything the
+// agent knows. Each call is bounded by CallTimeout.
+//
+// # Which Eureka call reports the daemon's status
+//
+// UP and DOWN are reported by registering again with the new status, which
+// is how Eureka's own clients report their health (the Java client's
+// InstanceInfoReplicator re-registers whenever its InstanceInfo changes).
+// The server believes an instance that says it is not well: a registration
+// with status DOWN is stored as DOWN whatever else is recorded, and one
+// with UP is stored as UP unless an operator's override says otherwise.
+// The status override (PUT .../status, SetStatus) is the operator's tool:
+// it sticks across heartbeats and registrations until deleted, so an agent
+// that set DOWN through it could not come back UP by itself, and it would
+// erase an operator's OUT_OF_SERVICE. Metadata changes travel the same way,
+// a full registration, so keys that vanish are removed too (a metadata
+// update only merges). Each registration carries a lastDirtyTimestamp that
+// never goes backwards, so a registry never keeps an older copy over it.
+//
+// Draining is the exception: on shutdown the agent sets the
+// OUT_OF_SERVICE override. A registration cannot drain, because the server
+// keeps an UP instance UP when it re-registers as OUT_OF_SERVICE (Eureka's
+// rule). The override is what every Eureka client honours, nothing will
+// re-register over it (the agent's loops have stopped), and deregistering
+// removes it.
+//
+// # Time
+//
+// The agent reads the wall clock and runs timers through the time package
+// only; its tests run inside testing/synctest bubbles, whose fake clock
+// makes minutes of probing, renewing and draining take microseconds and
+// behave the same on every run. Nothing in the loops sleeps except the
+// drain.
+//
+// # Concurrency
+//
+// Status and Instance may be called from any goroutine at any time. Run may
+// be called once; it returns after its goroutines have ended.
+//
+// # What it does not do
+//
+// It does not start, stop or restart the daemon, decide its rack by itself
+// (Config.Rack, or TableRack/ScriptRack, is the operator's), read the
+// DataNode's admin state (the NameNode knows it; Config.AdminState), or
+// talk to more than one registry cluster (the Registry does failover).
+package agent

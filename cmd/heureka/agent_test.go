@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/client"
+	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/sim"
+)
+
+func TestAgentCommandLine(t *testing.T) {
+	_, base := hdfsTestServer(t)
+	common := []string{"--cluster", "prod", "--registry", base, "--jmx", "http://127.0.0.1:1", "--host", "dn1", "--ip", "127.0.0.1"}
+	for _, c := range []struct {
+		args []string
+		code int
+		err  string
+	}{
+		{[]string{"agent", "-h"}, 0, "--topology-script"},
+		{append([]string{"agent"}, common...), 2, "--role"},
+		{append([]string{"agent", "--role", "journalnode"}, common...), 2, "journalnode"},
+		{append([]string{"agent", "--role", "datanode", "--rpc-port", "8020"}, common...), 2, "--rpc-port is for NameNodes"},
+		{append([]string{"agent", "--role", "namenode", "--data-port", "9866"}, common...), 2, "for DataNodes"},
+		{append([]string{"agent", "--role", "datanode", "--rack", "/r", "--topology-table", "t"}, common...), 2, "at most one"},
+		{append([]string{"agent", "--role", "datanode", "--admin-state", "gone"}, common...), 2, "--admin-state"},
+		{append([]string{"agent", "--role", "datanode", "--data-port", "70000"}, common...), 2, "out of range"},
+		{append(append([]string{"agent", "--role", "datanode"}, common...), "--ip", "not-an-ip"), 2, "IPAddr"},
+		{append([]string{"agent", "--role", "datanode", "extra"}, common...), 2, "unexpected argument"},
+		{[]string{"agent", "--role", "datanode", "--registry", base, "--jmx", "http://h:1"}, 2, "--cluster"},
+		{[]string{"agent", "--role", "datanode", "--cluster", "prod", "--jmx", "http://h:1"}, 2, "--registry"},
+		{[]string{"agent", "--role", "datanode", "--cluster", "prod", "--registry", base}, 2, "--jmx"},
+		{append([]string{"agent", "--role", "datanode", "--topology-table", "/nonexistent"}, common...), 1, "topology table"},
+	} {
+		t.Setenv(registryEnvVar, "")
+		code, _, errs := runHeureka(t, c.args...)
+		if code != c.code || !strings.Contains(errs, c.err) {
+			t.Errorf("%q: exit %d, stderr %q; want exit %d with %q", c.args, code, errs, c.code, c.err)
+		}
+	}
+}
+
+func openTestSim(t *testing.T, role hdfs.Role) *sim.Sim {
+	t.Helper()
+	cfg := sim.DefaultConfig()
+	cfg.Role = role
+	s, err := sim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
+	return s
+}
+
+// TestAgentInProcess runs `heureka agent` against a registry and a
+// simulated DataNode in this process, with the rack from a topology
+// script, and stops it as a signal would.
+func TestAgentInProcess(t *testing.T) {
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		t.Skip("no /bin/sh")
+	}
+	_, base := hdfsTestServer(t)
+	dn := openTestSim(t, hdfs.RoleDataNode)
+	_, port, _ := net.SplitHostPort(dn.PortAddr())
+	script := filepath.Join(t.TempDir(), "topo.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nfor a in \"$@\"; do case $a in 127.*) echo /dc9/rack-7;; *) echo /default-rack;; esac; done\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stderr lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"agent", "--role", "datanode", "--cluster", "prod", "--registry", base,
+			"--jmx", "http://" + dn.HTTPAddr(), "--data-port", port, "--host", "dn1.test", "--ip", "127.0.0.1",
+			"--topology-script", script, "--drain", "200ms"}, &stderr, &stderr)
+	}()
+
+	c, err := client.New(client.Config{URLs: []string{base}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const id = "prod-dn1.test-dc9.rack-7"
+	var in *heureka.Instance
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rctx, rcancel := context.WithTimeout(context.Background(), 2*time.Second)
+		in, err = c.Instance(rctx, "hdfs-datanode.prod", id)
+		rcancel()
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("not registered: %v\n%s", err, stderr.String())
+	}
+	if in.Status != heureka.StatusUp || in.Metadata[hdfs.MetaRack] != "/dc9/rack-7" || in.Metadata[hdfs.MetaDataPort] != port {
+		t.Errorf("registered %s %v", in.Status, in.Metadata)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("exit %d\n%s", code, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("agent did not stop\n%s", stderr.String())
+	}
+	rctx, rcancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer rcancel()
+	if _, err := c.Instance(rctx, "hdfs-datanode.prod", id); heureka.ErrorCode(err) != heureka.ENOTFOUND {
+		t.Errorf("after stop: %v", err)
+	}
+	for _, want := range []string{"heureka agent running", "draining: OUT_OF_SERVICE", "deregistered"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, stderr.String())
+		}
+	}
+}
+
+func TestDataDirList(t *testing.T) {
+	got := dataDirList([]string{"/data/1", "[DISK]/data/2,[SSD]file:///data/3", " , file:///data/4 "})
+	want := []string{"/data/1", "/data/2", "/data/3", "/data/4"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("dataDirList = %q, want %q", got, want)
+	}
+}

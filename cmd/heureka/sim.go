@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/sim"
+)
+
+func init() {
+	addCommand(&command{
+		name:    "sim",
+		summary: "run a SIMULATED DataNode or NameNode (/jmx and a port) for tests and demos",
+		run:     runSim,
+	})
+}
+
+// runSim is `heureka sim datanode|namenode`: a simulated HDFS daemon that
+// logs one line `heureka sim listening ... http=ADDR port=ADDR
+// control=ADDR` and runs until SIGINT/SIGTERM.
+func runSim(ctx context.Context, args []string, _, stderr io.Writer) error {
+	cfg := sim.DefaultConfig()
+	fs := flag.NewFlagSet("heureka sim", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", "127.0.0.1:0", "TCP `address` of the simulated web server (/jmx)")
+	port := fs.String("port", "0", "data-transfer (datanode) or RPC (namenode) `port`, on --listen's host, or HOST:PORT")
+	fs.StringVar(&cfg.ControlAddr, "control", cfg.ControlAddr, "TCP `address` of the control API (/sim/...)")
+	fs.StringVar(&cfg.Hostname, "hostname", cfg.Hostname, "host `name` the daemon reports for itself")
+	fs.StringVar(&cfg.Version, "version", cfg.Version, "Hadoop `version` to report")
+	fs.StringVar(&cfg.ClusterID, "cluster-id", cfg.ClusterID, "cluster `ID` to report")
+	capacity := fs.String("capacity", "", "capacity in `bytes`, suffixes K M G T P allowed (default 4T; a namenode reports it for the cluster)")
+	used := fs.String("used", "", "DFS use in `bytes` (default a third of the capacity)")
+	blocks := fs.String("blocks", "", "block `count` (default use / 128 MiB)")
+	ha := fs.String("ha-state", string(cfg.HAState), "a namenode's HA state at start: active or standby")
+	var volumes repeatedFlag
+	fs.Var(&volumes, "volume", "a datanode storage `directory` to report (repeatable; default /data/1/dfs/dn)")
+	fs.BoolVar(&cfg.Stopped, "stopped", false, "start stopped: only the control API answers until POST /sim/start")
+	logFormat := fs.String("log-format", "text", "log format: text or json (logs go to stderr)")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "Usage: heureka sim datanode|namenode [flags]\n\n")
+		fmt.Fprintf(w, "A SIMULATOR, not Hadoop: serves /jmx in Hadoop 3's shape (marked with a\n")
+		fmt.Fprintf(w, "Heureka:service=Simulator bean) and accepts TCP connections on a data or RPC\n")
+		fmt.Fprintf(w, "port, so that 'heureka agent' can be tried and tested without a cluster.\n")
+		fmt.Fprintf(w, "It logs one line with its addresses: http=ADDR port=ADDR control=ADDR.\n\n")
+		fmt.Fprintf(w, "Control API (on --control, which keeps answering while the daemon is stopped):\n")
+		fmt.Fprintf(w, "\tGET  /sim/state                       state as JSON\n")
+		fmt.Fprintf(w, "\tPOST /sim/stop                        /jmx and the port stop answering (connection refused)\n")
+		fmt.Fprintf(w, "\tPOST /sim/start                       they come back on the same addresses\n")
+		fmt.Fprintf(w, "\tPOST /sim/ha?state=active|standby      namenode failover\n")
+		fmt.Fprintf(w, "\tPOST /sim/set?capacity=&used=&blocks=&version=&safemode=on|off\n")
+		fmt.Fprintf(w, "Signals: SIGUSR1 makes a namenode active, SIGUSR2 standby; SIGINT/SIGTERM stop\n")
+		fmt.Fprintf(w, "the simulator (exit 0); SIGKILL kills it like any daemon.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	if len(args) == 0 {
+		fs.Usage()
+		return &usageError{"sim: name the daemon: datanode or namenode"}
+	}
+	if args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+		fs.Usage()
+		return flag.ErrHelp
+	}
+	cfg.Role = hdfs.Role(strings.ToLower(args[0]))
+	if cfg.Role != hdfs.RoleDataNode && cfg.Role != hdfs.RoleNameNode {
+		return &usageError{fmt.Sprintf("sim: %q is not datanode or namenode", args[0])}
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &usageError{err.Error()}
+	}
+	bad := func(format string, a ...any) error { return &usageError{"sim: " + fmt.Sprintf(format, a...)} }
+	if fs.NArg() > 0 {
+		return bad("unexpected argument %q", fs.Arg(0))
+	}
+	cfg.HTTPAddr = *listen
+	if _, err := strconv.Atoi(*port); err == nil {
+		h, _, err := net.SplitHostPort(*listen)
+		if err != nil {
+			return bad("--listen %q is not HOST:PORT", *listen)
+		}
+		cfg.PortAddr = net.JoinHostPort(h, *port)
+	} else {
+		cfg.PortAddr = *port
+	}
+	cfg.HAState = hdfs.HAState(strings.ToLower(*ha))
+	if len(volumes) > 0 {
+		cfg.Volumes = volumes
+	}
+	if *capacity != "" {
+		n, err := sim.ParseBytes(*capacity)
+		if err != nil {
+			return bad("--capacity: %v", err)
+		}
+		cfg.Capacity, cfg.Used = n, n/3
+	}
+	if *used != "" {
+		n, err := sim.ParseBytes(*used)
+		if err != nil {
+			return bad("--used: %v", err)
+		}
+		cfg.Used = n
+	}
+	cfg.Blocks = cfg.Used / (128 << 20)
+	if *blocks != "" {
+		n, err := strconv.ParseInt(*blocks, 10, 64)
+		if err != nil || n < 0 {
+			return bad("--blocks %q is not a count", *blocks)
+		}
+		cfg.Blocks = n
+	}
+	logger, err := newLogger(stderr, *logFormat, *logLevel)
+	if err != nil {
+		return bad("%v", err)
+	}
+	cfg.Logger = logger
+	s, err := sim.New(cfg)
+	if err != nil {
+		return &usageError{err.Error()}
+	}
+	if err := s.Open(); err != nil {
+		return err
+	}
+	logger.Info("heureka sim listening", "role", string(cfg.Role), "simulated", true,
+		"http", s.HTTPAddr(), "port", s.PortAddr(), "control", s.ControlAddr(), "pid", os.Getpid())
+
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGUSR2)
+	defer signal.Stop(sigs)
+	for stopping := false; !stopping; {
+		select {
+		case <-ctx.Done():
+			stopping = true
+		case sig := <-sigs:
+			switch sig {
+			case syscall.SIGUSR1, syscall.SIGUSR2:
+				st := hdfs.HAActive
+				if sig == syscall.SIGUSR2 {
+					st = hdfs.HAStandby
+				}
+				if err := s.SetHAState(st); err != nil {
+					logger.Warn("ignoring signal", "signal", sig.String(), "err", err)
+				}
+			default:
+				logger.Info("heureka sim stopping", "signal", sig.String())
+				stopping = true
+			}
+		}
+	}
+	signal.Stop(sigs)
+	cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.Close(cctx); err != nil {
+		return err
+	}
+	logger.Info("heureka sim stopped")
+	return nil
+}

@@ -1,0 +1,102 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/heureka-project/heureka/hdfs"
+)
+
+// Config is what a simulated daemon is and where it listens.
+type Config struct {
+	// Role is hdfs.RoleDataNode or hdfs.RoleNameNode.
+	Role hdfs.Role
+	// HTTPAddr serves /jmx (Hadoop: DataNode 9864, NameNode 9870).
+	HTTPAddr string
+	// PortAddr is the data-transfer (DataNode, Hadoop 9866) or client RPC
+	// (NameNode, Hadoop 8020) listener.
+	PortAddr string
+	// ControlAddr serves the /sim/ control API. It stays up while the
+	// daemon is stopped.
+	ControlAddr string
+
+	// Hostname is the name the daemon reports for itself (DatanodeHostname,
+	// tag.Hostname, the host of NameNodeStatus.HostAndPort).
+	Hostname  string
+	Version   string // e.g. "3.3.6"
+	ClusterID string // e.g. "CID-..."
+
+	// Capacity, Used and Blocks are the DataNode's own figures (bytes,
+	// bytes, blocks) or, for a NameNode, the cluster's.
+	Capacity int64
+	Used     int64
+	Blocks   int64
+	// Volumes are a DataNode's storage directories, named in VolumeInfo;
+	// the figures are split evenly between them.
+	Volumes []string
+
+	// HAState is a NameNode's state at start (active or standby).
+	HAState hdfs.HAState
+	// Stopped starts the daemon stopped: only the control API answers
+	// until Start.
+	Stopped bool
+
+	// Logger receives the simulator's logs, with subsystem=sim.
+	Logger *slog.Logger
+}
+
+// DefaultConfig returns a simulated DataNode on loopback with free ports,
+// each default with its reason.
+func DefaultConfig() Config {
+	return Config{
+		Role: hdfs.RoleDataNode,
+		// Free loopback ports: several simulators share one test machine
+		// and none should be reachable from elsewhere by accident.
+		HTTPAddr:    "127.0.0.1:0",
+		PortAddr:    "127.0.0.1:0",
+		ControlAddr: "127.0.0.1:0",
+		Hostname:    "localhost",
+		// A current Hadoop 3 release.
+		Version:   "3.3.6",
+		ClusterID: "CID-5e6d1f0a-heureka-sim",
+		// A 4 TiB DataNode, a third full, with 128 MiB blocks on average.
+		Capacity: 4 << 40,
+		Used:     (4 << 40) / 3,
+		Blocks:   ((4 << 40) / 3) / (128 << 20),
+		Volumes:  []string{"/data/1/dfs/dn"},
+		// The state an HA NameNode comes up in before a failover
+		// controller promotes it.
+		HAState: hdfs.HAStandby,
+	}
+}
+
+// Validate reports the first setting that cannot work, by field name.
+func (c Config) Validate() error {
+	switch {
+	case c.Role != hdfs.RoleDataNode && c.Role != hdfs.RoleNameNode:
+		return fmt.Errorf("sim: Role %q is not datanode or namenode", c.Role)
+	case c.HTTPAddr == "":
+		return errors.New("sim: HTTPAddr is empty")
+	case c.PortAddr == "":
+		return errors.New("sim: PortAddr is empty")
+	case c.ControlAddr == "":
+		return errors.New("sim: ControlAddr is empty")
+	case strings.TrimSpace(c.Hostname) == "" || strings.ContainsAny(c.Hostname, " \t\r\n:"):
+		return fmt.Errorf("sim: Hostname %q must be a host name", c.Hostname)
+	case c.Capacity < 0 || c.Used < 0 || c.Blocks < 0:
+		return fmt.Errorf("sim: Capacity %d, Used %d and Blocks %d must not be negative", c.Capacity, c.Used, c.Blocks)
+	case c.Used > c.Capacity:
+		return fmt.Errorf("sim: Used %d is more than Capacity %d", c.Used, c.Capacity)
+	}
+	if c.Role == hdfs.RoleNameNode {
+		if _, ok := hdfs.ParseHAState(string(c.HAState)); !ok {
+			return fmt.Errorf("sim: HAState %q is not one of active, standby, observer, initializing, stopping", c.HAState)
+		}
+	}
+	if c.Role == hdfs.RoleDataNode && len(c.Volumes) == 0 {
+		return errors.New("sim: Volumes is empty; a DataNode has at least one storage directory")
+	}
+	return nil
+}

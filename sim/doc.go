@@ -1,0 +1,34 @@
+// Package sim is a simulated HDFS daemon, for tests and demos: NOT Hadoop.
+// A Sim pretends to be one DataNode or one NameNode well enough for
+// heureka's agent to watch it:
+//
+//   - It serves /jmx in Hadoop 3's shape: the {"beans" : [ ... ]} document
+//     Hadoop's JMXJsonServlet writes with Jackson's pretty printer, with the
+//     beans and attributes the agent reads (DataNodeInfo, FSDatasetState,
+//     NameNodeStatus, FSNamesystem, FSNamesystemState, NameNodeInfo, ...)
+//     and some it does not, honouring ?qry=ObjectName patterns and
+//     ?get=Bean::Attribute. A NameNode with no capacity reports PercentUsed
+//     as a bare NaN, as Hadoop does, so readers meet that quirk too.
+//   - It listens on a TCP port standing for the DataNode's data-transfer
+//     port or the NameNode's client RPC port. Connections are accepted and
+//     held open until the peer closes them; nothing is spoken on them.
+//   - It can be told, through a separate control listener, to stop (the
+//     /jmx and data/RPC listeners close and every connection on them is
+//     cut, so callers get "connection refused" exactly as from a dead
+//     daemon), to start again on the same addresses, to switch its HA state
+//     and to change its figures. See Handler for the control API.
+//
+// Every answer says it is simulated: a "Heureka:service=Simulator" bean,
+// a "tag.Simulator" attribute on the metrics beans and an
+// X-Heureka-Simulator header.
+//
+// Lifecycle: New has no side effects; Open listens on all three addresses
+// (errors come back from Open, not later); Close stops everything and is
+// idempotent. Stop and Start may be called any number of times between
+// Open and Close.
+//
+// Concurrency: every method is safe for concurrent use.
+//
+// What it does not do: speak Hadoop RPC or the data-transfer protocol,
+// store blocks, or change its figures on its own.
+package sim
