@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/internal/dashboard"
 )
 
 // handlerFunc serves one matched route. A returned error is written by
@@ -78,6 +79,9 @@ func (s *Server) routeTable() (eurekaRoutes, own []*route) {
 		newRoute("/v1/events", map[string]handlerFunc{http.MethodGet: s.events}),
 		newRoute("/v1/replication/digest", map[string]handlerFunc{http.MethodGet: s.replicationDigest}),
 		newRoute("/v1/replication/apps/{app}", map[string]handlerFunc{http.MethodGet: s.replicationApp}),
+		// The dashboard (internal/dashboard): the page at /, its assets at /ui/NAME.
+		newRoute("/", map[string]handlerFunc{http.MethodGet: func(w http.ResponseWriter, r *http.Request, _ params) error { return dashboard.ServeIndex(w, r) }}),
+		newRoute(dashboard.AssetPrefix+"{id}", map[string]handlerFunc{http.MethodGet: func(w http.ResponseWriter, r *http.Request, p params) error { return dashboard.ServeAsset(w, r, p.id) }}),
 	}
 	return eurekaRoutes, own
 }

@@ -160,7 +160,8 @@ func TestPaths(t *testing.T) {
 			}
 		}
 	}
-	for _, p := range []string{"/", "/eureka", "/eureka/v2", "/eureka/v2/nope", "/eureka/v3/apps",
+	// "/" is the dashboard's page (internal/dashboard).
+	for _, p := range []string{"/eureka", "/eureka/v2", "/eureka/v2/nope", "/eureka/v3/apps",
 		"/eureka/v2/apps/ORDERS/host:orders:8080/status/extra", "/healthz/x", "/eureka/healthz"} {
 		r := ts.do("GET", p, nil, "Accept", jsonAccept)
 		if r.code != 404 {

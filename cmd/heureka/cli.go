@@ -1,0 +1,503 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/client"
+	"github.com/heureka-project/heureka/eureka"
+)
+
+// This file holds what the operator commands (apps, instances, show,
+// status, deregister, watch, events, alert) share: the --registry flag,
+// output formats, exit codes, and calls to the registry that the client
+// package does not make.
+
+// Exit codes of the operator commands.
+const (
+	exitOK       = 0 // done
+	exitFailure  = 1 // the registry is unreachable, refused the call, …
+	exitUsage    = 2 // a mistake on the command line
+	exitNotFound = 3 // the application or instance does not exist
+)
+
+// exitCodesHelp is printed in every operator command's help.
+const exitCodesHelp = `
+Exit codes: 0 ok, 1 failure (e.g. the registry cannot be reached), 2 usage error,
+3 not found (no such application or instance).
+`
+
+// defaultRegistryURL is where a registry listens by default.
+const defaultRegistryURL = "http://127.0.0.1:8761/eureka"
+
+// notFoundError says that an application or instance does not exist; the
+// process exits with exitNotFound.
+type notFoundError struct{ msg string }
+
+func (e *notFoundError) Error() string { return e.msg }
+
+// ExitCode is the process exit code for this error.
+func (e *notFoundError) ExitCode() int { return exitNotFound }
+
+// exitProcess ends the process. main.go's run maps errors to the exit codes
+// 0, 1 and 2 only, so withExitCodes ends the process itself for the others;
+// tests replace exitProcess to observe the code.
+var exitProcess = os.Exit
+
+type runFunc = func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+
+// withExitCodes reports an error that carries its own exit code (see
+// notFoundError) and exits with that code; every other outcome is left to
+// main.go's run.
+func withExitCodes(fn runFunc) runFunc {
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		err := fn(ctx, args, stdout, stderr)
+		var ec interface{ ExitCode() int }
+		if errors.As(err, &ec) {
+			if code := ec.ExitCode(); code != exitFailure && code != exitUsage {
+				fmt.Fprintf(stderr, "heureka: %v\n", err)
+				exitProcess(code)
+			}
+		}
+		return err
+	}
+}
+
+// cliOptions are the flags every operator command takes.
+type cliOptions struct {
+	registry string
+	output   string
+	timeout  time.Duration
+}
+
+// addFlags defines --registry and --timeout on fs, and -o/--output when the
+// command lists something.
+func (o *cliOptions) addFlags(fs *flag.FlagSet, listing bool) {
+	def := os.Getenv("HEUREKA_REGISTRY")
+	if def == "" {
+		def = defaultRegistryURL
+	}
+	fs.StringVar(&o.registry, "registry", def, "registry base `URLs`, comma-separated, tried in order (default: $HEUREKA_REGISTRY, else "+defaultRegistryURL+")")
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "how long one call to the registry may take")
+	if listing {
+		o.output = "table"
+		fs.StringVar(&o.output, "o", "table", "output `format`: table or json")
+		fs.StringVar(&o.output, "output", "table", "output `format`: table or json (same as -o)")
+	}
+}
+
+// validate checks the flags' values.
+func (o *cliOptions) validate() error {
+	if o.output != "" && o.output != "table" && o.output != "json" {
+		return &usageError{fmt.Sprintf("-o %q: want table or json", o.output)}
+	}
+	if o.timeout <= 0 {
+		return &usageError{fmt.Sprintf("--timeout %v: want a positive duration", o.timeout)}
+	}
+	return nil
+}
+
+func (o *cliOptions) json() bool { return o.output == "json" }
+
+// parseArgs parses flags that may come before, between or after the
+// positional arguments (`heureka instances APP -o json`), and returns the
+// positional ones. "--" ends the flags.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, &usageError{err.Error()}
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// newFlagSet returns a flag set whose usage prints synopsis, description,
+// the flags and the exit codes.
+func newFlagSet(name, synopsis, description string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("heureka "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "Usage: heureka %s\n\n%s\n\nFlags:\n", synopsis, strings.TrimSpace(description))
+		fs.PrintDefaults()
+		fmt.Fprint(w, exitCodesHelp)
+	}
+	return fs
+}
+
+// registryConn talks to one registry cluster.
+type registryConn struct {
+	urls   []string // Eureka base URLs, e.g. http://h:8761/eureka
+	shown  []string // the same with any password redacted, for messages
+	client *client.Client
+	http   *http.Client
+}
+
+// tokenEnv names the environment variable with a bearer token for servers
+// that require credentials; a user:password in a --registry URL is sent as
+// basic auth instead.
+const tokenEnv = "HEUREKA_TOKEN"
+
+// bearer adds Authorization: Bearer to requests that carry no credentials.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Header.Get("Authorization") == "" && r.URL.User == nil {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+b.token)
+	}
+	return b.next.RoundTrip(r)
+}
+
+// connect checks the --registry URLs and builds the clients. Nothing is
+// dialled yet.
+func (o *cliOptions) connect() (*registryConn, error) {
+	var urls, shown []string
+	for u := range strings.SplitSeq(o.registry, ",") {
+		u = strings.TrimRight(strings.TrimSpace(u), "/")
+		if u == "" {
+			continue
+		}
+		p, err := url.Parse(u)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			return nil, &usageError{fmt.Sprintf("--registry %q is not a URL like %s", u, defaultRegistryURL)}
+		}
+		urls = append(urls, u)
+		shown = append(shown, p.Redacted())
+	}
+	if len(urls) == 0 {
+		return nil, &usageError{"--registry is empty: give the registry's URL, e.g. " + defaultRegistryURL}
+	}
+	connect := min(o.timeout, 5*time.Second)
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext
+	tr.ResponseHeaderTimeout = o.timeout
+	var rt http.RoundTripper = tr
+	if tok := strings.TrimSpace(os.Getenv(tokenEnv)); tok != "" {
+		rt = bearer{token: tok, next: tr}
+	}
+	c, err := client.New(client.Config{
+		URLs:           urls,
+		ConnectTimeout: connect,
+		ReadTimeout:    o.timeout,
+		Rounds:         1, // an operator would rather hear at once
+		Transport:      rt,
+		Logger:         slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		return nil, &usageError{"--registry: " + err.Error()}
+	}
+	// net/http sends a URL's user:password as basic auth.
+	return &registryConn{urls: urls, shown: shown, client: c, http: &http.Client{Transport: rt}}, nil
+}
+
+func (rc *registryConn) close() {
+	_ = rc.client.Close()
+	rc.http.CloseIdleConnections()
+}
+
+// publicURL is u without any user:password, for what others get to see.
+func publicURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	p.User = nil
+	return p.String()
+}
+
+// rootOf returns a server's root URL for its Eureka base URL: the base
+// without a trailing /eureka, /eureka/v1 or /eureka/v2.
+func rootOf(base string) string {
+	b := strings.TrimRight(base, "/")
+	for _, suffix := range []string{"/eureka/v2", "/eureka/v1", "/eureka"} {
+		if s, ok := strings.CutSuffix(b, suffix); ok {
+			return s
+		}
+	}
+	return b
+}
+
+// unreachableError is a registry that gave no answer.
+func (rc *registryConn) unreachableError(cause error) error {
+	return fmt.Errorf("cannot reach the registry at %s: %v; is `heureka server` running? set --registry or HEUREKA_REGISTRY",
+		strings.Join(rc.shown, ", "), cause)
+}
+
+// explain turns a client error into one an operator can act on.
+func (rc *registryConn) explain(err error, what string) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%s: %w", what, err)
+	case errors.Is(err, client.ErrUnavailable):
+		var ce *client.Error
+		if errors.As(err, &ce) && ce.Status >= 500 {
+			return fmt.Errorf("%s: the registry failed: %v", what, err)
+		}
+		cause := err
+		var oe *net.OpError
+		if errors.As(err, &oe) {
+			cause = oe
+		}
+		return rc.unreachableError(cause)
+	case errors.Is(err, client.ErrNotRegistered):
+		return &notFoundError{fmt.Sprintf("%s: not registered (%v)", what, err)}
+	}
+	var ce *client.Error
+	if errors.As(err, &ce) {
+		return fmt.Errorf("%s: %w%s", what, err, authHint(ce.Status))
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+// get sends GET path to each registry in turn until one answers, and
+// returns the answer (any status, for the caller to judge) and the base URL
+// that gave it, password redacted. path is relative to the Eureka base URL
+// when eurekaPath is true, else to the server root.
+func (rc *registryConn) get(ctx context.Context, eurekaPath bool, path string, hdr http.Header) (*http.Response, string, error) {
+	var lastErr error
+	for i, base := range rc.urls {
+		u := base
+		if !eurekaPath {
+			u = rootOf(base)
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u+path, nil)
+		if err != nil {
+			return nil, "", &usageError{fmt.Sprintf("--registry %q: %v", base, err)}
+		}
+		req.Header.Set("Accept", "application/json")
+		for k, vs := range hdr {
+			req.Header[k] = vs
+		}
+		resp, err := rc.http.Do(req)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, "", ctx.Err()
+			}
+			lastErr = err
+			continue
+		}
+		if resp.StatusCode >= 500 && len(rc.urls) > 1 {
+			lastErr = fmt.Errorf("%s answered %s", rootOf(rc.shown[i]), resp.Status)
+			resp.Body.Close()
+			continue
+		}
+		return resp, rc.shown[i], nil
+	}
+	return nil, "", rc.unreachableError(lastErr)
+}
+
+// getBody is get for a small answer: 200 gives the body, 404 a
+// notFoundError with notFound as message, anything else an error with the
+// server's message.
+func (rc *registryConn) getBody(ctx context.Context, eurekaPath bool, path, notFound string) ([]byte, http.Header, error) {
+	resp, _, err := rc.get(ctx, eurekaPath, path, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, nil, fmt.Errorf("GET %s: reading the answer: %w", path, err)
+	}
+	switch {
+	case resp.StatusCode == http.StatusOK:
+		return body, resp.Header, nil
+	case resp.StatusCode == http.StatusNotFound && notFound != "":
+		return nil, nil, &notFoundError{notFound}
+	}
+	return nil, nil, fmt.Errorf("GET %s: %s%s%s", path, resp.Status, serverSays(body), authHint(resp.StatusCode))
+}
+
+// authHint says how to give credentials after a 401 or 403.
+func authHint(status int) string {
+	switch status {
+	case http.StatusUnauthorized:
+		return "; the registry wants credentials: set " + tokenEnv + " or put user:password in the --registry URL"
+	case http.StatusForbidden:
+		return "; these credentials may not do this (operator commands need the operator role)"
+	}
+	return ""
+}
+
+// serverSays extracts the message of a {"error":"…"} answer.
+func serverSays(body []byte) string {
+	var e struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(body, &e) == nil && e.Error != "" {
+		return ": " + e.Error
+	}
+	if s := strings.TrimSpace(string(body)); s != "" && len(s) < 300 && !strings.HasPrefix(s, "<") {
+		return ": " + s
+	}
+	return ""
+}
+
+// instanceByID finds an instance by its ID alone (GET {base}/instances/{id}).
+func (rc *registryConn) instanceByID(ctx context.Context, id string) (*heureka.Instance, error) {
+	if id == "" {
+		return nil, &usageError{"the instance ID is empty"}
+	}
+	body, _, err := rc.getBody(ctx, true, "/instances/"+url.PathEscape(id),
+		fmt.Sprintf("instance %q is not registered; list instances with `heureka instances APP` (applications: `heureka apps`)", id))
+	if err != nil {
+		return nil, err
+	}
+	in, err := eureka.DecodeServerInstance(body, eureka.JSON)
+	if err != nil {
+		return nil, fmt.Errorf("instance %q: cannot read the registry's answer: %w", id, err)
+	}
+	return in, nil
+}
+
+// application reads one application (GET {base}/apps/{APP}).
+func (rc *registryConn) application(ctx context.Context, app string) (*heureka.Application, error) {
+	app = strings.ToUpper(app)
+	body, _, err := rc.getBody(ctx, true, "/apps/"+url.PathEscape(app),
+		fmt.Sprintf("application %q has no instances; list applications with `heureka apps`", app))
+	if err != nil {
+		return nil, err
+	}
+	a, err := eureka.DecodeApplication(body, eureka.JSON)
+	if err != nil {
+		return nil, fmt.Errorf("application %q: cannot read the registry's answer: %w", app, err)
+	}
+	return a, nil
+}
+
+// liveRenewals returns when each instance of app last renewed its lease.
+// Listings carry the lease as of the last registration (renewals do not
+// change what clients fetch); the replication view has the live times. ok
+// is false when the server does not let us read it.
+func (rc *registryConn) liveRenewals(ctx context.Context, app string) (map[string]int64, bool) {
+	body, _, err := rc.getBody(ctx, false, "/v1/replication/apps/"+url.PathEscape(strings.ToUpper(app)), "")
+	if err != nil {
+		return nil, false
+	}
+	a, err := eureka.DecodeApplication(body, eureka.JSON)
+	if err != nil {
+		return nil, false
+	}
+	out := make(map[string]int64, len(a.Instances))
+	for _, in := range a.Instances {
+		out[in.ID] = in.Lease.LastRenewalTimestamp
+	}
+	return out, true
+}
+
+// withLiveRenewals puts the live renewal times into ins, or says on w
+// that the times shown are the registration's.
+func (rc *registryConn) withLiveRenewals(ctx context.Context, app string, ins []*heureka.Instance, w io.Writer) {
+	live, ok := rc.liveRenewals(ctx, app)
+	if !ok {
+		fmt.Fprintln(w, "heureka: note: renewal times are as of the last registration (this server does not show live ones to this client)")
+		return
+	}
+	for _, in := range ins {
+		if ms, ok := live[in.ID]; ok && ms > in.Lease.LastRenewalTimestamp {
+			in.Lease.LastRenewalTimestamp = ms
+		}
+	}
+}
+
+// listing reads the whole registry with the version it was read at and
+// the node that served it (heureka servers only; 0 and "" otherwise).
+func (rc *registryConn) listing(ctx context.Context) (*heureka.Applications, uint64, string, error) {
+	body, hdr, err := rc.getBody(ctx, true, "/apps/", "")
+	if err != nil {
+		return nil, 0, "", err
+	}
+	apps, err := eureka.DecodeApplications(body, eureka.JSON)
+	if err != nil {
+		return nil, 0, "", fmt.Errorf("cannot read the registry's listing: %w", err)
+	}
+	var version uint64
+	if v := hdr.Get("X-Heureka-Version"); v != "" {
+		if _, err := fmt.Sscan(v, &version); err != nil {
+			return nil, 0, "", fmt.Errorf("the registry sent X-Heureka-Version %q, not a number", v)
+		}
+	}
+	return apps, version, hdr.Get("X-Heureka-Node"), nil
+}
+
+// newTable returns a tab-aligned table writer on w.
+func newTable(w io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+}
+
+// writeJSON prints v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// ago renders how long ago t was, coarsely: 4s, 3m, 2h, 5d.
+func ago(now time.Time, ms int64) string {
+	if ms <= 0 {
+		return "-"
+	}
+	d := now.Sub(time.UnixMilli(ms))
+	switch {
+	case d < 0:
+		return "just now"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds ago", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+}
+
+// dash renders an empty cell.
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// cleanCell keeps a table cell on one line and free of terminal escapes:
+// instance data is untrusted.
+func cleanCell(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return '?'
+		}
+		return r
+	}, s)
+}

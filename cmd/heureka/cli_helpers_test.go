@@ -1,0 +1,179 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/eureka"
+	"github.com/heureka-project/heureka/hdfs"
+)
+
+// Helpers for the operator commands' tests.
+
+// exitMu serialises tests that replace exitProcess.
+var exitMu sync.Mutex
+
+// runCLI runs one command line as main would and returns its exit code,
+// including the codes withExitCodes ends the process with.
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	exitMu.Lock()
+	defer exitMu.Unlock()
+	exited := -1
+	exitProcess = func(c int) { exited = c }
+	defer func() { exitProcess = osExit }()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, &out, &errb)
+	if exited >= 0 {
+		code = exited
+	}
+	return code, out.String(), errb.String()
+}
+
+// osExit is the real exitProcess, restored after each runCLI.
+var osExit = exitProcess
+
+// openServerWith runs the real wiring on a free loopback port with cfg
+// changed by edit.
+func openServerWith(t *testing.T, edit func(*ServerConfig)) *Server {
+	t.Helper()
+	cfg := DefaultServerConfig()
+	cfg.Listen = "127.0.0.1:0"
+	if edit != nil {
+		edit(&cfg)
+	}
+	s := NewServer(cfg, slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err := s.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Close(ctx); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+func eurekaURL(s *Server) string { return "http://" + s.Addr().String() + "/eureka" }
+
+// testDataNode is a DataNode registration with HDFS metadata.
+func testDataNode(host, rack string, usedPct, blocks int64, lease int) *heureka.Instance {
+	const total = 1 << 40
+	return &heureka.Instance{
+		ID:       hdfs.InstanceID("prod", host, rack),
+		App:      strings.ToUpper(hdfs.AppName(hdfs.RoleDataNode, "prod")),
+		HostName: host,
+		IPAddr:   "10.1.0.1",
+		Status:   heureka.StatusUp,
+		Lease:    heureka.LeaseInfo{RenewalIntervalSecs: 1, DurationSecs: lease},
+		Metadata: hdfs.NodeInfo{Rack: rack, DiskUsed: total * usedPct / 100, DiskTotal: total,
+			BlockCount: blocks, Version: "3.3.6"}.WriteMetadata(nil),
+	}
+}
+
+// mustRegister registers in directly in s's registry, as a client would.
+func mustRegister(t *testing.T, s *Server, in *heureka.Instance) {
+	t.Helper()
+	body := eureka.EncodeInstance(eureka.JSON, in)
+	code, msg, _ := request(t, "POST", eurekaURL(s)+"/apps/"+in.App, string(body), "Content-Type", "application/json")
+	if code != 204 {
+		t.Fatalf("register %s: %d %s", in, code, msg)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader in
+// different goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// eventually polls cond until it holds or d passes.
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// cutProxy forwards TCP connections to target; cut drops every open
+// connection, as a network failure would.
+type cutProxy struct {
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	conns  []net.Conn
+	wg     sync.WaitGroup
+}
+
+func newCutProxy(t *testing.T, target string) *cutProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutProxy{ln: ln, target: target}
+	p.wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, up)
+			p.mu.Unlock()
+			p.wg.Go(func() { _, _ = io.Copy(up, c); up.Close() })
+			p.wg.Go(func() { _, _ = io.Copy(c, up); c.Close() })
+		}
+	})
+	t.Cleanup(func() {
+		ln.Close()
+		p.cut()
+		p.wg.Wait()
+	})
+	return p
+}
+
+func (p *cutProxy) addr() string { return p.ln.Addr().String() }
+
+func (p *cutProxy) cut() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := len(p.conns) / 2
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+	return n
+}

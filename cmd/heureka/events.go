@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/heureka-project/heureka/internal/httpapi"
+)
+
+func init() {
+	addCommand(&command{name: "events", summary: "print the registry's event stream: registrations, status changes, expiries", run: withExitCodes(runEvents)})
+}
+
+func runEvents(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var o cliOptions
+	var apps appsFlag
+	fs := newFlagSet("events", "events [--app APP]... [--since VERSION] [flags]", `
+Prints the registry's typed events as they happen (GET /v1/events), one line
+each: registered, status_changed (with the old status and who changed it),
+metadata_changed (with the keys), cancelled and expired (with the cause).
+--since replays the events after a version first, as far as the server's
+change log reaches (--since 0: all of it). -o json prints each event as one
+line of JSON. A dropped connection is resumed where it stopped. Ctrl-C stops
+it.`, stderr)
+	o.addFlags(fs, true)
+	fs.Var(&apps, "app", "only events of this `APP` (repeatable, or comma-separated)")
+	since := fs.Int64("since", -1, "replay the events after this registry `VERSION` first (default: only new events)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return &usageError{fmt.Sprintf("events: unexpected argument %q (use --app APP)", pos[0])}
+	}
+	if err := o.validate(); err != nil {
+		return err
+	}
+	if *since < -1 {
+		return &usageError{fmt.Sprintf("--since %d: want a registry version (0 or more)", *since)}
+	}
+	rc, err := o.connect()
+	if err != nil {
+		return err
+	}
+	defer rc.close()
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	f := &streamFollower{
+		rc: rc, path: "/v1/events", apps: apps,
+		handle: func(ev sseEvent) error { return printEvent(stdout, ev, o.json()) },
+		note:   func(format string, args ...any) { fmt.Fprintf(stderr, "heureka events: "+format+"\n", args...) },
+	}
+	if *since >= 0 {
+		f.since, f.hasSince = uint64(*since), true
+	}
+	return f.run(ctx)
+}
+
+// printEvent prints one event of /v1/events.
+func printEvent(w io.Writer, ev sseEvent, asJSON bool) error {
+	if ev.typ == "progress" { // position only: nothing happened
+		return nil
+	}
+	if asJSON {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, ev.data); err != nil {
+			return fmt.Errorf("the event stream sent an event that is not JSON: %w", err)
+		}
+		buf.WriteByte('\n')
+		_, err := w.Write(buf.Bytes())
+		return err
+	}
+	var e httpapi.Event
+	if err := json.Unmarshal(ev.data, &e); err != nil {
+		return fmt.Errorf("the event stream sent an event that is not JSON: %w", err)
+	}
+	if e.Type == "" {
+		e.Type = ev.typ
+	}
+	who := "registry"
+	if e.ID != "" {
+		who = e.App + "/" + e.ID
+	}
+	_, err := fmt.Fprintf(w, "%s  #%-6d %-16s %s  %s\n", time.UnixMilli(e.Time).Local().Format("15:04:05.000"),
+		e.Seq, e.Type, cleanCell(who), cleanCell(eventDetail(e)))
+	return err
+}
+
+// eventDetail says what an event means, in a few words.
+func eventDetail(e httpapi.Event) string {
+	by := ""
+	if e.By != "" {
+		by = " by " + e.By
+	}
+	switch e.Type {
+	case "registered":
+		s := "registered " + string(e.Status)
+		if e.HostName != "" {
+			s += " on " + e.HostName
+		}
+		return s
+	case "status_changed":
+		return string(e.Old) + " → " + string(e.Status) + by
+	case "metadata_changed":
+		return "metadata " + strings.Join(e.Keys, ", ") + by
+	case "cancelled":
+		return "deregistered" + by
+	case "expired":
+		return "lease expired: " + e.Cause
+	case "self_preservation_entered":
+		return "self-preservation engaged: expired leases are kept: " + e.Cause
+	case "self_preservation_left":
+		return "self-preservation left: " + e.Cause
+	case "peer_found":
+		return "peer " + e.Peer + " is reachable"
+	case "peer_lost":
+		return "peer " + e.Peer + " is unreachable: " + e.Cause
+	}
+	return strings.TrimSpace(string(e.Status) + " " + e.Cause)
+}

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/eureka"
+)
+
+func init() {
+	addCommand(&command{name: "watch", summary: "print registry changes as they happen, one line each", run: withExitCodes(runWatch)})
+}
+
+// appsFlag collects repeated --app flags.
+type appsFlag []string
+
+func (a *appsFlag) String() string { return strings.Join(*a, ",") }
+
+func (a *appsFlag) Set(v string) error {
+	for s := range strings.SplitSeq(v, ",") {
+		if s = strings.ToUpper(strings.TrimSpace(s)); s != "" {
+			*a = append(*a, s)
+		}
+	}
+	return nil
+}
+
+// watchLine is one line of `heureka watch -o json`.
+type watchLine struct {
+	Seq      uint64        `json:"seq"`
+	Time     time.Time     `json:"time"`
+	Action   string        `json:"action"` // ADDED, MODIFIED, DELETED
+	Cause    string        `json:"cause"`  // register, status, metadata, cancel, expired, …, or resync
+	App      string        `json:"app"`
+	ID       string        `json:"id"`
+	Instance *instanceView `json:"instance,omitempty"`
+}
+
+// watchChange is the data of a /v1/watch change event.
+type watchChange struct {
+	Seq      uint64          `json:"seq"`
+	Action   string          `json:"action"`
+	Cause    string          `json:"cause"`
+	Time     int64           `json:"time"`
+	App      string          `json:"app"`
+	ID       string          `json:"id"`
+	Instance json.RawMessage `json:"instance"`
+}
+
+func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var o cliOptions
+	var apps appsFlag
+	fs := newFlagSet("watch", "watch [--app APP]... [flags]", `
+Prints every change to the registry as it happens, one line each: time,
+version, action (ADDED, MODIFIED, DELETED), instance, status, cause, rack
+and disk. It reads the registry first, then follows the server's watch
+stream (GET /v1/watch); a dropped connection is resumed where it stopped,
+and when the server cannot resume (resync) the registry is read again and
+the differences are printed with cause "resync". Ctrl-C stops it.`, stderr)
+	o.addFlags(fs, true)
+	fs.Var(&apps, "app", "watch only this `APP` (repeatable, or comma-separated)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return &usageError{fmt.Sprintf("watch: unexpected argument %q (use --app APP)", pos[0])}
+	}
+	if err := o.validate(); err != nil {
+		return err
+	}
+	rc, err := o.connect()
+	if err != nil {
+		return err
+	}
+	defer rc.close()
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	w := &watcher{out: stdout, json: o.json(), apps: apps, known: map[string]*heureka.Instance{}}
+	f := &streamFollower{
+		rc: rc, path: "/v1/watch", apps: apps,
+		sync: func(ctx context.Context, reason string) (uint64, string, error) {
+			sctx, cancel := context.WithTimeout(ctx, o.timeout)
+			defer cancel()
+			return w.sync(sctx, rc, reason, stderr)
+		},
+		handle: w.handle,
+		note:   func(format string, args ...any) { fmt.Fprintf(stderr, "heureka watch: "+format+"\n", args...) },
+	}
+	return f.run(ctx)
+}
+
+// watcher prints changes and keeps what it printed, so that a resync can
+// print what changed while it was not looking.
+type watcher struct {
+	out   io.Writer
+	json  bool
+	apps  []string
+	known map[string]*heureka.Instance // by app + "\x00" + id
+}
+
+func watchKey(app, id string) string { return app + "\x00" + id }
+
+// sync reads the registry; after a resync it prints the differences from
+// what was known.
+func (w *watcher) sync(ctx context.Context, rc *registryConn, reason string, stderr io.Writer) (uint64, string, error) {
+	apps, version, node, err := rc.listing(ctx)
+	if err != nil {
+		return 0, "", err
+	}
+	if node == "" && version == 0 {
+		return 0, "", fmt.Errorf("%w: the registry at %s sends no X-Heureka-Version; watch needs a heureka server", errNotHeureka, strings.Join(rc.shown, ", "))
+	}
+	now := map[string]*heureka.Instance{}
+	for _, a := range apps.Apps {
+		if len(w.apps) > 0 && !slices.Contains(w.apps, a.Name) {
+			continue
+		}
+		for _, in := range a.Instances {
+			now[watchKey(in.App, in.ID)] = in
+		}
+	}
+	if reason == "" {
+		fmt.Fprintf(stderr, "heureka watch: %d instances at version %d; following changes (Ctrl-C stops)\n", len(now), version)
+		w.known = now
+		return version, node, nil
+	}
+	fmt.Fprintf(stderr, "heureka watch: resync: %s; read the registry again at version %d\n", reason, version)
+	t := time.Now()
+	for _, k := range slices.Sorted(maps.Keys(w.known)) {
+		if _, ok := now[k]; !ok {
+			old := w.known[k]
+			w.print(version, t, string(heureka.ActionDeleted), "resync", old, old)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(now)) {
+		in, old := now[k], w.known[k]
+		switch {
+		case old == nil:
+			w.print(version, t, string(heureka.ActionAdded), "resync", in, nil)
+		case old.Status != in.Status || !maps.Equal(old.Metadata, in.Metadata) || old.HostName != in.HostName:
+			w.print(version, t, string(heureka.ActionModified), "resync", in, old)
+		}
+	}
+	w.known = now
+	return version, node, nil
+}
+
+func (w *watcher) handle(ev sseEvent) error {
+	if ev.typ != "change" {
+		return nil
+	}
+	var c watchChange
+	if err := json.Unmarshal(ev.data, &c); err != nil {
+		return fmt.Errorf("the watch stream sent a change that is not JSON: %w", err)
+	}
+	in, err := eureka.DecodeServerInstance(c.Instance, eureka.JSON)
+	if err != nil {
+		return fmt.Errorf("the watch stream sent change %d with an unreadable instance: %w", c.Seq, err)
+	}
+	k := watchKey(c.App, c.ID)
+	old := w.known[k]
+	if c.Action == string(heureka.ActionDeleted) {
+		delete(w.known, k)
+	} else {
+		w.known[k] = in
+	}
+	w.print(c.Seq, time.UnixMilli(c.Time), c.Action, c.Cause, in, old)
+	return nil
+}
+
+func (w *watcher) print(seq uint64, t time.Time, action, cause string, in, old *heureka.Instance) {
+	v := viewOf(in)
+	if w.json {
+		line := watchLine{Seq: seq, Time: t.UTC(), Action: action, Cause: cause, App: in.App, ID: in.ID, Instance: &v}
+		b, _ := json.Marshal(line)
+		fmt.Fprintf(w.out, "%s\n", b)
+		return
+	}
+	st := string(in.Status)
+	if old != nil && old.Status != in.Status && action != string(heureka.ActionDeleted) {
+		st += " (was " + string(old.Status) + ")"
+	}
+	var extra []string
+	if v.Rack != "" {
+		extra = append(extra, "rack="+v.Rack)
+	}
+	if v.DiskPercent != nil {
+		extra = append(extra, "disk="+v.diskCell())
+	}
+	if v.HAState != "" {
+		extra = append(extra, "ha="+v.HAState)
+	}
+	fmt.Fprintf(w.out, "%s  #%-6d %-8s %s/%s  %s  cause=%s  %s\n", t.Local().Format("15:04:05.000"), seq, action,
+		cleanCell(in.App), cleanCell(in.ID), st, cause, cleanCell(strings.Join(extra, " ")))
+}
+
+var _ flag.Value = (*appsFlag)(nil)

@@ -1,0 +1,354 @@
+package alert
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/client"
+	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/internal/httpapi"
+	"github.com/heureka-project/heureka/registry"
+	"github.com/heureka-project/heureka/replication"
+)
+
+var heurekaBin string // built once by TestMain
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "heureka-alert-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	heurekaBin = filepath.Join(dir, "heureka")
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	build := exec.Command("go", "build", "-o", heurekaBin, "./cmd/heureka")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "go build ./cmd/heureka: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// testServer is the real server wiring (registry, replication, HTTP API),
+// as cmd/heureka's Server builds it, on a free loopback port.
+type testServer struct {
+	Addr string // 127.0.0.1:PORT
+	API  *httpapi.Server
+	c    *client.Client
+}
+
+func startServer(t *testing.T) *testServer {
+	t.Helper()
+	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	rcfg := registry.DefaultConfig()
+	rcfg.Logger = logger
+	reg, err := registry.New(rcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pcfg := replication.DefaultConfig()
+	pcfg.NodeID = "alert-test"
+	pcfg.SelfURL = "http://" + ln.Addr().String() + "/eureka"
+	pcfg.Logger = logger
+	rep, err := replication.New(pcfg, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.SetForwarder(rep.Forward)
+	hcfg := httpapi.DefaultConfig()
+	hcfg.NodeID = pcfg.NodeID
+	hcfg.Ready = rep.Ready
+	hcfg.Status = func() map[string]any {
+		return map[string]any{"peers": rep.Status(), "startupSync": rep.SyncResult()}
+	}
+	api := httpapi.New(hcfg, reg, logger)
+	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = reg.Run(ctx) })
+	wg.Go(func() { _ = rep.Run(ctx) })
+	wg.Go(func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	c, err := client.New(client.Config{URLs: []string{pcfg.SelfURL}, Rounds: 1, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = c.Close()
+		api.CloseStreams()
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer scancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			_ = srv.Close()
+		}
+		cancel()
+		wg.Wait()
+	})
+	return &testServer{Addr: ln.Addr().String(), API: api, c: c}
+}
+
+func (ts *testServer) register(t *testing.T, in *heureka.Instance) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := ts.c.Register(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// setStatus re-registers in with status st, as its agent would.
+func (ts *testServer) setStatus(t *testing.T, in *heureka.Instance, st heureka.Status) {
+	t.Helper()
+	c := in.Clone()
+	c.Status = st
+	ts.register(t, c)
+}
+
+func dataNode(host, rack string, lease int) *heureka.Instance {
+	const total = 4 << 40
+	return &heureka.Instance{
+		ID:       hdfs.InstanceID("prod", host, rack),
+		App:      hdfs.AppName(hdfs.RoleDataNode, "prod"),
+		HostName: host,
+		IPAddr:   "10.0.0.1",
+		Status:   heureka.StatusUp,
+		Lease:    heureka.LeaseInfo{RenewalIntervalSecs: 1, DurationSecs: lease},
+		Metadata: hdfs.NodeInfo{Rack: rack, DiskUsed: total / 2, DiskTotal: total, BlockCount: 1000, Version: "3.3.6"}.WriteMetadata(nil),
+	}
+}
+
+// process is a child process whose output is kept for failure messages.
+type process struct {
+	cmd  *exec.Cmd
+	out  *lockedBuffer
+	done chan struct{}
+}
+
+// startProcess runs name with args until the test ends; then it gets
+// SIGTERM, and SIGKILL if it lingers.
+func startProcess(t *testing.T, name string, args ...string) *process {
+	t.Helper()
+	out := &lockedBuffer{}
+	cmd := exec.Command(name, args...)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	p := &process{cmd: cmd, out: out, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		p.stop()
+		if t.Failed() {
+			t.Logf("output of %s:\n%s", filepath.Base(name), tail(out.String(), 6000))
+		}
+	})
+	return p
+}
+
+func (p *process) stop() {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
+
+// startForwarder runs `heureka alert` with args and waits until it follows
+// ts's event stream.
+func startForwarder(t *testing.T, ts *testServer, args ...string) *process {
+	t.Helper()
+	before := ts.API.Watchers()
+	p := startProcess(t, heurekaBin, append([]string{"alert", "--status-interval", "100ms", "--log-level", "debug"}, args...)...)
+	eventually(t, 15*time.Second, "heureka alert to follow the event stream", func() bool { return ts.API.Watchers() > before })
+	return p
+}
+
+// eventually polls cond until it holds or d passes.
+func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// hookAlert is an alert as `heureka alert --webhook` posts it.
+type hookAlert struct {
+	Status      string            `json:"status"`
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations"`
+	StartsAt    time.Time         `json:"startsAt"`
+	EndsAt      time.Time         `json:"endsAt"`
+}
+
+// hookReceiver records what `heureka alert --webhook` posts.
+type hookReceiver struct {
+	*httptest.Server
+	mu     sync.Mutex
+	alerts []hookAlert
+}
+
+func newHookReceiver(t *testing.T) *hookReceiver {
+	h := &hookReceiver{}
+	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var batch []hookAlert
+		if err := json.NewDecoder(r.Body).Decode(&batch); err != nil {
+			t.Errorf("webhook: %v", err)
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		h.mu.Lock()
+		h.alerts = append(h.alerts, batch...)
+		h.mu.Unlock()
+	}))
+	t.Cleanup(h.Close)
+	return h
+}
+
+func (h *hookReceiver) lines() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for _, a := range h.alerts {
+		out = append(out, a.Status+" "+a.Labels["alertname"]+" "+a.Labels["instance"])
+	}
+	return out
+}
+
+// expect waits until the webhook has got exactly want, in order.
+func (h *hookReceiver) expect(t *testing.T, want ...string) {
+	t.Helper()
+	eventually(t, 15*time.Second, "webhook alerts:\n  "+strings.Join(want, "\n  "), func() bool { return len(h.lines()) >= len(want) })
+	time.Sleep(300 * time.Millisecond) // a duplicate would arrive now
+	if got := h.lines(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("webhook got:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+// cutProxy forwards TCP connections to target; cut drops them all.
+type cutProxy struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+	wg    sync.WaitGroup
+}
+
+func newCutProxy(t *testing.T, target string) *cutProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutProxy{ln: ln}
+	p.wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, up)
+			p.mu.Unlock()
+			p.wg.Go(func() { _, _ = io.Copy(up, c); up.Close() })
+			p.wg.Go(func() { _, _ = io.Copy(c, up); c.Close() })
+		}
+	})
+	t.Cleanup(func() {
+		ln.Close()
+		p.cut()
+		p.wg.Wait()
+	})
+	return p
+}
+
+func (p *cutProxy) url() string { return "http://" + p.ln.Addr().String() + "/eureka" }
+
+func (p *cutProxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// countLines counts the lines of s that contain every one of words.
+func countLines(s string, words ...string) int {
+	n := 0
+	sc := bufio.NewScanner(strings.NewReader(s))
+	for sc.Scan() {
+		all := true
+		for _, w := range words {
+			all = all && strings.Contains(sc.Text(), w)
+		}
+		if all {
+			n++
+		}
+	}
+	return n
+}
