@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +10,8 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/heureka-project/heureka/client"
 )
 
 // This file follows heureka's Server-Sent Event streams (GET /v1/watch and
@@ -26,82 +26,17 @@ type sseEvent struct {
 	data []byte
 }
 
-// sseReader reads the text/event-stream format: "field: value" lines, a
-// blank line ending each event, ':' lines as comments. An event without
-// data is not dispatched.
-type sseReader struct {
-	r   *bufio.Reader
-	max int // bound on one line
-}
-
-var errLineTooLong = errors.New("event stream line is too long")
+// sseReader reads the text/event-stream format with the client package's
+// reader.
+type sseReader struct{ r *client.EventReader }
 
 func newSSEReader(r io.Reader) *sseReader {
-	return &sseReader{r: bufio.NewReaderSize(r, 64<<10), max: 16 << 20}
+	return &sseReader{r: client.NewEventReader(r, 16<<20)}
 }
 
 func (s *sseReader) next() (sseEvent, error) {
-	var ev sseEvent
-	hasData := false
-	for {
-		line, err := s.readLine()
-		if err != nil {
-			return sseEvent{}, err
-		}
-		if len(line) == 0 {
-			if !hasData {
-				ev = sseEvent{}
-				continue
-			}
-			if ev.typ == "" {
-				ev.typ = "message"
-			}
-			return ev, nil
-		}
-		if line[0] == ':' {
-			continue
-		}
-		field, value := line, []byte(nil)
-		if i := bytes.IndexByte(line, ':'); i >= 0 {
-			field, value = line[:i], line[i+1:]
-			value = bytes.TrimPrefix(value, []byte(" "))
-		}
-		switch string(field) {
-		case "event":
-			ev.typ = string(value)
-		case "data":
-			if hasData {
-				ev.data = append(ev.data, '\n')
-			}
-			ev.data = append(ev.data, value...)
-			hasData = true
-		case "id":
-			ev.id = string(value)
-		}
-	}
-}
-
-func (s *sseReader) readLine() ([]byte, error) {
-	var line []byte
-	for {
-		chunk, err := s.r.ReadSlice('\n')
-		line = append(line, chunk...)
-		if len(line) > s.max {
-			return nil, errLineTooLong
-		}
-		if err == nil {
-			break
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if err == io.EOF && len(line) > 0 {
-			return nil, io.ErrUnexpectedEOF
-		}
-		return nil, err
-	}
-	line = bytes.TrimSuffix(line, []byte("\n"))
-	return bytes.TrimSuffix(line, []byte("\r")), nil
+	ev, err := s.r.Next()
+	return sseEvent{typ: ev.Type, id: ev.ID, data: ev.Data}, err
 }
 
 // streamFollower follows one SSE stream of a heureka server across
