@@ -105,7 +105,9 @@ func TestPickerReportsNameNodeConflicts(t *testing.T) {
 	}
 	var seen []Resolution
 	p := &Picker{
-		NameNodes:  func() []*heureka.Instance { return []*heureka.Instance{nn("nn1", "active", 100), nn("nn2", "active", 200)} },
+		NameNodes: func() []*heureka.Instance {
+			return []*heureka.Instance{nn("nn1", "active", 100), nn("nn2", "active", 200)}
+		},
 		OnConflict: func(r Resolution) { seen = append(seen, r) },
 	}
 	res, err := p.ResolveNameNodes()
