@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/hdfs"
+)
+
+// backend drives one registry system through the workloads. Every method
+// is safe for concurrent use.
+type backend interface {
+	// register adds in. worker is the caller's index in [0, workers), so a
+	// backend can pin workers to connections or sessions.
+	register(ctx context.Context, worker int, in *heureka.Instance) error
+	// update rewrites a registered instance (new status or metadata), the
+	// way its agent would report a change.
+	update(ctx context.Context, in *heureka.Instance) error
+	// renewAll keeps ins alive, each once per period, spread evenly over
+	// the period, until ctx ends; it returns when ctx ends.
+	renewAll(ctx context.Context, ins []*heureka.Instance, period time.Duration, st *renewStats)
+	// consumer starts one client that reads apps and follows their
+	// changes into v, the way the system's own clients do; it returns once
+	// the first full read is in v. stop releases it.
+	consumer(ctx context.Context, apps []string, v *view) (stop func(), err error)
+	// close releases the backend's own connections.
+	close()
+}
+
+// renewStats counts heartbeats sent during a steady-state window.
+type renewStats struct {
+	sent, failed atomic.Int64
+	lat          latencies
+	late         atomic.Int64 // renewals sent more than a second after they were due
+	note         string       // how this system heartbeats, for the report
+}
+
+// timers are the lease and client settings of one configuration.
+type timers struct {
+	Renew time.Duration // heartbeat period
+	Lease time.Duration // lease / TTL / session timeout
+	Poll  time.Duration // polling clients' interval; 0 = clients watch
+}
+
+// instanceFor builds the i-th synthetic DataNode of app, shaped like the
+// agent's registrations (same metadata keys, ~1 KiB of Eureka JSON).
+func instanceFor(app string, i int, t timers) *heureka.Instance {
+	cluster := strings.ToLower(strings.TrimPrefix(app, "HDFS-DATANODE."))
+	rack := fmt.Sprintf("/dc1/rack-%02d", i%40)
+	host := fmt.Sprintf("dn%06d.%s.bench.invalid", i, cluster)
+	used := int64(4<<40) / 3
+	info := hdfs.NodeInfo{
+		Rack: rack, Version: "3.3.6",
+		DiskTotal: 4 << 40, DiskUsed: used + int64(i)<<20, BlockCount: used / (128 << 20),
+		Status: string(hdfs.AdminNormal), DataPort: 9866, RPCPort: 9867,
+	}
+	return &heureka.Instance{
+		ID:         hdfs.InstanceID(cluster, host, rack),
+		App:        strings.ToUpper(app),
+		HostName:   host,
+		IPAddr:     fmt.Sprintf("127.%d.%d.%d", 1+i>>16&0xff, i>>8&0xff, i&0xff),
+		Status:     heureka.StatusUp,
+		Port:       heureka.Port{Number: 9866, Enabled: true},
+		SecurePort: heureka.Port{Number: 443},
+		VIPAddress: strings.ToLower(app),
+		DataCenter: heureka.DataCenterInfo{Name: heureka.DataCenterMyOwn},
+		Lease: heureka.LeaseInfo{
+			RenewalIntervalSecs: int(t.Renew / time.Second),
+			DurationSecs:        int(t.Lease / time.Second),
+		},
+		Metadata:           info.WriteMetadata(nil),
+		StatusPageURL:      "http://" + host + ":9864/jmx",
+		HomePageURL:        "http://" + host + ":9864/",
+		LastDirtyTimestamp: time.Now().UnixMilli(),
+	}
+}
+
+// population is n instances spread over apps of at most perApp each
+// (HDFS-DATANODE.C000, …), as a registry per role holds several clusters.
+func population(n, perApp int, t timers) []*heureka.Instance {
+	out := make([]*heureka.Instance, n)
+	for i := range n {
+		out[i] = instanceFor(appName(i/perApp), i, t)
+	}
+	return out
+}
+
+func appName(k int) string { return "HDFS-DATANODE.C" + fmt.Sprintf("%03d", k) }
+
+// appsOf lists the distinct applications of ins, in order.
+func appsOf(ins []*heureka.Instance) []string {
+	var apps []string
+	seen := map[string]bool{}
+	for _, in := range ins {
+		if !seen[in.App] {
+			seen[in.App] = true
+			apps = append(apps, in.App)
+		}
+	}
+	return apps
+}
+
+// withRound returns a copy of in carrying round in its metadata: the
+// "one change" the propagation workload sends.
+func withRound(in *heureka.Instance, round int) *heureka.Instance {
+	c := in.Clone()
+	c.Metadata["bench_round"] = strconv.Itoa(round)
+	c.LastDirtyTimestamp = time.Now().UnixMilli()
+	return c
+}
+
+func roundOf(in *heureka.Instance) int {
+	if in == nil {
+		return -1
+	}
+	n, err := strconv.Atoi(in.Metadata["bench_round"])
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// pace calls fn(i) for every index in [0, n) once per period, evenly
+// spread, from a pool of workers, until ctx ends. Lateness beyond a second
+// is counted in late.
+func pace(ctx context.Context, n int, period time.Duration, workers int, late *atomic.Int64, fn func(i int)) {
+	if n == 0 {
+		<-ctx.Done()
+		return
+	}
+	jobs := make(chan int, workers)
+	done := make(chan struct{})
+	for range workers {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range jobs {
+				fn(i)
+			}
+		}()
+	}
+	start := time.Now()
+	step := period / time.Duration(n)
+loop:
+	for k := 0; ; k++ {
+		for i := range n {
+			due := start.Add(time.Duration(k)*period + time.Duration(i)*step)
+			if d := time.Until(due); d > time.Millisecond {
+				select {
+				case <-ctx.Done():
+					break loop
+				case <-time.After(d):
+				}
+			} else if d < -time.Second {
+				late.Add(1)
+			}
+			select {
+			case <-ctx.Done():
+				break loop
+			case jobs <- i:
+			}
+		}
+	}
+	close(jobs)
+	for range workers {
+		<-done
+	}
+}
