@@ -30,8 +30,8 @@ type Client struct {
 	closeOnce sync.Once
 }
 
-// New returns a Client for cfg. It has no side effects: nothing is dialled
-// until the first call.
+// New returns a Client for cfg. It reads the TLS files named in cfg and has
+// no other side effects: nothing is dialled until the first call.
 func New(cfg Config) (*Client, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -50,7 +50,11 @@ func New(cfg Config) (*Client, error) {
 	}
 	rt := cfg.Transport
 	if rt == nil {
-		c.own = newTransport(cfg)
+		tc, err := cfg.tlsConfig()
+		if err != nil {
+			return nil, err
+		}
+		c.own = newTransport(cfg, tc)
 		rt = c.own
 	}
 	c.http = &http.Client{Transport: rt}

@@ -1,9 +1,12 @@
 package client
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -49,11 +52,27 @@ type Config struct {
 	// MaxResponseBytes bounds a response body; a larger one is an error.
 	MaxResponseBytes int64
 
+	// TLS is the base TLS configuration for https registries (nil: the
+	// system's roots, no client certificate). CAFile and CertFile/KeyFile,
+	// when set, are read by New and added to a copy of it.
+	TLS *tls.Config
+	// CAFile is a PEM bundle of the CAs that sign the registries'
+	// certificates; it replaces the system's roots.
+	CAFile string
+	// CertFile and KeyFile are a PEM client certificate and key, shown to
+	// registries that ask for one (mutual TLS). Both or neither.
+	CertFile, KeyFile string
+
+	// BearerToken, when set, is sent as "Authorization: Bearer TOKEN" to
+	// every registry whose URL carries no user:password (a URL's userinfo
+	// is sent as basic auth, as Eureka clients do, and wins).
+	BearerToken string
+
 	// Transport, when set, sends every request instead of the Client's
-	// own http.Transport (for TLS settings, proxies or tests). Timeouts
-	// above then apply only as far as Transport honours the request
-	// context: ConnectTimeout and ReadTimeout configure the Client's own
-	// transport only.
+	// own http.Transport (for proxies or tests). Timeouts above then apply
+	// only as far as Transport honours the request context: ConnectTimeout,
+	// ReadTimeout and the TLS settings configure the Client's own
+	// transport only, so they cannot be combined with Transport.
 	Transport http.RoundTripper
 
 	// Logger receives the client's logs, with subsystem=client.
@@ -152,7 +171,47 @@ func (c Config) Validate() error {
 	if c.MaxResponseBytes < 1 {
 		return invalidf("MaxResponseBytes is %d; want a positive size", c.MaxResponseBytes)
 	}
+	if (c.CertFile == "") != (c.KeyFile == "") {
+		return invalid("CertFile", "and KeyFile: give both or neither")
+	}
+	if c.Transport != nil && (c.TLS != nil || c.CAFile != "" || c.CertFile != "") {
+		return invalid("Transport", "is set: TLS, CAFile and CertFile configure the Client's own transport; put them on Transport instead")
+	}
+	if strings.ContainsAny(c.BearerToken, "\r\n") || strings.TrimSpace(c.BearerToken) != c.BearerToken {
+		return invalid("BearerToken", "has white space or a line break")
+	}
 	return nil
+}
+
+// tlsConfig is cfg's TLS configuration with the CA and client certificate
+// files read in; nil when nothing is configured.
+func (c Config) tlsConfig() (*tls.Config, error) {
+	if c.TLS == nil && c.CAFile == "" && c.CertFile == "" {
+		return nil, nil
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if c.TLS != nil {
+		tc = c.TLS.Clone()
+	}
+	if c.CAFile != "" {
+		b, err := os.ReadFile(c.CAFile)
+		if err != nil {
+			return nil, invalidf("CAFile: %v", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(b) {
+			return nil, invalidf("CAFile: %s holds no PEM certificate", c.CAFile)
+		}
+		tc.RootCAs = pool
+	}
+	if c.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
+		if err != nil {
+			return nil, invalidf("CertFile: %v", err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	return tc, nil
 }
 
 // CacheConfig holds a Cache's settings. Start from DefaultCacheConfig;

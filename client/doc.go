@@ -52,6 +52,18 @@
 // The sentinels are *heureka.Error values, so heureka.ErrorCode maps them
 // to ENOTFOUND, EUNAVAILABLE and EINVALID.
 //
+// # TLS and credentials
+//
+// https registry URLs are verified against the system's roots, or against
+// Config.CAFile (a PEM bundle), on top of Config.TLS when given;
+// Config.CertFile and KeyFile are a client certificate for registries that
+// ask for one (mutual TLS). A URL's user:password is sent as HTTP basic
+// auth, as Eureka clients send theirs, and is redacted from every error and
+// log; Config.BearerToken is sent as "Authorization: Bearer" to URLs
+// without one. A registry that refuses the credentials answers 401 or 403:
+// the error wraps ErrRejected and carries the server's message, which says
+// what is missing.
+//
 // # Failover and timeouts
 //
 // Each call tries the cluster's URLs in order, starting with the one that

@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -243,6 +244,15 @@ func (c *Client) attempt(ctx context.Context, base *url.URL, req *request) (*res
 		accept = "application/json"
 	}
 	hr.Header.Set("Accept", accept)
+	// Credentials: the base URL's user:password as basic auth, as Eureka
+	// clients send it, else the bearer token. Set here rather than left to
+	// net/http, so that the rule is one place and visible.
+	if u := base.User; u != nil {
+		pw, _ := u.Password()
+		hr.SetBasicAuth(u.Username(), pw)
+	} else if c.cfg.BearerToken != "" {
+		hr.Header.Set("Authorization", "Bearer "+c.cfg.BearerToken)
+	}
 	hr.Header.Set("User-Agent", userAgent)
 	hr.Header.Set("DiscoveryIdentity-Name", "heureka-go")
 	resp, err := c.http.Do(hr)
@@ -286,13 +296,14 @@ func transportError(err error) error {
 const userAgent = "heureka-go-client/1"
 
 // newTransport is the Client's own http.Transport: the configured connect
-// and response-header timeouts, keep-alives, and no proxy surprises beyond
-// the environment's.
-func newTransport(cfg Config) *http.Transport {
+// and response-header timeouts, TLS settings (tc may be nil), keep-alives,
+// and no proxy surprises beyond the environment's.
+func newTransport(cfg Config, tc *tls.Config) *http.Transport {
 	d := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second}
 	return &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           d.DialContext,
+		TLSClientConfig:       tc,
 		TLSHandshakeTimeout:   cfg.ConnectTimeout,
 		ResponseHeaderTimeout: cfg.ReadTimeout,
 		ForceAttemptHTTP2:     true,

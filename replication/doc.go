@@ -22,6 +22,16 @@
 //     (bounded by SyncTimeout, then the server starts empty and says so);
 //     Ready reports when that is over, for /readyz.
 //
+// # Security
+//
+// Calls to https peers use Config.TLS (the CA that signs the peers and
+// this server's client certificate, for mutual TLS). Config.Authorization
+// gives the credentials of a user with the peer role, sent on every call;
+// peer URLs may not carry user:password, since they are shown in status
+// and logs. A peer that answers 401 or 403 is counted unreachable and its
+// writes are kept and retried, with the refusal in PeerStatus.LastError,
+// until the credentials are fixed.
+//
 // # Concurrency
 //
 // Forward is called by the registry with its lock held; it only appends to

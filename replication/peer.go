@@ -270,6 +270,12 @@ func (p *peer) post(ctx context.Context, ops []registry.Op) error {
 		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
 			return err // retried
 		}
+		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+			// Our credentials are wrong or lack the peer role: the same
+			// batch will pass once they are fixed, so keep it and retry
+			// (the peer counts as unreachable meanwhile).
+			return fmt.Errorf("peer %s refused our credentials (%s): %.200s; give this server a user with the peer role", p.url, resp.Status, body)
+		}
 		// The peer refused the batch itself: retrying the same bytes cannot
 		// help, so send it the whole registry instead.
 		p.rp.log.Error("peer refused a replication batch", "err", err)

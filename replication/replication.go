@@ -3,6 +3,7 @@ package replication
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
@@ -50,7 +51,17 @@ type Config struct {
 	// SyncTimeout bounds the wait, at start, for a peer to copy the registry
 	// from; past it the server starts empty and says so.
 	SyncTimeout time.Duration
-	Logger      *slog.Logger
+	// TLS configures calls to https peers: the CA that signs their
+	// certificates (RootCAs) and this server's client certificate for
+	// mutual TLS (GetClientCertificate, so that a reloaded certificate is
+	// used from the next connection on). nil means the system's roots and
+	// no client certificate.
+	TLS *tls.Config
+	// Authorization, when set, gives the Authorization header sent with
+	// every call to a peer (the peer role's credentials); it is called per
+	// request, so credentials can change without a restart.
+	Authorization func() string
+	Logger        *slog.Logger
 }
 
 // DefaultConfig returns the defaults, each with its reason.
@@ -84,6 +95,10 @@ func (c Config) Validate() error {
 		u, err := url.Parse(p)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return heureka.Errorf(heureka.EINVALID, "peer URL %q: want http(s)://host:port/eureka", p)
+		}
+		if u.User != nil {
+			// Peer URLs are shown in /v1/status and logs.
+			return heureka.Errorf(heureka.EINVALID, "peer URL %q carries credentials; give them as Config.Authorization instead", u.Redacted())
 		}
 	}
 	switch {
@@ -150,6 +165,8 @@ func New(cfg Config, reg *registry.Registry) (*Replicator, error) {
 			Timeout: cfg.RequestTimeout,
 			Transport: &http.Transport{
 				DialContext:         (&net.Dialer{Timeout: cfg.ConnectTimeout}).DialContext,
+				TLSClientConfig:     cfg.TLS,
+				TLSHandshakeTimeout: cfg.ConnectTimeout,
 				MaxIdleConnsPerHost: 4,
 				IdleConnTimeout:     90 * time.Second,
 			},
@@ -280,6 +297,11 @@ func (rp *Replicator) newRequest(ctx context.Context, method, u string, body []b
 		return nil, fmt.Errorf("build %s %s: %w", method, u, err)
 	}
 	req.Header.Set("Accept", "application/json")
+	if rp.cfg.Authorization != nil {
+		if a := rp.cfg.Authorization(); a != "" {
+			req.Header.Set("Authorization", a)
+		}
+	}
 	req.Header.Set(NodeHeader, rp.cfg.NodeID)
 	req.Header.Set("DiscoveryIdentity-Name", "DefaultServer")
 	return req, nil

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/eureka"
@@ -58,6 +59,17 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 		return nil, heureka.Errorf(heureka.ETOOLARGE, "request body inflates to more than the limit of %s", formatBytes(limit))
 	}
 	return b, nil
+}
+
+// checkUTF8 refuses a JSON body that is not UTF-8 (RFC 8259 §8.1).
+// encoding/json would replace the bad bytes with U+FFFD and accept it, so
+// that a registration would be stored with names nobody sent. XML bodies
+// may declare another encoding and are left to the XML decoder.
+func checkUTF8(body []byte) error {
+	if !utf8.Valid(body) {
+		return heureka.Errorf(heureka.EINVALID, "request body is not valid UTF-8, as JSON must be")
+	}
+	return nil
 }
 
 func isMaxBytes(err error) bool {

@@ -19,6 +19,32 @@
 // {"error":"…"} to clients that accept JSON and <error><message>…</message>
 // </error> to everyone else. Internal errors are logged once and never shown.
 //
+// # Authentication, limits and audit
+//
+// With Config.Auth set (see internal/auth), every request but /healthz,
+// /readyz and /metrics is authenticated (HTTP basic, bearer token, or a
+// verified TLS client certificate) and authorised by what its route does
+// (accessOf in routes.go): reads, instance writes (register, renew, cancel,
+// status, metadata, checked against an agent's application patterns),
+// peer replication (the batch endpoint, /v1/replication/* and any write
+// carrying x-netflix-discovery-replication: true), and anything else,
+// which needs the operator role. No credentials where they are needed is
+// 401 with Basic and Bearer challenges; credentials without the right is
+// 403; both say what is missing. A write allowed by the operator role
+// leaves one audit log line (subsystem=audit: user, action, app, id,
+// query, status, remote address) once its answer is known.
+//
+// Writes are rate-limited per client (user@address, or address) by a token
+// bucket, 429 with Retry-After past it; watch and event streams are capped
+// per client (429) as well as in total (503). Peers, and anonymous clients
+// on loopback (every local process shares 127.0.0.1), are exempt.
+//
+// Every answer has a write deadline (ResponseTimeout); streams replace it
+// with one per write and lift the read deadline, so an http.Server's
+// ReadTimeout bounds slow senders without cutting streams. A JSON body
+// that is not UTF-8 is refused rather than decoded with replacement
+// characters, and so is a metadata value that is not.
+//
 // # Concurrency
 //
 // A Server is safe for concurrent use once New returns. Reads are served
@@ -30,8 +56,9 @@
 // # What it does not do
 //
 // It does not listen, own the registry or run its eviction loop: cmd/heureka
-// wires those and owns the http.Server and its timeouts. It does not
-// replicate to peers, serve /peerreplication/batch, gate reads during a
-// startup window (Eureka's 403), or serve the compact format. It holds no
-// state besides the payload cache and the metrics.
+// wires those and owns the http.Server, its TLS and its timeouts. It does
+// not send to peers (it serves their /peerreplication/batch), gate reads
+// during a startup window (Eureka's 403), trust X-Forwarded-For, or serve
+// the compact format. It holds no state besides the payload cache, the
+// metrics and the per-client counters of its limits.
 package httpapi

@@ -11,6 +11,7 @@ import (
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/eureka"
+	"github.com/heureka-project/heureka/internal/auth"
 )
 
 // statusOf is the one place an error becomes an HTTP status.
@@ -18,6 +19,17 @@ func statusOf(err error) int {
 	var me *methodError
 	if errors.As(err, &me) {
 		return http.StatusMethodNotAllowed
+	}
+	var ae *auth.Error
+	if errors.As(err, &ae) {
+		if ae.Kind == auth.Forbidden {
+			return http.StatusForbidden
+		}
+		return http.StatusUnauthorized
+	}
+	var le *limitError
+	if errors.As(err, &le) {
+		return http.StatusTooManyRequests
 	}
 	switch heureka.ErrorCode(err) {
 	case heureka.EINVALID:
@@ -56,6 +68,21 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var me *methodError
 	if errors.As(err, &me) {
 		w.Header().Set("Allow", strings.Join(me.allow, ", "))
+	}
+	if code == http.StatusUnauthorized {
+		// Both schemes are offered: Eureka clients answer Basic; heureka's
+		// own clients and agents may send a token.
+		bearer := `Bearer realm="heureka"`
+		var ae *auth.Error
+		if errors.As(err, &ae) && ae.InvalidToken {
+			bearer += `, error="invalid_token"`
+		}
+		w.Header().Add("WWW-Authenticate", `Basic realm="heureka", charset="UTF-8"`)
+		w.Header().Add("WWW-Authenticate", bearer)
+	}
+	var le *limitError
+	if errors.As(err, &le) {
+		w.Header().Set("Retry-After", le.retryAfterSeconds())
 	}
 	var body []byte
 	f := eureka.FormatFor(r.Header.Get("Accept"))

@@ -5,10 +5,13 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/eureka"
+	"github.com/heureka-project/heureka/internal/auth"
 	"github.com/heureka-project/heureka/registry"
 )
 
@@ -35,6 +38,11 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request, p params) erro
 	if err != nil {
 		return err
 	}
+	if f == eureka.JSON {
+		if err := checkUTF8(body); err != nil {
+			return err
+		}
+	}
 	in, err := eureka.DecodeInstance(body, f)
 	if err != nil {
 		return err
@@ -45,6 +53,13 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request, p params) erro
 	}
 	if in.App != p.app {
 		return heureka.Errorf(heureka.EINVALID, "Mismatched appName, expecting %s but was %s", p.app, in.App)
+	}
+	// The instance ID is in the body: an agent scoped to some instances
+	// may register only those (admit saw the app alone).
+	if pr := p.who.principal; pr != nil && s.cfg.Auth != nil && !isReplication(r) {
+		if _, err := s.cfg.Auth.Authorize(pr, auth.Request{Action: auth.Write, Verb: "register", App: in.App, ID: in.ID}); err != nil {
+			return err
+		}
 	}
 	if err := s.reg.Register(in, isReplication(r)); err != nil {
 		return err
@@ -146,6 +161,12 @@ func (s *Server) updateMetadata(w http.ResponseWriter, r *http.Request, p params
 	md := make(map[string]string, len(q))
 	for k, vs := range q {
 		if len(vs) > 0 {
+			// The registry checks keys; a value only for control
+			// characters, so bytes that are not UTF-8 are refused here,
+			// where they were percent-decoded.
+			if !utf8.ValidString(vs[0]) {
+				return heureka.Errorf(heureka.EINVALID, "metadata value of %q is not valid UTF-8", strings.ToValidUTF8(k, "?"))
+			}
 			md[k] = vs[0]
 		}
 	}

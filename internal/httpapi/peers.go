@@ -23,6 +23,9 @@ func (s *Server) replicationBatch(w http.ResponseWriter, r *http.Request, _ para
 	if err != nil {
 		return err
 	}
+	if err := checkUTF8(body); err != nil {
+		return err
+	}
 	items, itemErrs, err := eureka.DecodeReplicationList(body)
 	if err != nil {
 		return err
@@ -61,6 +64,11 @@ func (s *Server) applyReplicated(it eureka.ReplicationItem) eureka.ReplicationRe
 	case registry.ActionCancel:
 		err = s.reg.Cancel(app, it.ID, true)
 	case registry.ActionStatusUpdate:
+		if it.Status == "" {
+			// Would store an empty status as the instance's override.
+			err = heureka.Errorf(heureka.EINVALID, "StatusUpdate without a status")
+			break
+		}
 		err = s.reg.SetStatus(app, it.ID, it.Status, it.LastDirtyTimestamp, true)
 	case registry.ActionDeleteStatusOverride:
 		err = s.reg.DeleteStatusOverride(app, it.ID, it.Status, it.LastDirtyTimestamp, true)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/internal/auth"
 	"github.com/heureka-project/heureka/internal/dashboard"
 )
 
@@ -15,10 +16,12 @@ import (
 // writeError; a handler that returns nil has written its own response.
 type handlerFunc func(w http.ResponseWriter, r *http.Request, p params) error
 
-// params are the variable path segments of a matched route. App is
-// upper-cased, as Eureka does; IDs and VIPs are case-sensitive.
+// params are the variable path segments of a matched route, and who sent
+// the request. App is upper-cased, as Eureka does; IDs and VIPs are
+// case-sensitive.
 type params struct {
 	app, id, vip string
+	who          caller
 }
 
 // route is one path pattern and the methods it serves. The pattern is also
@@ -27,6 +30,58 @@ type route struct {
 	pattern string
 	segs    []string
 	methods map[string]handlerFunc
+	access  map[string]access // by method; see accessOf
+}
+
+// access is what a route asks of its caller.
+type access struct {
+	open   bool        // served to anyone, credentials unread: health and metrics
+	action auth.Action // what it does, when auth is on
+	verb   string      // for messages and audit lines
+	stream bool        // a long-lived stream that sets its own deadlines
+}
+
+// accessOf classifies each method of a route for authorisation, limits and
+// deadlines. Reads (GET, HEAD) need the read permission unless listed;
+// writes to instances are auth.Write, checked against the caller's scope;
+// any other method of a route not listed here needs the operator role, so
+// a route added without thought fails closed.
+func accessOf(pattern, method string) access {
+	switch pattern {
+	case "/healthz", "/readyz", "/metrics":
+		return access{open: true}
+	case "/peerreplication/batch", "/v1/replication/digest", "/v1/replication/apps/{app}":
+		return access{action: auth.Replicate, verb: "use the peer replication endpoint " + pattern}
+	case "/v1/watch", "/v1/events":
+		return access{action: auth.Read, verb: "read the registry", stream: true}
+	}
+	write := map[string]string{
+		"/apps/{app} POST":               "register",
+		"/apps/{app}/{id} PUT":           "renew",
+		"/apps/{app}/{id} DELETE":        "cancel",
+		"/apps/{app}/{id}/status PUT":    "set the status of",
+		"/apps/{app}/{id}/status DELETE": "clear the status override of",
+		"/apps/{app}/{id}/metadata PUT":  "update the metadata of",
+	}[pattern+" "+method]
+	switch {
+	case write != "":
+		return access{action: auth.Write, verb: write}
+	case method == http.MethodGet || method == http.MethodHead:
+		return access{action: auth.Read, verb: "read the registry"}
+	}
+	return access{action: auth.Operate, verb: method + " " + pattern}
+}
+
+// classify fills every route's access table.
+func classify(routes ...[]*route) {
+	for _, rs := range routes {
+		for _, rt := range rs {
+			rt.access = make(map[string]access, len(rt.methods))
+			for m := range rt.methods {
+				rt.access[m] = accessOf(rt.pattern, m)
+			}
+		}
+	}
 }
 
 // routeTable is the whole route table. Eureka resources are matched after

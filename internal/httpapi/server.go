@@ -2,11 +2,13 @@ package httpapi
 
 import (
 	"log/slog"
+	"math"
 	"net/http"
 	"sync"
 	"time"
 
 	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/internal/auth"
 	"github.com/heureka-project/heureka/registry"
 )
 
@@ -40,6 +42,28 @@ type Config struct {
 	// WriteTimeout bounds one write to a stream; a watcher that cannot take
 	// data for that long is dropped.
 	WriteTimeout time.Duration
+	// ResponseTimeout bounds writing any other answer, so that a client
+	// that stops reading cannot hold a large listing (and its goroutine)
+	// forever. It replaces http.Server's WriteTimeout, which would also cut
+	// every watch stream.
+	ResponseTimeout time.Duration
+
+	// Auth, when set, authenticates every request but those to /healthz,
+	// /readyz and /metrics and authorises it by role (see internal/auth);
+	// nil serves everyone, as Eureka does.
+	Auth *auth.Store
+	// WriteRate and WriteBurst are each client's token bucket for writes
+	// (register, renew, cancel, status, metadata): WriteRate a second,
+	// bursts of WriteBurst. A client is its user and address when
+	// authenticated, else its address; peers and anonymous loopback clients
+	// are exempt. A negative WriteRate turns the limit off. Over it: 429
+	// with Retry-After.
+	WriteRate  float64
+	WriteBurst int
+	// MaxWatchersPerClient bounds one client's open watch and event
+	// streams (clients as for WriteRate); more get 429. Negative: no bound
+	// but MaxWatchers.
+	MaxWatchersPerClient int
 }
 
 // DefaultConfig returns the defaults, each with its reason.
@@ -62,6 +86,19 @@ func DefaultConfig() Config {
 		KeepAlive: 15 * time.Second,
 		// A watcher that cannot take a write for this long is gone.
 		WriteTimeout: 10 * time.Second,
+		// A full listing of 10,000 instances is ~10 MB uncompressed: a
+		// minute allows 170 KB/s; a client slower than that is stuck.
+		ResponseTimeout: time.Minute,
+		// An agent renews every 10 s and writes a status or metadata
+		// change now and then; a host with a dozen daemons stays far
+		// below 20 a second, and a restart that registers them all at
+		// once fits in the burst. A client past it is broken or hostile.
+		WriteRate:  20,
+		WriteBurst: 100,
+		// A heureka client keeps one stream per registry cluster; a host
+		// with many clients, or a few dashboards, stays below this, while
+		// one client cannot take the whole MaxWatchers.
+		MaxWatchersPerClient: 64,
 	}
 }
 
@@ -76,6 +113,8 @@ type Server struct {
 	routes  []*route // Eureka resources, matched after the prefix
 	own     []*route // heureka's endpoints, matched on the whole path
 	now     func() time.Time
+	audit   *slog.Logger
+	writes  *rateLimiter // nil when writes are not limited
 
 	watchState watchState
 	done       chan struct{} // closed by CloseStreams
@@ -107,6 +146,18 @@ func New(cfg Config, reg *registry.Registry, logger *slog.Logger) *Server {
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = def.WriteTimeout
 	}
+	if cfg.ResponseTimeout <= 0 {
+		cfg.ResponseTimeout = def.ResponseTimeout
+	}
+	if cfg.WriteRate == 0 {
+		cfg.WriteRate = def.WriteRate
+	}
+	if cfg.WriteBurst <= 0 {
+		cfg.WriteBurst = max(def.WriteBurst, int(math.Ceil(cfg.WriteRate)))
+	}
+	if cfg.MaxWatchersPerClient == 0 {
+		cfg.MaxWatchersPerClient = def.MaxWatchersPerClient
+	}
 	if cfg.Ready == nil {
 		cfg.Ready = func() bool { return true }
 	}
@@ -117,33 +168,50 @@ func New(cfg Config, reg *registry.Registry, logger *slog.Logger) *Server {
 		cfg:    cfg,
 		reg:    reg,
 		logger: logger.With("subsystem", "http"),
+		audit:  logger.With("subsystem", "audit"),
 		cache:  newPayloadCache(cfg.CacheEntries),
 		now:    time.Now,
 		done:   make(chan struct{}),
 	}
+	if cfg.WriteRate > 0 {
+		s.writes = newRateLimiter(cfg.WriteRate, cfg.WriteBurst)
+	}
+	s.watchState.perClient = map[string]int{}
 	s.metrics = newMetrics(reg)
 	s.routes, s.own = s.routeTable()
+	classify(s.routes, s.own)
 	return s
 }
 
 // Handler returns the handler to mount at the root of an http.Server.
 func (s *Server) Handler() http.Handler { return s }
 
-// ServeHTTP routes one request, maps a handler's error to a response, and
-// records the request's duration and outcome.
+// ServeHTTP routes one request, admits it (credentials, role, rate
+// limit), maps a handler's error to a response, writes the audit line of an
+// operator action, and records the request's duration and outcome.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.now()
 	sw := &statusWriter{ResponseWriter: w}
 	if s.cfg.NodeID != "" {
 		w.Header().Set(nodeHeader, s.cfg.NodeID)
 	}
+	// Streams replace this deadline with their own, per write. It is set
+	// on every request because a connection keeps its deadline from one
+	// request to the next.
+	_ = http.NewResponseController(sw).SetWriteDeadline(time.Now().Add(s.cfg.ResponseTimeout))
 
 	rt, h, p, err := s.match(r)
+	if err == nil {
+		p.who, err = s.admit(r, rt, p)
+	}
 	if err == nil {
 		err = h(sw, r, p)
 	}
 	if err != nil {
 		s.writeError(sw, r, err)
+	}
+	if p.who.audit {
+		s.auditLog(r, rt, p, sw.code())
 	}
 
 	name := "unmatched"

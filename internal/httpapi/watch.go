@@ -36,10 +36,11 @@ const versionHeader = "X-Heureka-Version"
 
 // watchState is shared by all streams of one Server.
 type watchState struct {
-	mu       sync.Mutex
-	watchers int
-	changes  eventCache // encoded watch events
-	events   eventCache // encoded monitor events
+	mu        sync.Mutex
+	watchers  int
+	perClient map[string]int // open streams by caller.key, exempt callers aside
+	changes   eventCache     // encoded watch events
+	events    eventCache     // encoded monitor events
 }
 
 // eventCache memoises the encoded data of recent changes, so that a change
@@ -77,17 +78,17 @@ const (
 	kindEvents streamKind = 'e'
 )
 
-func (s *Server) watch(w http.ResponseWriter, r *http.Request, _ params) error {
-	return s.stream(w, r, kindWatch)
+func (s *Server) watch(w http.ResponseWriter, r *http.Request, p params) error {
+	return s.stream(w, r, p.who, kindWatch)
 }
 
-func (s *Server) events(w http.ResponseWriter, r *http.Request, _ params) error {
-	return s.stream(w, r, kindEvents)
+func (s *Server) events(w http.ResponseWriter, r *http.Request, p params) error {
+	return s.stream(w, r, p.who, kindEvents)
 }
 
 // stream serves one SSE connection until the client goes, the server shuts
 // down, or the client must resync.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, kind streamKind) error {
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, who caller, kind streamKind) error {
 	apps, err := appFilter(r, s.cfg.Limits.MaxIDLength)
 	if err != nil {
 		return err
@@ -96,12 +97,17 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, kind streamKind)
 	if err != nil {
 		return err
 	}
-	if !s.addWatcher() {
-		return heureka.Errorf(heureka.EUNAVAILABLE, "this server already serves %d watchers, its limit; retry later or on another peer", s.cfg.MaxWatchers)
+	if err := s.addWatcher(who); err != nil {
+		return err
 	}
-	defer s.removeWatcher()
+	defer s.removeWatcher(who)
 
 	rc := http.NewResponseController(w)
+	// The server's read timeout bounds reading a request; a stream's
+	// request is read, and its connection lives on, so no read deadline
+	// may end it (net/http does not today; this keeps it so). Each write
+	// has its own deadline (flush).
+	_ = rc.SetReadDeadline(time.Time{})
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -374,20 +380,38 @@ func resumePoint(r *http.Request) (uint64, bool, error) {
 	return n, true, nil
 }
 
-func (s *Server) addWatcher() bool {
+// addWatcher counts a new stream against MaxWatchers (503 past it: the
+// client should poll, or watch another peer) and, unless who is exempt,
+// against MaxWatchersPerClient (429: this client has enough).
+func (s *Server) addWatcher(who caller) error {
 	s.watchState.mu.Lock()
 	defer s.watchState.mu.Unlock()
 	if s.watchState.watchers >= s.cfg.MaxWatchers {
-		return false
+		return heureka.Errorf(heureka.EUNAVAILABLE, "this server already serves %d watchers, its limit; retry later or on another peer", s.cfg.MaxWatchers)
+	}
+	perClient := !who.exempt && s.cfg.MaxWatchersPerClient > 0
+	if perClient && s.watchState.perClient[who.key] >= s.cfg.MaxWatchersPerClient {
+		return &limitError{retryAfter: 30 * time.Second, msg: fmt.Sprintf(
+			"%s already has %d watch or event streams open here, the limit per client; close one, or poll", who.key, s.cfg.MaxWatchersPerClient)}
 	}
 	s.watchState.watchers++
-	return true
+	if perClient {
+		s.watchState.perClient[who.key]++
+	}
+	return nil
 }
 
-func (s *Server) removeWatcher() {
+func (s *Server) removeWatcher(who caller) {
 	s.watchState.mu.Lock()
+	defer s.watchState.mu.Unlock()
 	s.watchState.watchers--
-	s.watchState.mu.Unlock()
+	if !who.exempt && s.cfg.MaxWatchersPerClient > 0 {
+		if n := s.watchState.perClient[who.key] - 1; n > 0 {
+			s.watchState.perClient[who.key] = n
+		} else {
+			delete(s.watchState.perClient, who.key)
+		}
+	}
 }
 
 // Watchers returns the number of open watch and event streams.

@@ -1,0 +1,350 @@
+// Package security_test runs `heureka server` as a real process with TLS
+// and credentials and checks what only a real process shows: SIGHUP
+// reloads the certificate and the credentials file, the Go client speaks
+// TLS and basic or bearer auth to it, scoped agents stay in their lane,
+// and the header limit holds.
+package security_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/client"
+	"github.com/heureka-project/heureka/internal/auth"
+	"github.com/heureka-project/heureka/internal/auth/authtest"
+)
+
+var bin string // the heureka binary, built once
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "heureka-security")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bin = filepath.Join(dir, "heureka")
+	if b := os.Getenv("HEUREKA_BIN"); b != "" {
+		bin = b
+	} else if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/heureka").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build heureka: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// server is one `heureka server` process.
+type server struct {
+	t    *testing.T
+	cmd  *exec.Cmd
+	addr string
+	mu   sync.Mutex
+	log  bytes.Buffer
+}
+
+var addrRE = regexp.MustCompile(`addr=(\S+)`)
+
+// startServer runs `heureka server` on a free loopback port with args.
+func startServer(t *testing.T, env []string, args ...string) *server {
+	t.Helper()
+	s := &server{t: t}
+	s.cmd = exec.Command(bin, append([]string{"server", "--listen", "127.0.0.1:0"}, args...)...)
+	s.cmd.Env = append(os.Environ(), env...)
+	stderr, err := s.cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = s.cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- s.cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			_ = s.cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("server log:\n%s", s.logs())
+		}
+	})
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := sc.Text()
+			s.mu.Lock()
+			s.log.WriteString(line + "\n")
+			s.mu.Unlock()
+			if m := addrRE.FindStringSubmatch(line); m != nil && strings.Contains(line, "heureka server listening") {
+				select {
+				case ready <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	select {
+	case s.addr = <-ready:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("server did not start:\n%s", s.logs())
+	}
+	return s
+}
+
+func (s *server) logs() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.log.String()
+}
+
+// call sends one request over a fresh connection and returns the status,
+// the body and the serial of the server's certificate.
+func call(t *testing.T, c *http.Client, method, u, body string, hdr ...string) (int, string, *big.Int) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, u, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, u, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var serial *big.Int
+	if resp.TLS != nil && len(resp.TLS.PeerCertificates) > 0 {
+		serial = resp.TLS.PeerCertificates[0].SerialNumber
+	}
+	return resp.StatusCode, string(b), serial
+}
+
+func trusting(ca *authtest.CA) *http.Client {
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}, DisableKeepAlives: true}}
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+var (
+	dnAgent = authtest.User{User: auth.User{Name: "dn-agent", Roles: []auth.Role{auth.RoleAgent}, Apps: []string{`HDFS-DATANODE\..*`}}, Password: "dn-pass"}
+	nnAgent = authtest.User{User: auth.User{Name: "nn-agent", Roles: []auth.Role{auth.RoleAgent}, Apps: []string{`HDFS-NAMENODE\..*`}}, Password: "hk_nn_token", Token: true}
+	ops     = authtest.User{User: auth.User{Name: "ops", Roles: []auth.Role{auth.RoleOperator}}, Password: "ops-pass"}
+)
+
+func instance(app, id string) *heureka.Instance {
+	in := &heureka.Instance{ID: id, App: app, HostName: id + ".example", IPAddr: "127.0.0.1",
+		Status: heureka.StatusUp, Port: heureka.Port{Number: 9866, Enabled: true}}
+	in.Normalize()
+	return in
+}
+
+func newClient(t *testing.T, cfg client.Config) *client.Client {
+	t.Helper()
+	cfg.Rounds, cfg.Backoff, cfg.MaxBackoff = 1, 10*time.Millisecond, 20*time.Millisecond
+	c, err := client.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func withUser(base, user, pass string) string {
+	u, _ := url.Parse(base)
+	u.User = url.UserPassword(user, pass)
+	return u.String()
+}
+
+// TestGoClientOverTLSWithScopedAgents: the Go client registers over TLS
+// with basic auth from the URL and with a bearer token; a DataNode agent
+// cannot touch the NameNode; an operator can, and is audited.
+func TestGoClientOverTLSWithScopedAgents(t *testing.T) {
+	ca := authtest.NewCA(t, "test CA")
+	cert := ca.Issue("server", "heureka")
+	creds := filepath.Join(t.TempDir(), "credentials.json")
+	authtest.WriteCredentials(t, creds, auth.ReadsAuthenticated, dnAgent, nnAgent, ops)
+	s := startServer(t, nil, "--tls-cert", cert.CertFile, "--tls-key", cert.KeyFile, "--auth-file", creds)
+	base := "https://" + s.addr + "/eureka"
+	ctx := context.Background()
+
+	dn := newClient(t, client.Config{URLs: []string{withUser(base, "dn-agent", "dn-pass")}, CAFile: ca.CertFile})
+	nn := newClient(t, client.Config{URLs: []string{base}, CAFile: ca.CertFile, BearerToken: "hk_nn_token"})
+	if err := dn.Register(ctx, instance("HDFS-DATANODE.PROD", "dn1")); err != nil {
+		t.Fatalf("DataNode agent registers its own: %v", err)
+	}
+	if err := nn.Register(ctx, instance("HDFS-NAMENODE.PROD", "nn1")); err != nil {
+		t.Fatalf("NameNode agent registers with a token: %v", err)
+	}
+	var ce *client.Error
+	for name, err := range map[string]error{
+		"register": dn.Register(ctx, instance("HDFS-NAMENODE.PROD", "evil")),
+		"status":   dn.SetStatus(ctx, "HDFS-NAMENODE.PROD", "nn1", heureka.StatusOutOfService),
+		"cancel":   dn.Cancel(ctx, "HDFS-NAMENODE.PROD", "nn1"),
+		"metadata": dn.UpdateMetadata(ctx, "HDFS-NAMENODE.PROD", "nn1", map[string]string{"haState": "standby"}),
+	} {
+		if !errors.As(err, &ce) || ce.Status != http.StatusForbidden || !strings.Contains(ce.Message, `"dn-agent"`) {
+			t.Errorf("DataNode agent %s on the NameNode: %v, want 403", name, err)
+		}
+	}
+	apps, err := nn.Apps(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(len(apps.Apps)); got != "2" {
+		t.Fatalf("%s applications after the refused calls, want 2: %+v", got, apps)
+	}
+
+	opsClient := newClient(t, client.Config{URLs: []string{withUser(base, "ops", "ops-pass")}, CAFile: ca.CertFile})
+	if err := opsClient.SetStatus(ctx, "HDFS-NAMENODE.PROD", "nn1", heureka.StatusOutOfService); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the audit line", func() bool {
+		return strings.Contains(s.logs(), `msg="operator action" subsystem=audit user=ops auth=basic action="set the status of" app=HDFS-NAMENODE.PROD id=nn1`)
+	})
+	if strings.Contains(s.logs(), "dn-pass") || strings.Contains(s.logs(), "ops-pass") || strings.Contains(s.logs(), "hk_nn_token") {
+		t.Fatalf("a secret reached the log:\n%s", s.logs())
+	}
+
+	anonymous := newClient(t, client.Config{URLs: []string{base}, CAFile: ca.CertFile})
+	if _, err := anonymous.Apps(ctx); !errors.As(err, &ce) || ce.Status != http.StatusUnauthorized {
+		t.Fatalf("anonymous read with reads authenticated: %v", err)
+	}
+	// Headers: under the 64 KiB limit served, over it refused with 431.
+	c := trusting(ca)
+	if code, _, _ := call(t, c, "GET", "https://"+s.addr+"/healthz", "", "X-Pad", strings.Repeat("p", 60<<10)); code != 200 {
+		t.Fatalf("60 KiB header: %d", code)
+	}
+	if code, _, _ := call(t, c, "GET", "https://"+s.addr+"/healthz", "", "X-Pad", strings.Repeat("p", 80<<10)); code != http.StatusRequestHeaderFieldsTooLarge {
+		t.Fatalf("80 KiB header: %d, want 431", code)
+	}
+}
+
+// TestSIGHUPReloads replaces the certificate and the credentials on disk
+// and sends SIGHUP: new connections get the new certificate, the new
+// password works and the old one stops; a broken file then changes
+// nothing and is logged.
+func TestSIGHUPReloads(t *testing.T) {
+	ca := authtest.NewCA(t, "test CA")
+	first := ca.Issue("server", "heureka")
+	creds := filepath.Join(t.TempDir(), "credentials.json")
+	authtest.WriteCredentials(t, creds, auth.ReadsOpen, dnAgent, ops)
+	// A long poll: only the signal may pick up the changes.
+	s := startServer(t, nil, "--tls-cert", first.CertFile, "--tls-key", first.KeyFile, "--auth-file", creds, "--auth-poll", "1h")
+	c := trusting(ca)
+	u := "https://" + s.addr + "/eureka/apps/HDFS-DATANODE.PROD"
+	body := `{"instance":{"instanceId":"dn1","hostName":"dn1","app":"HDFS-DATANODE.PROD","ipAddr":"127.0.0.1","status":"UP",
+		"dataCenterInfo":{"@class":"com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo","name":"MyOwn"}}}`
+	basic := func(user, pass string) []string {
+		req, _ := http.NewRequest("GET", "/", nil)
+		req.SetBasicAuth(user, pass)
+		return []string{"Authorization", req.Header.Get("Authorization")}
+	}
+	if code, b, serial := call(t, c, "POST", u, body, basic("dn-agent", "dn-pass")...); code != 204 || serial.Cmp(first.Serial) != 0 {
+		t.Fatalf("before: %d %s with %v", code, b, serial)
+	}
+
+	second := ca.Issue("server", "heureka")
+	rotated := dnAgent
+	rotated.Password = "dn-pass-2"
+	authtest.WriteCredentials(t, creds, auth.ReadsOpen, rotated, ops)
+	if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the new certificate and password", func() bool {
+		code, _, serial := call(t, c, "PUT", u+"/dn1", "", basic("dn-agent", "dn-pass-2")...)
+		return code == 200 && serial.Cmp(second.Serial) == 0
+	})
+	if code, _, _ := call(t, c, "PUT", u+"/dn1", "", basic("dn-agent", "dn-pass")...); code != 401 {
+		t.Fatalf("old password after SIGHUP: %d, want 401", code)
+	}
+
+	authtest.WriteFile(t, creds, []byte(`{"reads":"open","users":[{"name":"dn-agent"}]}`))
+	if err := os.WriteFile(second.KeyFile, []byte("garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the failed reload in the log", func() bool { return strings.Contains(s.logs(), "reload incomplete") })
+	if code, _, serial := call(t, c, "PUT", u+"/dn1", "", basic("dn-agent", "dn-pass-2")...); code != 200 || serial.Cmp(second.Serial) != 0 {
+		t.Fatalf("after a broken reload: %d with %v, want 200 with %v", code, serial, second.Serial)
+	}
+}
+
+// TestPeerCredentialsFromEnvironment: two plain-HTTP peers with auth
+// replicate when each sends peer credentials from $HEUREKA_PEER_AUTH, and
+// the secret is on no command line.
+func TestPeerCredentialsFromEnvironment(t *testing.T) {
+	creds := filepath.Join(t.TempDir(), "credentials.json")
+	peer := authtest.User{User: auth.User{Name: "peer", Roles: []auth.Role{auth.RolePeer}}, Password: "hk_peer_secret", Token: true}
+	authtest.WriteCredentials(t, creds, auth.ReadsAuthenticated, dnAgent, peer)
+	addrA, addrB := freeAddr(t), freeAddr(t)
+	peers := "http://" + addrA + "/eureka,http://" + addrB + "/eureka"
+	env := []string{"HEUREKA_PEER_AUTH=hk_peer_secret"}
+	a := startServer(t, env, "--listen", addrA, "--auth-file", creds, "--peers", peers, "--sync-timeout", "2s")
+	b := startServer(t, env, "--listen", addrB, "--auth-file", creds, "--peers", peers, "--sync-timeout", "2s")
+	dn := newClient(t, client.Config{URLs: []string{withUser("http://"+a.addr+"/eureka", "dn-agent", "dn-pass")}})
+	if err := dn.Register(context.Background(), instance("HDFS-DATANODE.PROD", "dn1")); err != nil {
+		t.Fatal(err)
+	}
+	onB := newClient(t, client.Config{URLs: []string{"http://" + b.addr + "/eureka"}, BearerToken: "hk_peer_secret"})
+	eventually(t, "the registration on B", func() bool {
+		_, err := onB.Instance(context.Background(), "HDFS-DATANODE.PROD", "dn1")
+		return err == nil
+	})
+	if strings.Contains(strings.Join(a.cmd.Args, " "), "hk_peer_secret") {
+		t.Fatal("the peer secret is on the command line")
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
