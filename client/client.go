@@ -50,7 +50,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	rt := cfg.Transport
 	if rt == nil {
-		tc, err := cfg.tlsConfig()
+		tc, err := cfg.TLSConfig()
 		if err != nil {
 			return nil, err
 		}

@@ -183,9 +183,9 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// tlsConfig is cfg's TLS configuration with the CA and client certificate
+// TLSConfig is cfg's TLS configuration with the CA and client certificate
 // files read in; nil when nothing is configured.
-func (c Config) tlsConfig() (*tls.Config, error) {
+func (c Config) TLSConfig() (*tls.Config, error) {
 	if c.TLS == nil && c.CAFile == "" && c.CertFile == "" {
 		return nil, nil
 	}

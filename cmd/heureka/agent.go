@@ -52,6 +52,8 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	role := fs.String("role", "", "the daemon beside the agent: datanode or namenode (required)")
 	fs.StringVar(&cfg.Cluster, "cluster", "", "HDFS cluster `name`; the application is hdfs-ROLE.NAME (required)")
+	var ctls clientTLS
+	ctls.addFlags(fs)
 	registry := fs.String("registry", "", "comma-separated registry base `URLs`, e.g. http://127.0.0.1:8761/eureka (default $"+registryEnvVar+")")
 	jmx := fs.String("jmx", "", "the daemon's web `URL`, e.g. http://HOST:9864 (DataNode) or http://HOST:9870 (NameNode) (required)")
 	dataPort := fs.Int("data-port", 0, "DataNode data-transfer `port`, probed and registered (default 9866)")
@@ -199,6 +201,7 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 	ccfg := client.DefaultConfig()
 	ccfg.URLs = urls
 	ccfg.Logger = logger
+	ctls.apply(&ccfg)
 	reg, err := client.New(ccfg)
 	if err != nil {
 		return &usageError{err.Error()}

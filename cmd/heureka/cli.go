@@ -81,6 +81,7 @@ type cliOptions struct {
 	registry string
 	output   string
 	timeout  time.Duration
+	tls      clientTLS
 }
 
 // addFlags defines --registry and --timeout on fs, and -o/--output when the
@@ -92,6 +93,7 @@ func (o *cliOptions) addFlags(fs *flag.FlagSet, listing bool) {
 	}
 	fs.StringVar(&o.registry, "registry", def, "registry base `URLs`, comma-separated, tried in order (default: $HEUREKA_REGISTRY, else "+defaultRegistryURL+")")
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "how long one call to the registry may take")
+	o.tls.addFlags(fs)
 	if listing {
 		o.output = "table"
 		fs.StringVar(&o.output, "o", "table", "output `format`: table or json")
@@ -200,6 +202,13 @@ func (o *cliOptions) connect() (*registryConn, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.DialContext = (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext
 	tr.ResponseHeaderTimeout = o.timeout
+	tc, err := o.tls.config()
+	if err != nil {
+		return nil, &usageError{err.Error()}
+	}
+	if tc != nil {
+		tr.TLSClientConfig = tc
+	}
 	var rt http.RoundTripper = tr
 	if tok := strings.TrimSpace(os.Getenv(tokenEnv)); tok != "" {
 		rt = bearer{token: tok, next: tr}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heureka-project/heureka/internal/auth"
+	"github.com/heureka-project/heureka/internal/auth/authtest"
+)
+
+// TestCLIReachesASecureRegistry runs operator commands against a server
+// that serves TLS and requires credentials for reads and writes: with the
+// CA and the token they work; without the CA they fail with exit code 1
+// and say why; without the token, 401 says what is missing.
+func TestCLIReachesASecureRegistry(t *testing.T) {
+	ca := authtest.NewCA(t, "cli CA")
+	cert := ca.Issue("server", "heureka")
+	creds := filepath.Join(t.TempDir(), "credentials.json")
+	authtest.WriteCredentials(t, creds, auth.ReadsAuthenticated, secAgent, secOps)
+	s, _ := openSecureServer(t, func(c *ServerConfig) {
+		c.TLSCert, c.TLSKey, c.AuthFile = cert.CertFile, cert.KeyFile, creds
+		c.AuthPoll = time.Hour
+	})
+	c := tlsClient(ca, nil)
+	base := "https://" + s.Addr().String()
+	agent := []string{"Authorization", basicAuth(secAgent.Name, secAgent.Password)}
+	if code, body, _ := call(t, c, "POST", base+"/eureka/apps/ORDERS", registerBody, agent...); code != 204 {
+		t.Fatalf("register: %d %s", code, body)
+	}
+	registry := base + "/eureka"
+	runCLI := func(token string, args ...string) (int, string, string) {
+		t.Setenv(tokenEnv, token)
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), args, &stdout, &stderr)
+		return code, stdout.String(), stderr.String()
+	}
+
+	code, out, errOut := runCLI(secOps.Password, "apps", "--registry", registry, "--ca-file", ca.CertFile)
+	if code != 0 || !strings.Contains(out, "ORDERS") {
+		t.Fatalf("apps with CA and token: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, _, errOut = runCLI(secOps.Password, "apps", "--registry", registry)
+	if code != 1 || !strings.Contains(errOut, "certificate") {
+		t.Fatalf("apps without the CA: exit %d, stderr %q; want 1 and a word about the certificate", code, errOut)
+	}
+	code, _, errOut = runCLI("", "apps", "--registry", registry, "--ca-file", ca.CertFile)
+	if code == 0 || !strings.Contains(errOut, "401") && !strings.Contains(strings.ToLower(errOut), "credentials") {
+		t.Fatalf("apps without a token: exit %d, stderr %q; want a refusal naming the missing credentials", code, errOut)
+	}
+}
