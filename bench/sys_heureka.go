@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -107,11 +108,16 @@ func (b *heurekaBackend) consumer(ctx context.Context, apps []string, v *view) (
 		_ = cache.Close(cctx)
 		_ = c.Close()
 	}
+	// Bounded: a cache that cannot read the registry (it once could not
+	// read 100k instances) must fail the workload, not stall the run.
 	select {
 	case <-cache.Synced():
 	case <-ctx.Done():
 		stop()
 		return nil, ctx.Err()
+	case <-time.After(3 * time.Minute):
+		stop()
+		return nil, fmt.Errorf("the cache did not complete its first read of the registry within 3 minutes: %v", cache.Status())
 	}
 	// Return once the listener has applied the first full read.
 	want := cache.Snapshot().Seq()

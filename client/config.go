@@ -93,8 +93,9 @@ func DefaultConfig() Config {
 		Rounds:     2,
 		Backoff:    500 * time.Millisecond,
 		MaxBackoff: 5 * time.Second,
-		// A 10,000-instance registry is about 10 MiB of JSON.
-		MaxResponseBytes: 64 << 20,
+		// A 100,000-instance registry is about 90 MiB of JSON (3 MiB on
+		// the wire, gzipped); 64 MiB made such a registry unreadable.
+		MaxResponseBytes: 512 << 20,
 		Logger:           slog.Default(),
 	}
 }

@@ -139,7 +139,7 @@ func instanceBody(id string, lease int) []byte {
 		id, id, app, lease, rackOf(id))
 }
 
-func registerRaw(b *testing.B, p *proc, id string, lease int) {
+func registerRaw(b testing.TB, p *proc, id string, lease int) {
 	req, _ := http.NewRequest(http.MethodPost, "http://"+p.addr+"/eureka/apps/"+app, bytes.NewReader(instanceBody(id, lease)))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := benchClient.Do(req)
@@ -154,7 +154,7 @@ func registerRaw(b *testing.B, p *proc, id string, lease int) {
 }
 
 // registerMany registers n instances bulk000000… from 16 goroutines.
-func registerMany(b *testing.B, p *proc, n int) {
+func registerMany(b testing.TB, p *proc, n int) {
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range 16 {
