@@ -49,11 +49,13 @@ func TestDemo(t *testing.T) {
 		!regexp.MustCompile(`HDFS-NAMENODE.TRY\s+2\s+2\s`).MatchString(stdout) {
 		t.Errorf("apps: %d\n%s", code, stdout)
 	}
-	// Every peer has everything.
+	// Every peer has everything, once replication (asynchronous, retried
+	// while a peer is still starting) has run.
 	for _, base := range strings.Split(reg[1], ",") {
-		if code, stdout, _ := runCLI(t, "instances", "hdfs-datanode.try", "--registry", base); code != 0 || strings.Count(stdout, " UP ") != 3 {
-			t.Errorf("instances on %s: %d\n%s", base, code, stdout)
-		}
+		eventually(t, 15*time.Second, "every DataNode UP on "+base, func() bool {
+			code, stdout, _ := runCLI(t, "instances", "hdfs-datanode.try", "--registry", base)
+			return code == 0 && strings.Count(stdout, " UP ") == 3
+		})
 	}
 
 	// Kill dn2: DOWN. Fail over: nn2 active.
