@@ -1,21 +1,20 @@
 package alert
 
 import (
+	"github.com/heureka-project/heureka/internal/testbin"
+
 	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,26 +31,7 @@ import (
 
 var heurekaBin string // built once by TestMain
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "heureka-alert-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	heurekaBin = filepath.Join(dir, "heureka")
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	build := exec.Command("go", "build", "-o", heurekaBin, "./cmd/heureka")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build ./cmd/heureka: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testbin.Main(m, &heurekaBin) }
 
 // testServer is the real server wiring (registry, replication, HTTP API),
 // as cmd/heureka's Server builds it, on a free loopback port.

@@ -5,6 +5,8 @@
 package cluster_test
 
 import (
+	"github.com/heureka-project/heureka/internal/testbin"
+
 	"bufio"
 	"bytes"
 	"encoding/json"
@@ -12,9 +14,7 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -25,23 +25,7 @@ import (
 
 var bin string // the heureka binary, built once
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "heureka-cluster")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	bin = filepath.Join(dir, "heureka")
-	if b := os.Getenv("HEUREKA_BIN"); b != "" {
-		bin = b
-	} else if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/heureka").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build heureka: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testbin.Main(m, &bin) }
 
 // proc is one heureka server process.
 type proc struct {

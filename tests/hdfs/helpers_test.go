@@ -5,15 +5,14 @@
 package hdfs_test
 
 import (
+	"github.com/heureka-project/heureka/internal/testbin"
+
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -27,36 +26,7 @@ import (
 
 var heurekaBin string
 
-func TestMain(m *testing.M) {
-	os.Exit(runTests(m))
-}
-
-func runTests(m *testing.M) int {
-	if bin := os.Getenv("HEUREKA_BIN"); bin != "" {
-		heurekaBin = bin
-		return m.Run()
-	}
-	dir, err := os.MkdirTemp("", "heureka-hdfs-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "tests/hdfs:", err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	heurekaBin = filepath.Join(dir, "heureka")
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "tests/hdfs:", err)
-		return 1
-	}
-	build := exec.Command("go", "build", "-o", heurekaBin, "./cmd/heureka")
-	build.Dir = root
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "tests/hdfs: building heureka:", err)
-		return 1
-	}
-	return m.Run()
-}
+func TestMain(m *testing.M) { testbin.Main(m, &heurekaBin) }
 
 // proc is one heureka process; its stdout and stderr are collected.
 type proc struct {

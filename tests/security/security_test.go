@@ -6,6 +6,8 @@
 package security_test
 
 import (
+	"github.com/heureka-project/heureka/internal/testbin"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -35,23 +37,7 @@ import (
 
 var bin string // the heureka binary, built once
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "heureka-security")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	bin = filepath.Join(dir, "heureka")
-	if b := os.Getenv("HEUREKA_BIN"); b != "" {
-		bin = b
-	} else if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/heureka").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build heureka: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testbin.Main(m, &bin) }
 
 // server is one `heureka server` process.
 type server struct {
