@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// bareEnv makes this program serve a bare net/http handler on the address
+// it holds instead of running the soak: the ceiling heureka's renewals are
+// compared against.
+const bareEnv = "HEUREKA_SOAK_BARE"
+
+// serveBare answers every request with an empty 200, as a renewal does.
+func serveBare(addr string) int {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Length", "0")
+		w.WriteHeader(http.StatusOK)
+	})
+	if err := http.ListenAndServe(addr, h); err != nil {
+		fmt.Fprintln(os.Stderr, "bare server:", err)
+		return 1
+	}
+	return 0
+}
+
+// wrkScript sends heartbeats round-robin over the paths in $SOAK_PATHS,
+// each thread from its own starting point.
+const wrkScript = `
+local paths = {}
+for line in io.lines(os.getenv("SOAK_PATHS")) do paths[#paths + 1] = line end
+local i = 0
+local counter = 0
+setup = function(thread)
+  thread:set("id", counter)
+  counter = counter + 1
+end
+init = function(args)
+  i = (id * 7919) % #paths
+end
+request = function()
+  i = i + 1
+  if i > #paths then i = 1 end
+  return wrk.format("PUT", paths[i])
+end
+`
+
+// compareRenewals measures renewals against heureka holding each size in
+// sizes and against a bare handler, with the same wrk settings in one run,
+// every server pinned to the servers' CPUs and wrk to the generator's.
+func compareRenewals(ctx context.Context, o options, sizes []int, conns int, dur time.Duration, stdout, log io.Writer) error {
+	if _, err := exec.LookPath("wrk"); err != nil {
+		return fmt.Errorf("-compare needs wrk (Debian package wrk): %w", err)
+	}
+	dir, err := os.MkdirTemp("", "heureka-compare-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	bin, err := buildHeureka(ctx, o.bin, o.repo, dir)
+	if err != nil {
+		return err
+	}
+	script := filepath.Join(dir, "renew.lua")
+	if err := os.WriteFile(script, []byte(wrkScript), 0o644); err != nil {
+		return err
+	}
+	type row struct {
+		what string
+		rps  float64
+		lat  string
+	}
+	var rows []row
+	bareAt := func() (float64, string, error) {
+		addr, err := freePort()
+		if err != nil {
+			return 0, "", err
+		}
+		exe, err := os.Executable()
+		if err != nil {
+			return 0, "", err
+		}
+		name, args := exe, []string{}
+		if o.serverCPUs != "" {
+			name, args = "taskset", []string{"-c", o.serverCPUs, exe}
+		}
+		cmd := exec.Command(name, args...)
+		cmd.Env = append(os.Environ(), bareEnv+"="+addr)
+		cmd.Stderr = log
+		if err := cmd.Start(); err != nil {
+			return 0, "", err
+		}
+		defer func() { cmd.Process.Kill(); cmd.Wait() }()
+		if err := waitListening(ctx, addr); err != nil {
+			return 0, "", err
+		}
+		paths := filepath.Join(dir, "bare.paths")
+		if err := os.WriteFile(paths, []byte("/eureka/apps/A/i1\n"), 0o644); err != nil {
+			return 0, "", err
+		}
+		return runWrk(ctx, o.genCPUs, script, paths, "http://"+addr, conns, dur)
+	}
+	for _, n := range sizes {
+		rps, lat, err := bareAt()
+		if err != nil {
+			return err
+		}
+		rows = append(rows, row{"bare net/http handler", rps, lat})
+		logf(log, "compare: bare handler %.0f req/s", rps)
+
+		peers, err := startPeers(ctx, bin, dir, o.serverCPUs, 1, strings.Fields(o.serverArgs))
+		if err != nil {
+			return err
+		}
+		f := newFleet(n, max(1, min(o.apps, n/100)), o.renew, o.lease)
+		c := &http.Client{Transport: newTransport(o.writers), Timeout: 30 * time.Second}
+		var st phaseStats
+		if _, err := storm(ctx, c, peers[0].base(), f, o.writers, &st); err != nil {
+			stopPeers(peers)
+			return err
+		}
+		paths := filepath.Join(dir, fmt.Sprintf("heureka-%d.paths", n))
+		var b strings.Builder
+		for i := range f.ids {
+			b.WriteString("/eureka" + f.renewURL[i] + "\n")
+		}
+		if err := os.WriteFile(paths, []byte(b.String()), 0o644); err != nil {
+			stopPeers(peers)
+			return err
+		}
+		rps, lat, err = runWrk(ctx, o.genCPUs, script, paths, "http://"+peers[0].addr, conns, dur)
+		stopPeers(peers)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, row{fmt.Sprintf("heureka, %d instances", n), rps, lat})
+		logf(log, "compare: heureka at %d instances %.0f req/s", n, rps)
+	}
+	fmt.Fprintf(stdout, "\n### renewals: heureka against a bare net/http handler, same wrk, one run\n\n")
+	fmt.Fprintf(stdout, "Command: `cd bench && go run ./soak %s`; wrk -t1 -c%d -d%s pinned to CPUs %q, servers to %q.\n\n",
+		strings.Join(os.Args[1:], " "), conns, dur, o.genCPUs, o.serverCPUs)
+	fmt.Fprintln(stdout, "| server | renewals/s | latency p99 (wrk) | ratio to the bare handler before it |")
+	fmt.Fprintln(stdout, "|---|---|---|---|")
+	for i, r := range rows {
+		ratio := "-"
+		if i%2 == 1 && rows[i-1].rps > 0 {
+			ratio = fmt.Sprintf("%.2f×", r.rps/rows[i-1].rps)
+		}
+		fmt.Fprintf(stdout, "| %s | %.0f | %s | %s |\n", r.what, r.rps, r.lat, ratio)
+	}
+	return nil
+}
+
+func waitListening(ctx context.Context, addr string) error {
+	for range 200 {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return nil
+		}
+		sleep(ctx, 25*time.Millisecond)
+	}
+	return fmt.Errorf("nothing listening on %s", addr)
+}
+
+var (
+	wrkRPS = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
+	wrkP99 = regexp.MustCompile(`\s99%\s+([0-9.]+[a-z]+)`)
+	wrkBad = regexp.MustCompile(`Non-2xx or 3xx responses: (\d+)`)
+)
+
+func runWrk(ctx context.Context, cpus, script, paths, url string, conns int, dur time.Duration) (float64, string, error) {
+	args := []string{"-t1", "-c" + strconv.Itoa(conns), "-d" + dur.String(), "--latency", "-s", script, url}
+	name := "wrk"
+	if cpus != "" {
+		name, args = "taskset", append([]string{"-c", cpus, "wrk"}, args...)
+	}
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Env = append(os.Environ(), "SOAK_PATHS="+paths)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return 0, "", fmt.Errorf("wrk: %w\n%s", err, out)
+	}
+	if m := wrkBad.FindSubmatch(out); m != nil {
+		return 0, "", fmt.Errorf("wrk saw %s answers other than 2xx:\n%s", m[1], out)
+	}
+	m := wrkRPS.FindSubmatch(out)
+	if m == nil {
+		return 0, "", fmt.Errorf("wrk printed no Requests/sec:\n%s", out)
+	}
+	rps, _ := strconv.ParseFloat(string(m[1]), 64)
+	p99 := "-"
+	if m := wrkP99.FindSubmatch(out); m != nil {
+		p99 = string(m[1])
+	}
+	return rps, p99, nil
+}

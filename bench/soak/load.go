@@ -1,0 +1,331 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/eureka"
+	"github.com/heureka-project/heureka/hdfs"
+)
+
+// fleet is the simulated population: every instance's record, pre-encoded
+// so that the generator spends no CPU encoding during the run.
+type fleet struct {
+	ids, apps []string
+	bodies    [][]byte // JSON registration bodies
+	ldt       []string // lastDirtyTimestamp of each body
+	renewURL  []string // path and query of each heartbeat, after the base
+}
+
+func newFleet(n, apps int, renew, lease time.Duration) *fleet {
+	f := &fleet{ids: make([]string, n), apps: make([]string, n), bodies: make([][]byte, n),
+		ldt: make([]string, n), renewURL: make([]string, n)}
+	perApp := (n + apps - 1) / apps
+	now := time.Now().UnixMilli()
+	for i := range n {
+		app := fmt.Sprintf("HDFS-DATANODE.C%03d", i/perApp)
+		in := dataNode(app, i, renew, lease, now)
+		f.ids[i], f.apps[i] = in.ID, in.App
+		f.bodies[i] = eureka.EncodeInstance(eureka.JSON, in)
+		f.ldt[i] = strconv.FormatInt(in.LastDirtyTimestamp, 10)
+		f.renewURL[i] = "/apps/" + in.App + "/" + in.ID + "?status=UP&lastDirtyTimestamp=" + f.ldt[i]
+	}
+	return f
+}
+
+// dataNode is the i-th synthetic DataNode, shaped like heureka's agent's
+// registrations: the same metadata keys, about 1 KiB of Eureka JSON.
+func dataNode(app string, i int, renew, lease time.Duration, ldt int64) *heureka.Instance {
+	cluster := strings.ToLower(strings.TrimPrefix(app, "HDFS-DATANODE."))
+	rack := fmt.Sprintf("/dc1/rack-%02d", i%40)
+	host := fmt.Sprintf("dn%07d.%s.soak.invalid", i, cluster)
+	used := int64(4<<40) / 3
+	info := hdfs.NodeInfo{
+		Rack: rack, Version: "3.3.6",
+		DiskTotal: 4 << 40, DiskUsed: used + int64(i)<<20, BlockCount: used / (128 << 20),
+		Status: string(hdfs.AdminNormal), DataPort: 9866, RPCPort: 9867,
+	}
+	return &heureka.Instance{
+		ID:         hdfs.InstanceID(cluster, host, rack),
+		App:        app,
+		HostName:   host,
+		IPAddr:     fmt.Sprintf("10.%d.%d.%d", i>>16&0xff, i>>8&0xff, i&0xff),
+		Status:     heureka.StatusUp,
+		Port:       heureka.Port{Number: 9866, Enabled: true},
+		SecurePort: heureka.Port{Number: 443},
+		VIPAddress: strings.ToLower(app),
+		DataCenter: heureka.DataCenterInfo{Name: heureka.DataCenterMyOwn},
+		Lease: heureka.LeaseInfo{
+			RenewalIntervalSecs: int(renew / time.Second),
+			DurationSecs:        int(lease / time.Second),
+		},
+		Metadata:           info.WriteMetadata(nil),
+		StatusPageURL:      "http://" + host + ":9864/jmx",
+		HomePageURL:        "http://" + host + ":9864/",
+		HealthCheckURL:     "http://" + host + ":9864/jmx?qry=Hadoop:service=DataNode,name=DataNodeInfo",
+		LastDirtyTimestamp: ldt,
+	}
+}
+
+// newTransport keeps up to conns keep-alive connections to each server and
+// leaves gzip to the caller (readers count compressed bytes).
+func newTransport(conns int) *http.Transport {
+	return &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		MaxIdleConns:        conns * 4,
+		MaxIdleConnsPerHost: conns,
+		IdleConnTimeout:     time.Minute,
+		DisableCompression:  true,
+	}
+}
+
+// register sends one registration; ok is a 204.
+func register(ctx context.Context, c *http.Client, base string, f *fleet, i int) (time.Duration, int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/apps/"+f.apps[i], bytes.NewReader(f.bodies[i]))
+	if err != nil {
+		return 0, 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	return do(c, req)
+}
+
+func renew(ctx context.Context, c *http.Client, base string, f *fleet, i int) (time.Duration, int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, base+f.renewURL[i], nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	return do(c, req)
+}
+
+func do(c *http.Client, req *http.Request) (time.Duration, int, error) {
+	t0 := time.Now()
+	resp, err := c.Do(req)
+	if err != nil {
+		return time.Since(t0), 0, err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return time.Since(t0), resp.StatusCode, nil
+}
+
+// storm registers every instance from w concurrent writers and returns how
+// long it took.
+func storm(ctx context.Context, c *http.Client, base string, f *fleet, w int, st *phaseStats) (time.Duration, error) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var firstErr atomic.Value
+	t0 := time.Now()
+	for range w {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(f.ids) || ctx.Err() != nil {
+					return
+				}
+				d, code, err := register(ctx, c, base, f, i)
+				st.writes.observe(d)
+				if err != nil || code != http.StatusNoContent {
+					st.writeErrors.Add(1)
+					firstErr.CompareAndSwap(nil, fmt.Sprintf("register %s: status %d, %v", f.ids[i], code, err))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if e := firstErr.Load(); e != nil && st.writeErrors.Load() > int64(len(f.ids)/100) {
+		return time.Since(t0), fmt.Errorf("%d registrations failed; the first: %s", st.writeErrors.Load(), e)
+	}
+	return time.Since(t0), ctx.Err()
+}
+
+// renewers heartbeats every instance every period, instance i at offset
+// i·period/n within the period, from conns workers. A heartbeat answered
+// 404 registers the instance again. Each outcome is counted in the phase
+// current when it was scheduled.
+type renewers struct {
+	f      *fleet
+	c      *http.Client
+	base   string // every instance talks to this server (the first peer)
+	period time.Duration
+	t0     time.Time
+	phases *phases
+	// okAfter[i] is set once instance i renewed or registered successfully
+	// after the restart mark.
+	okAfter   []atomic.Bool
+	restarted atomic.Bool
+}
+
+func (r *renewers) run(ctx context.Context, conns int) {
+	var wg sync.WaitGroup
+	n := len(r.f.ids)
+	for w := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := 0; ; k++ {
+				for i := w; i < n; i += conns {
+					at := r.t0.Add(time.Duration(k)*r.period + time.Duration(int64(r.period)*int64(i)/int64(n)))
+					if d := time.Until(at); d > 0 {
+						select {
+						case <-ctx.Done():
+							return
+						case <-time.After(d):
+						}
+					}
+					if ctx.Err() != nil {
+						return
+					}
+					r.beat(ctx, i, at)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func (r *renewers) beat(ctx context.Context, i int, at time.Time) {
+	st := r.phases.current()
+	st.scheduled.Add(1)
+	base := r.base
+	d, code, err := renew(ctx, r.c, base, r.f, i)
+	if ctx.Err() != nil {
+		return
+	}
+	switch {
+	case err != nil:
+		st.renewErrors.Add(1)
+		return
+	case code == http.StatusNotFound:
+		st.notFound.Add(1)
+		_, code, err = register(ctx, r.c, base, r.f, i)
+		if err != nil || code != http.StatusNoContent {
+			st.renewErrors.Add(1)
+			return
+		}
+		st.reregistered.Add(1)
+	case code != http.StatusOK:
+		st.renewErrors.Add(1)
+		return
+	default:
+		st.renews.observe(d)
+	}
+	if time.Since(at) <= r.period {
+		st.kept.Add(1)
+	}
+	if r.restarted.Load() {
+		r.okAfter[i].Store(true)
+	}
+}
+
+// recovered counts the instances that renewed or registered successfully
+// since the restart mark.
+func (r *renewers) recovered() int {
+	n := 0
+	for i := range r.okAfter {
+		if r.okAfter[i].Load() {
+			n++
+		}
+	}
+	return n
+}
+
+var hashRE = regexp.MustCompile(`"apps__hashcode":"([A-Z_0-9]*)"`)
+
+// reader polls one server's delta every period and fetches the whole
+// registry when the delta's hash code differs from the last one it saw.
+func reader(ctx context.Context, c *http.Client, base string, period, offset time.Duration, ph *phases, paused *atomic.Bool) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(offset):
+	}
+	last := ""
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		if !paused.Load() {
+			st := ph.current()
+			d, hash, err := fetch(ctx, c, base+"/apps/delta")
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				st.readErrors.Add(1)
+			} else {
+				st.deltas.observe(d)
+				if hash != last {
+					d, hash, err = fetch(ctx, c, base+"/apps/")
+					if err != nil {
+						st.readErrors.Add(1)
+					} else {
+						st.fulls.observe(d)
+						last = hash
+					}
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// fetch reads a listing as a gzip-accepting JSON client, inflating only the
+// first bytes (where the hash code is) and discarding the rest.
+func fetch(ctx context.Context, c *http.Client, url string) (time.Duration, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, "", err
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept-Encoding", "gzip")
+	t0 := time.Now()
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		io.Copy(io.Discard, resp.Body)
+		return 0, "", fmt.Errorf("GET %s: status %d", url, resp.StatusCode)
+	}
+	var head []byte
+	if resp.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			return 0, "", fmt.Errorf("GET %s: %w", url, err)
+		}
+		head = make([]byte, 256)
+		k, _ := io.ReadFull(zr, head)
+		head = head[:k]
+	} else {
+		head = make([]byte, 256)
+		k, _ := io.ReadFull(resp.Body, head)
+		head = head[:k]
+	}
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return 0, "", fmt.Errorf("GET %s: %w", url, err)
+	}
+	d := time.Since(t0)
+	m := hashRE.FindSubmatch(head)
+	if m == nil {
+		return d, "", fmt.Errorf("GET %s: no apps__hashcode in the first %d bytes", url, len(head))
+	}
+	return d, string(m[1]), nil
+}

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// peer is one running `heureka server` process.
+type peer struct {
+	addr string // 127.0.0.1:PORT
+	args []string
+	cmd  *exec.Cmd
+	logs *os.File
+	// cpu of processes of this peer that have exited (restarts), seconds.
+	pastCPU float64
+}
+
+func (p *peer) base() string { return "http://" + p.addr + "/eureka" }
+
+// freePort asks the kernel for a loopback port nobody uses.
+func freePort() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// buildHeureka builds repo/cmd/heureka into dir, unless bin is given.
+func buildHeureka(ctx context.Context, bin, repo, dir string) (string, error) {
+	if bin != "" {
+		return bin, nil
+	}
+	out := filepath.Join(dir, "heureka")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/heureka")
+	cmd.Dir = repo
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("build heureka: %w", err)
+	}
+	return out, nil
+}
+
+// startPeers starts n servers on fresh loopback ports, each listing the
+// others as peers, pinned to cpus when set.
+func startPeers(ctx context.Context, bin, dir, cpus string, n int, extra []string) ([]*peer, error) {
+	peers := make([]*peer, n)
+	var urls []string
+	for i := range peers {
+		addr, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		peers[i] = &peer{addr: addr}
+		urls = append(urls, peers[i].base())
+	}
+	for i, p := range peers {
+		p.args = []string{"server", "--listen", p.addr, "--log-level", "warn"}
+		if n > 1 {
+			p.args = append(p.args, "--peers", strings.Join(urls, ","))
+		}
+		p.args = append(p.args, extra...)
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("peer%d.log", i+1)))
+		if err != nil {
+			return nil, err
+		}
+		p.logs = f
+		if err := p.start(ctx, bin, cpus); err != nil {
+			stopPeers(peers)
+			return nil, err
+		}
+	}
+	return peers, nil
+}
+
+func (p *peer) start(ctx context.Context, bin, cpus string) error {
+	name, args := bin, p.args
+	if cpus != "" {
+		name, args = "taskset", append([]string{"-c", cpus, bin}, p.args...)
+	}
+	p.cmd = exec.Command(name, args...)
+	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
+	if err := p.cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", name, err)
+	}
+	return p.waitReady(ctx, time.Minute)
+}
+
+// waitReady polls /readyz until it answers 200.
+func (p *peer) waitReady(ctx context.Context, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get("http://" + p.addr + "/readyz")
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("peer %s not ready within %s (see its log)", p.addr, limit)
+}
+
+// stop ends the process with SIGTERM (SIGKILL after 15 s) and adds its CPU
+// time to pastCPU.
+func (p *peer) stop() {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return
+	}
+	cpu, _ := p.cpu()
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		p.cmd.Process.Kill()
+		<-done
+	}
+	p.pastCPU += cpu
+	p.cmd = nil
+}
+
+func stopPeers(peers []*peer) {
+	for _, p := range peers {
+		if p != nil {
+			p.stop()
+			if p.logs != nil {
+				p.logs.Close()
+			}
+		}
+	}
+}
+
+// serverPID is the heureka process itself, under taskset (which execs it,
+// so the PIDs are the same).
+func (p *peer) pid() int { return p.cmd.Process.Pid }
+
+// cpu returns the live process's user+system CPU time in seconds.
+func (p *peer) cpu() (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.pid()))
+	if err != nil {
+		return 0, err
+	}
+	// Fields after the command name, which is in parentheses.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, errors.New("unreadable /proc stat")
+	}
+	f := strings.Fields(s[i+2:])
+	if len(f) < 13 {
+		return 0, errors.New("short /proc stat")
+	}
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100, nil // USER_HZ is 100 on Linux
+}
+
+// totalCPU is the CPU of this peer's processes, past and present.
+func (p *peer) totalCPU() float64 {
+	c, _ := p.cpu()
+	return p.pastCPU + c
+}
+
+// rss returns the live process's resident set in bytes.
+func (p *peer) rss() int64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.pid()))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// metric reads one unlabelled counter or gauge from /metrics.
+func (p *peer) metric(name string) float64 {
+	resp, err := http.Get("http://" + p.addr + "/metrics")
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			x, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return x
+		}
+	}
+	return -1
+}
+
+// metricSum adds up every series of one metric family from /metrics.
+func (p *peer) metricSum(name string) float64 {
+	resp, err := http.Get("http://" + p.addr + "/metrics")
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	sum := 0.0
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
+			continue
+		}
+		if i := strings.LastIndexByte(line, ' '); i > 0 {
+			x, _ := strconv.ParseFloat(line[i+1:], 64)
+			sum += x
+		}
+	}
+	return sum
+}
+
+// pinSelf runs this program again under taskset on the CPUs in list ("0"
+// or "0,1"), unless it already is: the kernel's affinity then covers every
+// thread the Go runtime starts.
+func pinSelf(list string) error {
+	if os.Getenv("HEUREKA_SOAK_PINNED") == list {
+		return nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command("taskset", append([]string{"-c", list, exe}, os.Args[1:]...)...)
+	cmd.Env = append(os.Environ(), "HEUREKA_SOAK_PINNED="+list)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			os.Exit(ee.ExitCode())
+		}
+		return fmt.Errorf("pin the load generator to CPUs %s with taskset: %w", list, err)
+	}
+	os.Exit(0)
+	return nil
+}

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestTinySoak runs every phase at a tiny size on the real clock: a real
+// server process, a storm, renewals with readers, a restart. It checks what
+// must hold on any machine, however loaded: nothing renewing is evicted or
+// lost, every instance comes back after the restart, and the report says
+// so. Latency targets are for the full-size run, not asserted here.
+func TestTinySoak(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real server processes")
+	}
+	o := options{n: 300, apps: 5, writers: 8, renewers: 16, readers: 4, peers: 1,
+		renew: time.Second, lease: 4 * time.Second, poll: 500 * time.Millisecond,
+		soak: 3 * time.Second, quiet: time.Second, after: time.Second, maxRun: 2 * time.Minute,
+		restart: true, repo: "../.."}
+	var log bytes.Buffer
+	res, err := soak(context.Background(), o, &log)
+	if err != nil {
+		t.Fatalf("soak: %v\n%s", err, log.String())
+	}
+	if res.evictions != 0 {
+		t.Errorf("%.0f instances evicted while renewing", res.evictions)
+	}
+	if res.recovered != o.n {
+		t.Errorf("%d of %d instances renewing again after the restart", res.recovered, o.n)
+	}
+	for _, st := range res.phases {
+		if judged(st) && st.notFound.Load() != 0 {
+			t.Errorf("phase %s: %d renewals answered 404 although the server kept running", st.name, st.notFound.Load())
+		}
+		if st.name == "soak" && (st.deltas.count.Load() == 0 || st.fulls.count.Load() == 0) {
+			t.Errorf("soak phase: %d deltas and %d full fetches; the readers did not read", st.deltas.count.Load(), st.fulls.count.Load())
+		}
+	}
+	if got := res.phases[len(res.phases)-1].name; got != "after" {
+		t.Errorf("last phase %q, want after", got)
+	}
+	var out bytes.Buffer
+	res.report(&out, o)
+	for _, want := range []string{"| storm |", "| restart |", "instances evicted while renewing: 0"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+}
