@@ -22,7 +22,6 @@ import (
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/hdfs"
-	"github.com/heureka-project/heureka/internal/httpapi"
 )
 
 func init() {
@@ -307,36 +306,36 @@ func (f *alertForwarder) run(ctx context.Context) error {
 
 // handle applies one event of /v1/events.
 func (f *alertForwarder) handle(ev sseEvent) error {
-	var e httpapi.Event
+	var e heureka.Event
 	if err := json.Unmarshal(ev.data, &e); err != nil {
 		// Reading it again would not help: skip it, and say so.
 		f.log.Error("skipping an event that is not JSON", "type", ev.typ, "id", ev.id, "err", err)
 		return nil
 	}
 	if e.Type == "" {
-		e.Type = ev.typ
+		e.Type = heureka.EventType(ev.typ)
 	}
 	t := time.UnixMilli(e.Time)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	changed := false
 	switch e.Type {
-	case "registered":
+	case heureka.EventRegistered:
 		changed = f.resolveLocked(alertInstanceExpired, e.App, e.ID, t) || changed
 		changed = f.statusLocked(e, t) || changed
-	case "status_changed":
+	case heureka.EventStatusChanged:
 		changed = f.statusLocked(e, t)
-	case "cancelled":
+	case heureka.EventCancelled:
 		changed = f.resolveLocked(alertInstanceDown, e.App, e.ID, t)
 		changed = f.resolveLocked(alertInstanceExpired, e.App, e.ID, t) || changed
-	case "self_preservation_entered", "self_preservation_left":
+	case heureka.EventSelfPreservationEntered, heureka.EventSelfPreservationLeft:
 		for _, k := range f.kicks {
 			select {
 			case k <- struct{}{}:
 			default:
 			}
 		}
-	case "expired":
+	case heureka.EventExpired:
 		// The expiry says more than an earlier DOWN: one alert at a time.
 		changed = f.resolveLocked(alertInstanceDown, e.App, e.ID, t)
 		changed = f.fireLocked(f.instanceAlert(alertInstanceExpired, e.App, e.ID, t,
@@ -349,7 +348,7 @@ func (f *alertForwarder) handle(ev sseEvent) error {
 }
 
 // statusLocked applies an instance's new status to its DOWN alert.
-func (f *alertForwarder) statusLocked(e httpapi.Event, t time.Time) bool {
+func (f *alertForwarder) statusLocked(e heureka.Event, t time.Time) bool {
 	switch e.Status {
 	case heureka.StatusDown:
 		desc := fmt.Sprintf("Status DOWN (was %s, set by %s). Host %s.", dash(string(e.Old)), dash(e.By), dash(e.HostName))

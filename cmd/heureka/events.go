@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/heureka-project/heureka/internal/httpapi"
+	"github.com/heureka-project/heureka"
 )
 
 func init() {
@@ -78,12 +78,12 @@ func printEvent(w io.Writer, ev sseEvent, asJSON bool) error {
 		_, err := w.Write(buf.Bytes())
 		return err
 	}
-	var e httpapi.Event
+	var e heureka.Event
 	if err := json.Unmarshal(ev.data, &e); err != nil {
 		return fmt.Errorf("the event stream sent an event that is not JSON: %w", err)
 	}
 	if e.Type == "" {
-		e.Type = ev.typ
+		e.Type = heureka.EventType(ev.typ)
 	}
 	who := "registry"
 	if e.ID != "" {
@@ -95,33 +95,33 @@ func printEvent(w io.Writer, ev sseEvent, asJSON bool) error {
 }
 
 // eventDetail says what an event means, in a few words.
-func eventDetail(e httpapi.Event) string {
+func eventDetail(e heureka.Event) string {
 	by := ""
 	if e.By != "" {
 		by = " by " + e.By
 	}
 	switch e.Type {
-	case "registered":
+	case heureka.EventRegistered:
 		s := "registered " + string(e.Status)
 		if e.HostName != "" {
 			s += " on " + e.HostName
 		}
 		return s
-	case "status_changed":
+	case heureka.EventStatusChanged:
 		return string(e.Old) + " → " + string(e.Status) + by
-	case "metadata_changed":
+	case heureka.EventMetadataChanged:
 		return "metadata " + strings.Join(e.Keys, ", ") + by
-	case "cancelled":
+	case heureka.EventCancelled:
 		return "deregistered" + by
-	case "expired":
+	case heureka.EventExpired:
 		return "lease expired: " + e.Cause
-	case "self_preservation_entered":
+	case heureka.EventSelfPreservationEntered:
 		return "self-preservation engaged: expired leases are kept: " + e.Cause
-	case "self_preservation_left":
+	case heureka.EventSelfPreservationLeft:
 		return "self-preservation left: " + e.Cause
-	case "peer_found":
+	case heureka.EventPeerFound:
 		return "peer " + e.Peer + " is reachable"
-	case "peer_lost":
+	case heureka.EventPeerLost:
 		return "peer " + e.Peer + " is unreachable: " + e.Cause
 	}
 	return strings.TrimSpace(string(e.Status) + " " + e.Cause)

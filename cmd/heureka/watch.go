@@ -41,21 +41,10 @@ type watchLine struct {
 	Seq      uint64        `json:"seq"`
 	Time     time.Time     `json:"time"`
 	Action   string        `json:"action"` // ADDED, MODIFIED, DELETED
-	Cause    string        `json:"cause"`  // register, status, metadata, cancel, expired, …, or resync
+	Cause    heureka.Cause `json:"cause"`  // register, status, metadata, cancel, expired, …, or resync
 	App      string        `json:"app"`
 	ID       string        `json:"id"`
 	Instance *instanceView `json:"instance,omitempty"`
-}
-
-// watchChange is the data of a /v1/watch change event.
-type watchChange struct {
-	Seq      uint64          `json:"seq"`
-	Action   string          `json:"action"`
-	Cause    string          `json:"cause"`
-	Time     int64           `json:"time"`
-	App      string          `json:"app"`
-	ID       string          `json:"id"`
-	Instance json.RawMessage `json:"instance"`
 }
 
 func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -141,16 +130,16 @@ func (w *watcher) sync(ctx context.Context, rc *registryConn, reason string, std
 	for _, k := range slices.Sorted(maps.Keys(w.known)) {
 		if _, ok := now[k]; !ok {
 			old := w.known[k]
-			w.print(version, t, string(heureka.ActionDeleted), "resync", old, old)
+			w.print(version, t, string(heureka.ActionDeleted), heureka.CauseResync, old, old)
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(now)) {
 		in, old := now[k], w.known[k]
 		switch {
 		case old == nil:
-			w.print(version, t, string(heureka.ActionAdded), "resync", in, nil)
+			w.print(version, t, string(heureka.ActionAdded), heureka.CauseResync, in, nil)
 		case old.Status != in.Status || !maps.Equal(old.Metadata, in.Metadata) || old.HostName != in.HostName:
-			w.print(version, t, string(heureka.ActionModified), "resync", in, old)
+			w.print(version, t, string(heureka.ActionModified), heureka.CauseResync, in, old)
 		}
 	}
 	w.known = now
@@ -158,10 +147,10 @@ func (w *watcher) sync(ctx context.Context, rc *registryConn, reason string, std
 }
 
 func (w *watcher) handle(ev sseEvent) error {
-	if ev.typ != "change" {
+	if ev.typ != heureka.StreamChange {
 		return nil
 	}
-	var c watchChange
+	var c heureka.WatchChange
 	if err := json.Unmarshal(ev.data, &c); err != nil {
 		return fmt.Errorf("the watch stream sent a change that is not JSON: %w", err)
 	}
@@ -171,16 +160,16 @@ func (w *watcher) handle(ev sseEvent) error {
 	}
 	k := watchKey(c.App, c.ID)
 	old := w.known[k]
-	if c.Action == string(heureka.ActionDeleted) {
+	if c.Action == heureka.ActionDeleted {
 		delete(w.known, k)
 	} else {
 		w.known[k] = in
 	}
-	w.print(c.Seq, time.UnixMilli(c.Time), c.Action, c.Cause, in, old)
+	w.print(c.Seq, time.UnixMilli(c.Time), string(c.Action), c.Cause, in, old)
 	return nil
 }
 
-func (w *watcher) print(seq uint64, t time.Time, action, cause string, in, old *heureka.Instance) {
+func (w *watcher) print(seq uint64, t time.Time, action string, cause heureka.Cause, in, old *heureka.Instance) {
 	v := viewOf(in)
 	if w.json {
 		line := watchLine{Seq: seq, Time: t.UTC(), Action: action, Cause: cause, App: in.App, ID: in.ID, Instance: &v}

@@ -207,10 +207,7 @@ func (s *Server) flush(w http.ResponseWriter, rc *http.ResponseController, buf [
 }
 
 func (s *Server) resync(w http.ResponseWriter, rc *http.ResponseController, latest uint64, reason string) {
-	data, _ := json.Marshal(struct {
-		Reason  string `json:"reason"`
-		Version uint64 `json:"version"`
-	}{reason, latest})
+	data, _ := json.Marshal(heureka.Resync{Reason: reason, Version: latest})
 	_ = s.flush(w, rc, fmt.Appendf(nil, "event: resync\ndata: %s\n\n", data))
 }
 
@@ -238,80 +235,61 @@ func changeFrame(c registry.Change) []byte {
 // instance is Eureka's JSON, as in /eureka/apps.
 func encodeChange(c registry.Change) []byte {
 	in := c.Instance
-	b := fmt.Appendf(nil, `{"seq":%d,"action":%q,"cause":%q,"time":%d,"app":`, c.Seq, in.ActionType, c.Cause, c.Time.UnixMilli())
-	b = appendJSONString(b, in.App)
-	b = append(b, `,"id":`...)
-	b = appendJSONString(b, in.ID)
-	b = append(b, `,"instance":`...)
-	b = eureka.AppendInstance(b, eureka.JSON, in)
-	return append(b, '}')
+	b, err := json.Marshal(heureka.WatchChange{
+		Seq: c.Seq, Action: in.ActionType, Cause: c.Cause, Time: c.Time.UnixMilli(),
+		App: in.App, ID: in.ID, Instance: eureka.AppendInstance(nil, eureka.JSON, in),
+	})
+	if err != nil { // the codec wrote invalid JSON: a bug, not an input
+		panic(fmt.Sprintf("httpapi: encoding change %d: %v", c.Seq, err))
+	}
+	return b
 }
 
-func appendJSONString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s)
-	return append(b, q...)
-}
-
-// Event is one typed event of GET /v1/events, for monitors and alerting.
-type Event struct {
-	Seq      uint64            `json:"seq"`
-	Type     string            `json:"type"` // registered, status_changed, metadata_changed, cancelled, expired, self_preservation_entered, self_preservation_left, peer_lost, peer_found
-	Time     int64             `json:"time"` // ms since the epoch
-	App      string            `json:"app,omitempty"`
-	ID       string            `json:"id,omitempty"`
-	Peer     string            `json:"peer,omitempty"` // peer_lost, peer_found
-	HostName string            `json:"hostName,omitempty"`
-	Status   heureka.Status    `json:"status,omitempty"`
-	Old      heureka.Status    `json:"oldStatus,omitempty"`
-	By       string            `json:"by,omitempty"`    // who caused it: instance, operator, registry
-	Keys     []string          `json:"keys,omitempty"`  // metadata keys added, changed or removed
-	Cause    string            `json:"cause,omitempty"` // why: expiry, self-preservation, a lost peer
-	Metadata map[string]string `json:"metadata,omitempty"`
+// causedBy says who is behind each cause.
+var causedBy = map[heureka.Cause]string{
+	heureka.CauseRegister:        heureka.ByInstance,
+	heureka.CauseStatus:          heureka.ByOperator,
+	heureka.CauseOverrideDeleted: heureka.ByOperator,
+	heureka.CauseMetadata:        heureka.ByOperator,
+	heureka.CauseRenewStatus:     heureka.ByRegistry,
 }
 
 // eventsOf turns one change into the typed events a monitor cares about.
-func eventsOf(c registry.Change) []Event {
+func eventsOf(c registry.Change) []heureka.Event {
 	if n := c.Notice; n != nil {
-		e := Event{Seq: c.Seq, Type: n.Kind, Time: c.Time.UnixMilli(), By: "registry", Cause: n.Detail}
-		if strings.HasPrefix(n.Kind, "peer_") {
-			e.Peer, e.Cause = n.Detail, ""
-			if url, why, ok := strings.Cut(n.Detail, " "); ok {
-				e.Peer, e.Cause = url, why
-			}
-		}
-		return []Event{e}
+		return []heureka.Event{{Seq: c.Seq, Type: n.Kind, Time: c.Time.UnixMilli(), By: heureka.ByRegistry,
+			Peer: n.Peer, Cause: n.Detail}}
 	}
 	in, prev := c.Instance, c.Prev
-	base := Event{Seq: c.Seq, Time: c.Time.UnixMilli(), App: in.App, ID: in.ID, HostName: in.HostName, Status: in.Status}
-	by := map[string]string{"register": "instance", "status": "operator", "override-deleted": "operator",
-		"metadata": "operator", "renew-status": "registry"}[c.Cause]
+	base := heureka.Event{Seq: c.Seq, Time: c.Time.UnixMilli(), App: in.App, ID: in.ID, HostName: in.HostName, Status: in.Status}
+	by := causedBy[c.Cause]
 	switch c.Cause {
-	case "cancel":
+	case heureka.CauseCancel:
 		e := base
-		e.Type, e.By = "cancelled", "instance"
-		return []Event{e}
-	case "expired":
+		e.Type, e.By = heureka.EventCancelled, heureka.ByInstance
+		return []heureka.Event{e}
+	case heureka.CauseExpired:
 		e := base
-		e.Type, e.By = "expired", "registry"
+		e.Type, e.By = heureka.EventExpired, heureka.ByRegistry
 		e.Cause = fmt.Sprintf("no renewal for %d s (lease %d s, last renewal at %s)",
 			(in.Lease.EvictionTimestamp-in.Lease.LastRenewalTimestamp)/1000, in.Lease.DurationSecs,
 			time.UnixMilli(in.Lease.LastRenewalTimestamp).UTC().Format(time.RFC3339))
-		return []Event{e}
+		return []heureka.Event{e}
 	}
 	if prev == nil {
 		e := base
-		e.Type, e.By, e.Metadata = "registered", by, in.Metadata
-		return []Event{e}
+		e.Type, e.By, e.Metadata = heureka.EventRegistered, by, in.Metadata
+		return []heureka.Event{e}
 	}
-	var out []Event
+	var out []heureka.Event
 	if prev.Status != in.Status {
 		e := base
-		e.Type, e.Old, e.By = "status_changed", prev.Status, by
+		e.Type, e.Old, e.By = heureka.EventStatusChanged, prev.Status, by
 		out = append(out, e)
 	}
 	if keys := changedKeys(prev.Metadata, in.Metadata); len(keys) > 0 {
 		e := base
-		e.Type, e.By, e.Keys, e.Metadata = "metadata_changed", by, keys, in.Metadata
+		e.Type, e.By, e.Keys, e.Metadata = heureka.EventMetadataChanged, by, keys, in.Metadata
 		out = append(out, e)
 	}
 	return out

@@ -254,7 +254,7 @@ func TestNoticesReachTheEventStreamAndKeepWatchIdsContiguous(t *testing.T) {
 	e := openStream(t, ws.url+"/v1/events")
 	w.next()
 	e.next()
-	ws.reg.Note("peer_lost", "http://127.0.0.9:8761/eureka connection refused")
+	ws.reg.NotePeer(heureka.EventPeerLost, "http://127.0.0.9:8761/eureka", "connection refused")
 	ws.register(t, "DN", "a")
 	if ev := w.next(); ev.event != "progress" || ev.id != "1" {
 		t.Fatalf("watch: %+v, want progress 1 for the notice", ev)
