@@ -3,6 +3,7 @@ package client
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"github.com/heureka-project/heureka/internal/urlcheck"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -345,15 +346,12 @@ func invalidf(format string, args ...any) error {
 // parseBase checks a registry base URL: absolute http or https, no query or
 // fragment. The trailing slash is dropped.
 func parseBase(s string) (*url.URL, error) {
-	u, err := url.Parse(strings.TrimSpace(s))
+	u, err := urlcheck.Parse(s)
 	if err != nil {
-		return nil, err
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, heureka.Errorf(heureka.EINVALID, "%q: want an http:// or https:// URL", redact(u))
-	}
-	if u.Host == "" {
-		return nil, heureka.Errorf(heureka.EINVALID, "%q has no host", redact(u))
+		if u, perr := url.Parse(strings.TrimSpace(s)); perr == nil {
+			return nil, heureka.Errorf(heureka.EINVALID, "%q: want an http:// or https:// URL with a host", redact(u))
+		}
+		return nil, heureka.Errorf(heureka.EINVALID, "want an http:// or https:// URL with a host: %v", err)
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
 		return nil, heureka.Errorf(heureka.EINVALID, "%q: a base URL takes no query or fragment", redact(u))

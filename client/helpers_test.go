@@ -80,7 +80,11 @@ func (s *testServer) restartEmpty(t testing.TB) {
 		t.Fatal(err)
 	}
 	s.reg.Store(reg)
-	s.api.Store(httpapi.New(httpapi.DefaultConfig(), reg, s.log))
+	api, err := httpapi.New(httpapi.DefaultConfig(), reg, s.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.api.Store(api)
 }
 
 func (s *testServer) registry() *registry.Registry { return s.reg.Load() }

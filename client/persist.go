@@ -2,9 +2,9 @@ package client
 
 import (
 	"errors"
+	"github.com/heureka-project/heureka/internal/atomicfile"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -63,7 +63,7 @@ func (c *Cache) persist() {
 		if s.Seq() == written {
 			return
 		}
-		if err := writeFileAtomic(c.cfg.CacheFile, eureka.EncodeApplications(eureka.JSON, s.Applications())); err != nil {
+		if err := atomicfile.Write(c.cfg.CacheFile, eureka.EncodeApplications(eureka.JSON, s.Applications()), 0o644); err != nil {
 			c.log.Warn("cannot write the cache file", "path", c.cfg.CacheFile, "err", err)
 			return
 		}
@@ -89,41 +89,4 @@ func (c *Cache) persist() {
 		case <-t.C:
 		}
 	}
-}
-
-// writeFileAtomic replaces path with data: written to a temporary file in
-// the same directory, synced, then renamed over path, so a reader (or a
-// crash) sees the old file or the new one, never a mix.
-func writeFileAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Chmod(f.Name(), 0o644); err != nil {
-		return err
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		_ = d.Sync() // make the rename durable where the platform allows
-		d.Close()
-	}
-	return nil
 }

@@ -41,7 +41,10 @@ func secureServer(t *testing.T, ca *authtest.CA) (base string, reg *registry.Reg
 	}
 	cfg := httpapi.DefaultConfig()
 	cfg.Auth = store
-	api := httpapi.New(cfg, reg, testLogger(t))
+	api, err := httpapi.New(cfg, reg, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
 	hs := httptest.NewUnstartedServer(api.Handler())
 	serverCert := ca.Issue("server", "registry")
 	hs.TLS = &tls.Config{Certificates: []tls.Certificate{serverCert.TLS}, ClientCAs: ca.Pool(), ClientAuth: tls.VerifyClientCertIfGiven}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"golang.org/x/sync/errgroup"
 	"io"
 	"log/slog"
 	"maps"
@@ -259,8 +260,20 @@ func (f *alertForwarder) run(ctx context.Context) error {
 	for i := range f.kicks {
 		f.kicks[i] = make(chan struct{}, 1)
 	}
-	g := newGroup(ctx)
-	g.Go("events", func(ctx context.Context) error {
+	// The first actor to return stops the others.
+	gctx, stop := context.WithCancel(ctx)
+	defer stop()
+	g, gctx := errgroup.WithContext(gctx)
+	actor := func(name string, fn func(context.Context) error) {
+		g.Go(func() error {
+			defer stop()
+			if err := fn(gctx); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			return nil
+		})
+	}
+	actor("events", func(ctx context.Context) error {
 		if err := follower.run(ctx); err != nil {
 			return err
 		}
@@ -268,14 +281,14 @@ func (f *alertForwarder) run(ctx context.Context) error {
 		return nil
 	})
 	for i, base := range f.rc.urls {
-		g.Go("status", func(ctx context.Context) error { f.pollStatus(ctx, base, f.kicks[i]); return nil })
+		actor("status", func(ctx context.Context) error { f.pollStatus(ctx, base, f.kicks[i]); return nil })
 	}
 	sinkCtx, stopSinks := context.WithCancel(context.Background())
 	var sinks sync.WaitGroup
 	for _, s := range f.sinks {
 		sinks.Go(func() { s.run(sinkCtx) })
 	}
-	g.Go("resend", func(ctx context.Context) error {
+	actor("resend", func(ctx context.Context) error {
 		t := time.NewTicker(f.cfg.Resend)
 		defer t.Stop()
 		for {
@@ -288,8 +301,7 @@ func (f *alertForwarder) run(ctx context.Context) error {
 		}
 	})
 	f.log.Info("forwarding alerts", "registry", strings.Join(f.rc.shown, ","), "alertmanager", f.cfg.Alertmanager, "webhook", f.cfg.Webhook)
-	g.seal()
-	<-g.done
+	err := g.Wait()
 
 	// Give what is queued a last chance, then stop the senders.
 	deadline := time.Now().Add(5 * time.Second)
@@ -301,7 +313,7 @@ func (f *alertForwarder) run(ctx context.Context) error {
 	f.mu.Lock()
 	f.saveLocked(true)
 	f.mu.Unlock()
-	return g.firstErr()
+	return err
 }
 
 // handle applies one event of /v1/events.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"github.com/heureka-project/heureka/server"
 	"io"
 	"log/slog"
 	"net/http"
@@ -117,7 +118,7 @@ func (r *runningForwarder) stop(t *testing.T) {
 
 // startForwarder runs an alert forwarder against registry with edit
 // applied to its config, and waits until it follows the event stream.
-func startForwarder(t *testing.T, s *Server, registry string, edit func(*alertConfig)) *runningForwarder {
+func startForwarder(t *testing.T, s *server.Server, registry string, edit func(*alertConfig)) *runningForwarder {
 	t.Helper()
 	o := cliOptions{registry: registry, timeout: 5 * time.Second}
 	rc, err := o.connect()

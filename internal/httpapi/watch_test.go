@@ -129,7 +129,7 @@ func newWatchServer(t *testing.T, rmod func(*registry.Config), hmod func(*httpap
 	if hmod != nil {
 		hmod(&cfg)
 	}
-	api := httpapi.New(cfg, reg, nil)
+	api := newAPI(t, cfg, reg, nil)
 	hs := httptest.NewServer(api.Handler())
 	t.Cleanup(func() { api.CloseStreams(); hs.Close() })
 	return &watchServer{url: hs.URL, reg: reg, api: api}

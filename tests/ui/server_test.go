@@ -53,7 +53,10 @@ func startServer(t *testing.T) *testServer {
 	hcfg.Status = func() map[string]any {
 		return map[string]any{"peers": rep.Status(), "startupSync": rep.SyncResult()}
 	}
-	api := httpapi.New(hcfg, reg, logger)
+	api, err := httpapi.New(hcfg, reg, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second}
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,0 +1,28 @@
+package urlcheck
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	for s, ok := range map[string]bool{
+		"http://h:8761/eureka":        true,
+		" https://u:p@h/eureka ":      true,
+		"ftp://h/":                    false,
+		"h:8761":                      false,
+		"http:///eureka":              false,
+		"http://h:8761/%zz":           false,
+		"":                            false,
+		"https://user:secret@[::1:80": false,
+	} {
+		u, err := Parse(s)
+		if ok != (err == nil) {
+			t.Errorf("Parse(%q) = %v, %v; want ok=%v", s, u, err, ok)
+		}
+		if err != nil && (!errors.Is(err, ErrNotHTTP) || strings.Contains(err.Error(), "secret")) {
+			t.Errorf("Parse(%q): error %v should be ErrNotHTTP and hide the password", s, err)
+		}
+	}
+}
