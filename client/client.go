@@ -264,6 +264,7 @@ type fetched struct {
 	// present only on heureka servers.
 	version    uint64
 	hasVersion bool
+	node       string // X-Heureka-Node: the server process
 }
 
 // versionHeader carries a heureka server's change sequence number on a
@@ -295,7 +296,7 @@ func (c *Client) fetchList(ctx context.Context, cl *cluster, req *request) (*fet
 		return nil, &Error{Op: req.op, Method: req.method, URL: resp.url, Status: resp.status,
 			Message: "cannot decode the answer: " + err.Error(), Err: err}
 	}
-	f := &fetched{apps: apps, base: resp.base}
+	f := &fetched{apps: apps, base: resp.base, node: resp.header.Get(nodeHeader)}
 	if v := resp.header.Get(versionHeader); v != "" {
 		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
 		if err == nil {

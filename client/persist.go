@@ -2,6 +2,8 @@ package client
 
 import (
 	"errors"
+	"fmt"
+	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/internal/atomicfile"
 	"io/fs"
 	"os"
@@ -15,18 +17,13 @@ import (
 // It runs in Start, before any loop. Problems are logged: a cache that
 // cannot use its file still works, only without a head start.
 func (c *Cache) loadFile() {
-	b, err := os.ReadFile(c.cfg.CacheFile)
+	apps, age, err := ReadCacheFile(c.cfg.CacheFile)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		c.log.Debug("no cache file yet", "path", c.cfg.CacheFile)
 		return
 	case err != nil:
-		c.log.Warn("cannot read the cache file; starting empty", "path", c.cfg.CacheFile, "err", err)
-		return
-	}
-	apps, err := eureka.DecodeApplications(b, eureka.JSON)
-	if err != nil {
-		c.log.Warn("cannot decode the cache file; starting empty", "path", c.cfg.CacheFile, "err", err)
+		c.log.Warn("cannot use the cache file; starting empty", "path", c.cfg.CacheFile, "err", err)
 		return
 	}
 	n := 0
@@ -45,11 +42,6 @@ func (c *Cache) loadFile() {
 	for _, s := range c.sources {
 		s.publish()
 	}
-	info, _ := os.Stat(c.cfg.CacheFile)
-	var age time.Duration
-	if info != nil {
-		age = time.Since(info.ModTime()).Round(time.Second)
-	}
 	c.log.Info("loaded the cache file", "path", c.cfg.CacheFile, "instances", n, "age", age)
 }
 
@@ -63,7 +55,7 @@ func (c *Cache) persist() {
 		if s.Seq() == written {
 			return
 		}
-		if err := atomicfile.Write(c.cfg.CacheFile, eureka.EncodeApplications(eureka.JSON, s.Applications()), 0o644); err != nil {
+		if err := WriteCacheFile(c.cfg.CacheFile, s.Applications()); err != nil {
 			c.log.Warn("cannot write the cache file", "path", c.cfg.CacheFile, "err", err)
 			return
 		}
@@ -89,4 +81,31 @@ func (c *Cache) persist() {
 		case <-t.C:
 		}
 	}
+}
+
+// WriteCacheFile replaces the registry cache file at path with apps, as
+// Eureka JSON (the format of GET /eureka/apps), atomically: a reader, or a
+// crash, sees the old file or the new one, never a mix. The Cache writes
+// its CacheFile with it; other programs may keep a registry file the same
+// way.
+func WriteCacheFile(path string, apps *heureka.Applications) error {
+	return atomicfile.Write(path, eureka.EncodeApplications(eureka.JSON, apps), 0o644)
+}
+
+// ReadCacheFile reads a file WriteCacheFile wrote, with its age (how long
+// ago it was written).
+func ReadCacheFile(path string) (*heureka.Applications, time.Duration, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	apps, err := eureka.DecodeApplications(b, eureka.JSON)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: not a registry listing: %w", path, err)
+	}
+	var age time.Duration
+	if fi, err := os.Stat(path); err == nil {
+		age = time.Since(fi.ModTime()).Round(time.Second)
+	}
+	return apps, age, nil
 }
