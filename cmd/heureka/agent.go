@@ -38,12 +38,6 @@ func (s *repeatedFlag) Set(v string) error {
 	return nil
 }
 
-// Hadoop's default ports (hdfs-default.xml).
-const (
-	defaultDataPort = 9866
-	defaultRPCPort  = hdfs.DefaultNameNodeRPCPort
-)
-
 // runAgent is `heureka agent`: register the daemon, keep the registration
 // true, and on SIGINT/SIGTERM drain, deregister and exit 0.
 func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
@@ -104,12 +98,12 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 		if *rpcPort != 0 {
 			return bad("--rpc-port is for NameNodes; a DataNode's port is --data-port")
 		}
-		daemonPort = portOrDefault(*dataPort, defaultDataPort)
+		daemonPort = portOrDefault(*dataPort, hdfs.DefaultDataNodeDataPort)
 	case hdfs.RoleNameNode:
 		if *dataPort != 0 || len(dataDirs) > 0 {
 			return bad("--data-port and --data-dir are for DataNodes; a NameNode's port is --rpc-port")
 		}
-		daemonPort = portOrDefault(*rpcPort, defaultRPCPort)
+		daemonPort = portOrDefault(*rpcPort, hdfs.DefaultNameNodeRPCPort)
 	default:
 		return bad("--role %q: want datanode or namenode", *role)
 	}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"github.com/heureka-project/heureka/client"
 	"io"
 	"os"
 	"os/signal"
@@ -53,25 +55,24 @@ it.`, stderr)
 	defer rc.close()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	f := &streamFollower{
-		rc: rc, path: "/v1/events", apps: apps,
-		handle: func(ev sseEvent) error { return printEvent(stdout, ev, o.json()) },
-		note:   func(format string, args ...any) { fmt.Fprintf(stderr, "heureka events: "+format+"\n", args...) },
-	}
+	fc := client.DefaultFollowConfig()
+	fc.Stream, fc.Apps = client.EventsStream, apps
+	fc.Handle = func(ev client.Event) error { return printEvent(stdout, ev, o.json()) }
+	fc.Note = func(format string, args ...any) { fmt.Fprintf(stderr, "heureka events: "+format+"\n", args...) }
 	if *since >= 0 {
-		f.since, f.hasSince = uint64(*since), true
+		fc.From = &client.Position{Version: uint64(*since)}
 	}
-	return f.run(ctx)
+	return followError(rc, "events", rc.client.Follow(ctx, fc))
 }
 
 // printEvent prints one event of /v1/events.
-func printEvent(w io.Writer, ev sseEvent, asJSON bool) error {
-	if ev.typ == "progress" { // position only: nothing happened
+func printEvent(w io.Writer, ev client.Event, asJSON bool) error {
+	if ev.Type == heureka.StreamProgress { // position only: nothing happened
 		return nil
 	}
 	if asJSON {
 		var buf bytes.Buffer
-		if err := json.Compact(&buf, ev.data); err != nil {
+		if err := json.Compact(&buf, ev.Data); err != nil {
 			return fmt.Errorf("the event stream sent an event that is not JSON: %w", err)
 		}
 		buf.WriteByte('\n')
@@ -79,11 +80,11 @@ func printEvent(w io.Writer, ev sseEvent, asJSON bool) error {
 		return err
 	}
 	var e heureka.Event
-	if err := json.Unmarshal(ev.data, &e); err != nil {
+	if err := json.Unmarshal(ev.Data, &e); err != nil {
 		return fmt.Errorf("the event stream sent an event that is not JSON: %w", err)
 	}
 	if e.Type == "" {
-		e.Type = heureka.EventType(ev.typ)
+		e.Type = heureka.EventType(ev.Type)
 	}
 	who := "registry"
 	if e.ID != "" {
@@ -125,4 +126,14 @@ func eventDetail(e heureka.Event) string {
 		return "peer " + e.Peer + " is unreachable: " + e.Cause
 	}
 	return strings.TrimSpace(string(e.Status) + " " + e.Cause)
+}
+
+// followError explains what ended a Follow: the registry's own errors as
+// for any command; a stream refused, or a handler's error, as they are.
+func followError(rc *registryConn, what string, err error) error {
+	var ce *client.Error
+	if err == nil || errors.Is(err, client.ErrNotHeureka) || !errors.As(err, &ce) {
+		return err
+	}
+	return rc.explain(err, what)
 }

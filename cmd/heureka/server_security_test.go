@@ -253,7 +253,6 @@ func TestServerMutualTLSPeersReplicate(t *testing.T) {
 	}
 }
 
-
 // TestServerSecurityFlags checks the flags' validation messages.
 func TestServerSecurityFlags(t *testing.T) {
 	dir := t.TempDir()

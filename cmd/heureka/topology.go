@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka"
-	"github.com/heureka-project/heureka/eureka"
+	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/hdfs"
 )
 
@@ -148,37 +148,9 @@ func writeTopologyCache(path string, apps *heureka.Applications) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".topology-*.json")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name()) // after a successful rename, there is nothing to remove
-	if _, err := f.Write(eureka.EncodeApplications(eureka.JSON, keep)); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return client.WriteCacheFile(path, keep)
 }
 
 func readTopologyCache(path string) (*heureka.Applications, time.Duration, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, 0, err
-	}
-	apps, err := eureka.DecodeApplications(b, eureka.JSON)
-	if err != nil {
-		return nil, 0, err
-	}
-	var age time.Duration
-	if fi, err := os.Stat(path); err == nil {
-		age = time.Since(fi.ModTime()).Round(time.Second)
-	}
-	return apps, age, nil
+	return client.ReadCacheFile(path)
 }

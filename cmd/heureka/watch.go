@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"github.com/heureka-project/heureka/client"
 	"io"
 	"maps"
 	"os"
@@ -77,17 +79,16 @@ the differences are printed with cause "resync". Ctrl-C stops it.`, stderr)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	w := &watcher{out: stdout, json: o.json(), apps: apps, known: map[string]*heureka.Instance{}}
-	f := &streamFollower{
-		rc: rc, path: "/v1/watch", apps: apps,
-		sync: func(ctx context.Context, reason string) (uint64, string, error) {
-			sctx, cancel := context.WithTimeout(ctx, o.timeout)
-			defer cancel()
-			return w.sync(sctx, rc, reason, stderr)
-		},
-		handle: w.handle,
-		note:   func(format string, args ...any) { fmt.Fprintf(stderr, "heureka watch: "+format+"\n", args...) },
+	fc := client.DefaultFollowConfig()
+	fc.Stream, fc.Apps = client.WatchStream, apps
+	fc.Sync = func(ctx context.Context, reason string) (client.Position, error) {
+		sctx, cancel := context.WithTimeout(ctx, o.timeout)
+		defer cancel()
+		return w.sync(sctx, rc, reason, stderr)
 	}
-	return f.run(ctx)
+	fc.Handle = w.handle
+	fc.Note = func(format string, args ...any) { fmt.Fprintf(stderr, "heureka watch: "+format+"\n", args...) }
+	return followError(rc, "watch", rc.client.Follow(ctx, fc))
 }
 
 // watcher prints changes and keeps what it printed, so that a resync can
@@ -103,14 +104,15 @@ func watchKey(app, id string) string { return app + "\x00" + id }
 
 // sync reads the registry; after a resync it prints the differences from
 // what was known.
-func (w *watcher) sync(ctx context.Context, rc *registryConn, reason string, stderr io.Writer) (uint64, string, error) {
-	apps, version, node, err := rc.listing(ctx)
+func (w *watcher) sync(ctx context.Context, rc *registryConn, reason string, stderr io.Writer) (client.Position, error) {
+	apps, pos, err := rc.listing(ctx)
+	if errors.Is(err, client.ErrNotHeureka) {
+		return pos, fmt.Errorf("%w; watch needs a heureka server", err)
+	}
 	if err != nil {
-		return 0, "", err
+		return pos, err
 	}
-	if node == "" && version == 0 {
-		return 0, "", fmt.Errorf("%w: the registry at %s sends no X-Heureka-Version; watch needs a heureka server", errNotHeureka, strings.Join(rc.shown, ", "))
-	}
+	version := pos.Version
 	now := map[string]*heureka.Instance{}
 	for _, a := range apps.Apps {
 		if len(w.apps) > 0 && !slices.Contains(w.apps, a.Name) {
@@ -123,7 +125,7 @@ func (w *watcher) sync(ctx context.Context, rc *registryConn, reason string, std
 	if reason == "" {
 		fmt.Fprintf(stderr, "heureka watch: %d instances at version %d; following changes (Ctrl-C stops)\n", len(now), version)
 		w.known = now
-		return version, node, nil
+		return pos, nil
 	}
 	fmt.Fprintf(stderr, "heureka watch: resync: %s; read the registry again at version %d\n", reason, version)
 	t := time.Now()
@@ -143,15 +145,15 @@ func (w *watcher) sync(ctx context.Context, rc *registryConn, reason string, std
 		}
 	}
 	w.known = now
-	return version, node, nil
+	return pos, nil
 }
 
-func (w *watcher) handle(ev sseEvent) error {
-	if ev.typ != heureka.StreamChange {
+func (w *watcher) handle(ev client.Event) error {
+	if ev.Type != heureka.StreamChange {
 		return nil
 	}
 	var c heureka.WatchChange
-	if err := json.Unmarshal(ev.data, &c); err != nil {
+	if err := json.Unmarshal(ev.Data, &c); err != nil {
 		return fmt.Errorf("the watch stream sent a change that is not JSON: %w", err)
 	}
 	in, err := eureka.DecodeServerInstance(c.Instance, eureka.JSON)
