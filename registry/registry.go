@@ -108,45 +108,12 @@ func (r *Registry) notice(n Notice) {
 	r.appendChange(Change{Seq: r.seq, Time: now, Notice: &n})
 }
 
-// New returns a registry with cfg; it starts nothing. Zero fields of cfg take
-// their defaults.
+// New returns a registry with cfg, or the error of cfg.Validate; it starts
+// nothing. Start from DefaultConfig: every field means what it says, and a
+// nil Logger means slog.Default.
 func New(cfg Config) (*Registry, error) {
-	def := DefaultConfig()
-	if cfg.Clock == nil {
-		cfg.Clock = def.Clock
-	}
-	if cfg.DeltaRetention <= 0 {
-		cfg.DeltaRetention = def.DeltaRetention
-	}
-	if cfg.EvictionInterval <= 0 {
-		cfg.EvictionInterval = def.EvictionInterval
-	}
-	if cfg.SelfPreservation == "" {
-		cfg.SelfPreservation = def.SelfPreservation
-	}
-	if cfg.RenewalPercentThreshold == 0 {
-		cfg.RenewalPercentThreshold = def.RenewalPercentThreshold
-	}
-	if cfg.ExpectedClientRenewalInterval <= 0 {
-		cfg.ExpectedClientRenewalInterval = def.ExpectedClientRenewalInterval
-	}
-	if cfg.MassLossFraction == 0 {
-		cfg.MassLossFraction = def.MassLossFraction
-	}
-	if cfg.MaxProtection <= 0 {
-		cfg.MaxProtection = def.MaxProtection
-	}
-	if cfg.TombstoneTTL <= 0 {
-		cfg.TombstoneTTL = def.TombstoneTTL
-	}
-	if cfg.ChangeLogSize <= 0 {
-		cfg.ChangeLogSize = def.ChangeLogSize
-	}
-	if cfg.Limits == (heureka.Limits{}) {
-		cfg.Limits = def.Limits
-	}
 	if cfg.Logger == nil {
-		cfg.Logger = def.Logger
+		cfg.Logger = slog.Default()
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -166,6 +133,28 @@ func New(cfg Config) (*Registry, error) {
 
 // Validate reports the first setting that cannot work, by name.
 func (c Config) Validate() error {
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"delta retention", c.DeltaRetention}, {"eviction interval", c.EvictionInterval},
+		{"expected client renewal interval", c.ExpectedClientRenewalInterval},
+		{"max protection", c.MaxProtection}, {"tombstone TTL", c.TombstoneTTL},
+	} {
+		if d.v <= 0 {
+			return heureka.Errorf(heureka.EINVALID, "%s %v: want a positive duration", d.name, d.v)
+		}
+	}
+	switch l := c.Limits; {
+	case c.Clock == nil:
+		return heureka.Errorf(heureka.EINVALID, "clock is nil: start from DefaultConfig")
+	case c.PauseThreshold < 0:
+		return heureka.Errorf(heureka.EINVALID, "pause threshold %v: want 0 (off) or more", c.PauseThreshold)
+	case c.ChangeLogSize <= 0:
+		return heureka.Errorf(heureka.EINVALID, "change log size %d: want at least 1", c.ChangeLogSize)
+	case l.MaxIDLength <= 0 || l.MaxFieldLength <= 0 || l.MaxMetadata < 0 || l.MaxMetadataBytes < 0 || l.MaxMetadataKeyLen <= 0:
+		return heureka.Errorf(heureka.EINVALID, "limits %+v: lengths must be positive (start from heureka.DefaultLimits)", l)
+	}
 	switch c.SelfPreservation {
 	case ModeOff, ModeEureka, ModeSmart:
 	default:
