@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -42,8 +40,7 @@ func (s *repeatedFlag) Set(v string) error {
 // true, and on SIGINT/SIGTERM drain, deregister and exit 0.
 func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 	cfg := agent.DefaultConfig()
-	fs := flag.NewFlagSet("heureka agent", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("agent", stderr)
 	role := fs.String("role", "", "the daemon beside the agent: datanode or namenode (required)")
 	fs.StringVar(&cfg.Cluster, "cluster", "", "HDFS cluster `name`; the application is hdfs-ROLE.NAME (required)")
 	var ctls clientTLS
@@ -81,16 +78,10 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 		fmt.Fprintf(w, "Give at most one of --rack, --topology-table, --topology-script.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &usageError{err.Error()}
+	if err := noArgs(fs, args); err != nil {
+		return err
 	}
 	bad := func(format string, a ...any) error { return &usageError{"agent: " + fmt.Sprintf(format, a...)} }
-	if fs.NArg() > 0 {
-		return bad("unexpected argument %q", fs.Arg(0))
-	}
 	cfg.Role = hdfs.Role(strings.ToLower(*role))
 	daemonPort := 0
 	switch cfg.Role {

@@ -114,6 +114,27 @@ func (o *cliOptions) validate() error {
 
 func (o *cliOptions) json() bool { return o.output == "json" }
 
+// commandFlags is the flag set of the command `heureka NAME`: every
+// command defines its flags on one of these (newFlagSet adds the operator
+// commands' usage), parses them with parseArgs, and so errs the same way.
+func commandFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("heureka "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// noArgs parses flags for a command that takes no positional arguments.
+func noArgs(fs *flag.FlagSet, args []string) error {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return &usageError{fmt.Sprintf("%s: unexpected argument %q", strings.TrimPrefix(fs.Name(), "heureka "), pos[0])}
+	}
+	return nil
+}
+
 // parseArgs parses flags that may come before, between or after the
 // positional arguments (`heureka instances APP -o json`), and returns the
 // positional ones. "--" ends the flags.
@@ -141,8 +162,7 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 // newFlagSet returns a flag set whose usage prints synopsis, description,
 // the flags and the exit codes.
 func newFlagSet(name, synopsis, description string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("heureka "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags(name, stderr)
 	fs.Usage = func() {
 		w := fs.Output()
 		fmt.Fprintf(w, "Usage: heureka %s\n\n%s\n\nFlags:\n", synopsis, strings.TrimSpace(description))

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -30,8 +28,7 @@ func init() {
 // or an actor's failure, and stop gracefully.
 func runServer(ctx context.Context, args []string, _, stderr io.Writer) error {
 	cfg := server.DefaultConfig()
-	fs := flag.NewFlagSet("heureka server", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("server", stderr)
 	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "TCP `address` to serve the Eureka API on")
 	logFormat := fs.String("log-format", "text", "log format: text or json (logs go to stderr)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
@@ -61,14 +58,8 @@ func runServer(ctx context.Context, args []string, _, stderr io.Writer) error {
 		fmt.Fprintf(fs.Output(), "Authentication is off unless --auth-file is given; SIGHUP reloads credentials and certificates.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &usageError{err.Error()}
-	}
-	if fs.NArg() > 0 {
-		return &usageError{fmt.Sprintf("server: unexpected argument %q", fs.Arg(0))}
+	if err := noArgs(fs, args); err != nil {
+		return err
 	}
 	cfg.Registry.SelfPreservation = registry.Mode(*mode)
 	cfg.PeerAuth = os.Getenv("HEUREKA_PEER_AUTH")

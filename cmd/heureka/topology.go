@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -33,8 +32,7 @@ func init() {
 // what went wrong on stderr. Only a bad flag exits non-zero.
 func runTopology(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var rf hadoopRegistryFlags
-	fset := flag.NewFlagSet("heureka topology", flag.ContinueOnError)
-	fset.SetOutput(stderr)
+	fset := commandFlags("topology", stderr)
 	rf.add(fset, 3*time.Second)
 	cache := fset.String("cache", "", "cache `file`, written after each successful read and used when the registry cannot be read (default: heureka/topology.json under the user cache directory)")
 	logLevel := fset.String("log-level", "warn", "log level on stderr: debug, info, warn or error")
@@ -55,18 +53,15 @@ func runTopology(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		fmt.Fprintf(w, "Flags:\n")
 		fset.PrintDefaults()
 	}
-	if err := fset.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &usageError{err.Error()}
+	hosts, err := parseArgs(fset, args)
+	if err != nil {
+		return err
 	}
 	logger, err := newLogger(stderr, "text", *logLevel)
 	if err != nil {
 		return &usageError{"topology: " + err.Error()}
 	}
 	logger = logger.With("subsystem", "topology")
-	hosts := fset.Args()
 	if len(hosts) == 0 {
 		return nil
 	}
