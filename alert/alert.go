@@ -133,8 +133,8 @@ func (a Alert) key() string {
 
 // state is what the forwarder remembers, and what --state keeps.
 type state struct {
-	Node    string              `json:"node"`    // the server process LastSeq belongs to
-	LastSeq uint64              `json:"lastSeq"` // the last event handled
+	Node    string            `json:"node"`    // the server process LastSeq belongs to
+	LastSeq uint64            `json:"lastSeq"` // the last event handled
 	Firing  map[string]*Alert `json:"firing"`  // by key
 	// Pending are alerts whose condition holds but not yet for their
 	// Config.For, by key, with when the condition began.
@@ -143,7 +143,7 @@ type state struct {
 
 // pendingAlert is an alert waiting out its Config.For.
 type pendingAlert struct {
-	Alert Alert   `json:"alert"`
+	Alert Alert     `json:"alert"`
 	Since time.Time `json:"since"`
 }
 

@@ -177,4 +177,3 @@ func (s *sink) drain(deadline time.Time) {
 	}
 	s.mu.Unlock()
 }
-

@@ -376,4 +376,3 @@ func newNodeID() string {
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
-
