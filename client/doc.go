@@ -11,6 +11,16 @@
 //     for readers that must never wait: Snapshot, Instances, Instance and
 //     Apps read an immutable view, and OnChange reports what changed.
 //
+// and, for heureka servers and the tools that watch them:
+//
+//   - Follow follows /v1/watch or /v1/events, calling a handler for each
+//     event in order; it resumes a dropped stream from the last event
+//     handled, and on a resync (or a restarted server, told by its node)
+//     re-reads the registry through the caller's Sync. Listing, Status,
+//     InstanceByID, Application and Renewals are the reads operators'
+//     tools make. WriteCacheFile and ReadCacheFile are the Cache's file
+//     format. Follow runs in the caller's goroutine until its ctx ends.
+//
 // # Creating and closing
 //
 // New and NewCache check their configuration and do nothing else:
