@@ -33,7 +33,9 @@ type Client struct {
 // New returns a Client for cfg. It reads the TLS files named in cfg and has
 // no other side effects: nothing is dialled until the first call.
 func New(cfg Config) (*Client, error) {
-	cfg = cfg.withDefaults()
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -25,11 +25,15 @@
 //
 // New and NewCache check their configuration and do nothing else:
 //
-//	c, err := client.New(client.Config{URLs: []string{"http://10.0.0.1:8761/eureka", "http://10.0.0.2:8761/eureka"}})
+//	cfg := client.DefaultConfig()
+//	cfg.URLs = []string{"http://10.0.0.1:8761/eureka", "http://10.0.0.2:8761/eureka"}
+//	c, err := client.New(cfg)
 //	if err != nil { ... }
 //	defer c.Close()
 //
-//	cache, err := client.NewCache(c, client.CacheConfig{Apps: []string{"hdfs-datanode.prod"}, CacheFile: "/var/lib/app/registry.json"})
+//	ccfg := client.DefaultCacheConfig()
+//	ccfg.Apps, ccfg.CacheFile = []string{"hdfs-datanode.prod"}, "/var/lib/app/registry.json"
+//	cache, err := client.NewCache(c, ccfg)
 //	if err != nil { ... }
 //	if err := cache.Start(ctx); err != nil { ... }
 //	defer cache.Close(context.Background())

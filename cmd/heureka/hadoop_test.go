@@ -47,7 +47,9 @@ type hdfsNode struct {
 
 func registerHDFSNodes(t *testing.T, base string, nodes ...hdfsNode) {
 	t.Helper()
-	c, err := client.New(client.Config{URLs: []string{base}, Logger: slog.New(slog.DiscardHandler)})
+	ccfg := client.DefaultConfig()
+	ccfg.URLs, ccfg.Logger = []string{base}, slog.New(slog.DiscardHandler)
+	c, err := client.New(ccfg)
 	if err != nil {
 		t.Fatal(err)
 	}

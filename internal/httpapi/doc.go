@@ -9,8 +9,8 @@
 // class), guard.go (authentication, authorisation, the per-client write
 // limit on golang.org/x/time/rate, the audit line), errors.go (the error to
 // status map), handlers.go and cache.go (Eureka REST and its payload cache),
-// watch.go (the streams), metrics.go, peers.go (replication's receiving
-// side and /v1/status).
+// watch.go (the streams), streamformat.go (their frames), metrics.go,
+// peers.go (replication's receiving side and /v1/status).
 //
 // # Routing
 //

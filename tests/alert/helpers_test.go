@@ -49,7 +49,9 @@ func startServer(t *testing.T) *testServer {
 		t.Fatal(err)
 	}
 	addr := srv.Addr().String()
-	c, err := client.New(client.Config{URLs: []string{"http://" + addr + "/eureka"}, Rounds: 1, Logger: slog.New(slog.DiscardHandler)})
+	ccfg := client.DefaultConfig()
+	ccfg.URLs, ccfg.Rounds, ccfg.Logger = []string{"http://" + addr + "/eureka"}, 1, slog.New(slog.DiscardHandler)
+	c, err := client.New(ccfg)
 	if err != nil {
 		t.Fatal(err)
 	}

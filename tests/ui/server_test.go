@@ -87,8 +87,9 @@ func startServer(t *testing.T) *testServer {
 // newClient returns a Eureka client for ts.
 func (ts *testServer) newClient(t *testing.T) *client.Client {
 	t.Helper()
-	c, err := client.New(client.Config{URLs: []string{ts.URL + "/eureka"}, Rounds: 1,
-		Logger: slog.New(slog.DiscardHandler)})
+	cfg := client.DefaultConfig()
+	cfg.URLs, cfg.Rounds, cfg.Logger = []string{ts.URL + "/eureka"}, 1, slog.New(slog.DiscardHandler)
+	c, err := client.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
