@@ -15,12 +15,11 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/hdfs"
 	"github.com/heureka-project/heureka/internal/atomicfile"
+	"github.com/heureka-project/heureka/internal/rungroup"
 	"github.com/heureka-project/heureka/internal/urlcheck"
 )
 
@@ -264,19 +263,8 @@ func (f *Forwarder) Run(ctx context.Context) error {
 		f.kicks[i] = make(chan struct{}, 1)
 	}
 	// The first actor to return stops the others.
-	gctx, stop := context.WithCancel(ctx)
-	defer stop()
-	g, gctx := errgroup.WithContext(gctx)
-	actor := func(name string, fn func(context.Context) error) {
-		g.Go(func() error {
-			defer stop()
-			if err := fn(gctx); err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-			return nil
-		})
-	}
-	actor("events", func(ctx context.Context) error {
+	g := rungroup.New(ctx)
+	g.Go("events", func(ctx context.Context) error {
 		if err := f.reg.Follow(ctx, fc); err != nil {
 			return err
 		}
@@ -284,14 +272,14 @@ func (f *Forwarder) Run(ctx context.Context) error {
 		return nil
 	})
 	for i, c := range f.peers {
-		actor("status", func(ctx context.Context) error { f.pollStatus(ctx, c, f.cfg.Registry.URLs[i], f.kicks[i]); return nil })
+		g.Go("status", func(ctx context.Context) error { f.pollStatus(ctx, c, f.cfg.Registry.URLs[i], f.kicks[i]); return nil })
 	}
 	sinkCtx, stopSinks := context.WithCancel(context.Background())
 	var sinks sync.WaitGroup
 	for _, s := range f.sinks {
 		sinks.Go(func() { s.run(sinkCtx) })
 	}
-	actor("resend", func(ctx context.Context) error {
+	g.Go("resend", func(ctx context.Context) error {
 		t := time.NewTicker(f.cfg.Resend)
 		defer t.Stop()
 		for {
@@ -304,7 +292,7 @@ func (f *Forwarder) Run(ctx context.Context) error {
 		}
 	})
 	if len(f.cfg.For) > 0 {
-		actor("pending", func(ctx context.Context) error {
+		g.Go("pending", func(ctx context.Context) error {
 			t := time.NewTicker(f.pendingInterval())
 			defer t.Stop()
 			for {
@@ -405,7 +393,7 @@ func roleName(app string) string {
 }
 
 func (f *Forwarder) generatorURL() string {
-	return publicURL(rootOf(f.cfg.Registry.URLs[0])) + "/"
+	return urlcheck.Public(urlcheck.Root(f.cfg.Registry.URLs[0])) + "/"
 }
 
 func (f *Forwarder) instanceAlert(name, app, id string, t time.Time, summary, desc string) *Alert {
@@ -573,8 +561,8 @@ func (f *Forwarder) reconcile(ctx context.Context, reason string) (client.Positi
 // pollStatus fires and resolves the self-preservation alert of the server
 // at base: every StatusInterval, and at once when kicked.
 func (f *Forwarder) pollStatus(ctx context.Context, c *client.Client, base string, kick <-chan struct{}) {
-	root := rootOf(base)
-	public := publicURL(root) // no password in alerts or logs
+	root := urlcheck.Root(base)
+	public := urlcheck.Public(root) // no password in alerts or logs
 	host := public
 	if u, err := url.Parse(root); err == nil {
 		host = u.Host
@@ -673,26 +661,4 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// publicURL is u without any user:password, for what others get to see.
-func publicURL(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		return u
-	}
-	p.User = nil
-	return p.String()
-}
-
-// rootOf returns a server's root URL for its Eureka base URL: the base
-// without a trailing /eureka, /eureka/v1 or /eureka/v2.
-func rootOf(base string) string {
-	b := strings.TrimRight(base, "/")
-	for _, suffix := range []string{"/eureka/v2", "/eureka/v1", "/eureka"} {
-		if s, ok := strings.CutSuffix(b, suffix); ok {
-			return s
-		}
-	}
-	return b
 }

@@ -15,10 +15,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/heureka-project/heureka/internal/auth"
 	"github.com/heureka-project/heureka/internal/httpapi"
+	"github.com/heureka-project/heureka/internal/rungroup"
 	"github.com/heureka-project/heureka/registry"
 	"github.com/heureka-project/heureka/replication"
 )
@@ -43,10 +42,9 @@ type Server struct {
 
 	ln       net.Listener
 	http     *http.Server
-	stop     context.CancelFunc // stops every actor
-	ctx      context.Context    // the actors' context: done once stopping has begun
-	done     chan struct{}      // closed when every actor has returned
-	runErr   error              // the first actor's failure; read after done
+	group    *rungroup.Group // the actors; nil before Open
+	done     chan struct{}   // closed when every actor has returned
+	runErr   error           // the first actor's failure; read after done
 	opened   bool
 	cert     *auth.KeyPair // nil without TLS
 	peerCert *auth.KeyPair // nil without a client certificate for peers
@@ -164,25 +162,15 @@ func (s *Server) Open() error {
 	return nil
 }
 
-// start runs the actors in an errgroup. The first to return, with or
+// start runs the actors in a rungroup. The first to return, with or
 // without an error, stops the others: a server missing its registry loop
 // or its listener is not a server.
 func (s *Server) start(store *auth.Store, tlsOn bool) {
-	ctx, stop := context.WithCancel(context.Background())
-	g, gctx := errgroup.WithContext(ctx)
-	s.ctx, s.stop, s.done = gctx, stop, make(chan struct{})
-	actor := func(name string, fn func(context.Context) error) {
-		g.Go(func() error {
-			defer stop()
-			if err := fn(gctx); err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-			return nil
-		})
-	}
-	actor("registry", s.Registry.Run)
-	actor("replication", s.Replicator.Run)
-	actor("http", func(context.Context) error {
+	g := rungroup.New(context.Background())
+	s.group, s.done = g, make(chan struct{})
+	g.Go("registry", s.Registry.Run)
+	g.Go("replication", s.Replicator.Run)
+	g.Go("http", func(context.Context) error {
 		var err error
 		if tlsOn {
 			err = s.http.ServeTLS(s.ln, "", "") // the certificate comes from TLSConfig
@@ -195,9 +183,9 @@ func (s *Server) start(store *auth.Store, tlsOn bool) {
 		return nil
 	})
 	if store != nil {
-		actor("credentials", func(ctx context.Context) error { return store.Watch(ctx, s.Config.AuthPoll) })
+		g.Go("credentials", func(ctx context.Context) error { return store.Watch(ctx, s.Config.AuthPoll) })
 	}
-	actor("stopper", func(ctx context.Context) error {
+	g.Go("stopper", func(ctx context.Context) error {
 		<-ctx.Done()
 		s.API.CloseStreams() // watchers would otherwise hold Shutdown up
 		sctx, cancel := context.WithTimeout(context.Background(), s.Config.ShutdownTimeout)
@@ -342,10 +330,10 @@ func (s *Server) Addr() net.Addr {
 // Done is closed when the server has begun to stop: Close was called or an
 // actor returned (the first failure stops the rest). Before Open it is nil.
 func (s *Server) Done() <-chan struct{} {
-	if s.ctx == nil {
+	if s.group == nil {
 		return nil
 	}
-	return s.ctx.Done()
+	return s.group.Done()
 }
 
 // Close stops the server and returns the first actor failure, if any. Its
@@ -355,10 +343,10 @@ func (s *Server) Done() <-chan struct{} {
 // error is returned. Close is idempotent; calling it before Open is a no-op.
 func (s *Server) Close(ctx context.Context) error {
 	s.closeOnce.Do(func() {
-		if s.stop == nil {
+		if s.group == nil {
 			return
 		}
-		s.stop()
+		s.group.Stop()
 		select {
 		case <-s.done:
 			s.closeErr = s.runErr

@@ -66,15 +66,12 @@ func runAlert(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs.Var(forFlag, "for", "hold `ALERT=DURATION` back until its condition has lasted that long (repeatable)")
 	logFormat := fs.String("log-format", "text", "log format: text or json (logs go to stderr)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
-	pos, err := parseArgs(fs, args)
+	pos, err := o.parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
 		return &usageError{fmt.Sprintf("alert: unexpected argument %q", pos[0])}
-	}
-	if err := o.validate(); err != nil {
-		return err
 	}
 	cfg.Apps, cfg.Timeout, cfg.For = apps, o.timeout, forFlag
 	if cfg.Registry, err = o.clientConfig(); err != nil {

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -113,6 +112,16 @@ func (o *cliOptions) validate() error {
 }
 
 func (o *cliOptions) json() bool { return o.output == "json" }
+
+// parse parses an operator command's flags (see parseArgs), checks the
+// shared ones and returns the positional arguments.
+func (o *cliOptions) parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	return pos, o.validate()
+}
 
 // commandFlags is the flag set of the command `heureka NAME`: every
 // command defines its flags on one of these (newFlagSet adds the operator
@@ -230,28 +239,6 @@ func (o *cliOptions) connect() (*registryConn, error) {
 }
 
 func (rc *registryConn) close() { _ = rc.client.Close() }
-
-// publicURL is u without any user:password, for what others get to see.
-func publicURL(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		return u
-	}
-	p.User = nil
-	return p.String()
-}
-
-// rootOf returns a server's root URL for its Eureka base URL: the base
-// without a trailing /eureka, /eureka/v1 or /eureka/v2.
-func rootOf(base string) string {
-	b := strings.TrimRight(base, "/")
-	for _, suffix := range []string{"/eureka/v2", "/eureka/v1", "/eureka"} {
-		if s, ok := strings.CutSuffix(b, suffix); ok {
-			return s
-		}
-	}
-	return b
-}
 
 // unreachableError is a registry that gave no answer.
 func (rc *registryConn) unreachableError(cause error) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/heureka-project/heureka/internal/urlcheck"
 	"github.com/heureka-project/heureka/server"
 	"io"
 	"log/slog"
@@ -298,7 +299,7 @@ func (d *demoCluster) node(name string) *demoNode {
 
 // printIntro says what runs and what to try.
 func (d *demoCluster) printIntro(w io.Writer) {
-	root := func(i int) string { return rootOf(d.urls[i]) }
+	root := func(i int) string { return urlcheck.Root(d.urls[i]) }
 	ctl := func(n *demoNode) string { return "http://" + n.sim.ControlAddr() + "/sim" }
 	fmt.Fprintf(w, "heureka demo: 3 registry peers and a SIMULATED HDFS cluster %q (not Hadoop), all on loopback.\n\n", d.cfg.Cluster)
 	fmt.Fprintf(w, "  Dashboard:  %s/   (every peer has one: %s/, %s/)\n", root(0), root(1), root(2))

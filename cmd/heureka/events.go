@@ -35,15 +35,12 @@ it.`, stderr)
 	o.addFlags(fs, true)
 	fs.Var(&apps, "app", "only events of this `APP` (repeatable, or comma-separated)")
 	since := fs.Int64("since", -1, "replay the events after this registry `VERSION` first (default: only new events)")
-	pos, err := parseArgs(fs, args)
+	pos, err := o.parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
 		return &usageError{fmt.Sprintf("events: unexpected argument %q (use --app APP)", pos[0])}
-	}
-	if err := o.validate(); err != nil {
-		return err
 	}
 	if *since < -1 {
 		return &usageError{fmt.Sprintf("--since %d: want a registry version (0 or more)", *since)}

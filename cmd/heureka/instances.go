@@ -33,15 +33,12 @@ func runApps(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := newFlagSet("apps", "apps [flags]", `
 Lists the registered applications with their number of instances by status.`, stderr)
 	o.addFlags(fs, true)
-	pos, err := parseArgs(fs, args)
+	pos, err := o.parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
 		return &usageError{fmt.Sprintf("apps: unexpected argument %q", pos[0])}
-	}
-	if err := o.validate(); err != nil {
-		return err
 	}
 	rc, err := o.connect()
 	if err != nil {
@@ -188,15 +185,12 @@ count, Hadoop version and last renewal. APP is case-insensitive, e.g.
 hdfs-datanode.prod.`, stderr)
 	o.addFlags(fs, true)
 	status := fs.String("status", "", "show only instances with this `STATUS` (UP, DOWN, OUT_OF_SERVICE, STARTING, UNKNOWN)")
-	pos, err := parseArgs(fs, args)
+	pos, err := o.parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
 		return &usageError{"instances: want exactly one application name, e.g. `heureka instances hdfs-datanode.prod` (see `heureka apps`)"}
-	}
-	if err := o.validate(); err != nil {
-		return err
 	}
 	var want heureka.Status
 	if *status != "" {
@@ -253,15 +247,12 @@ Shows one instance, found by its ID alone: addresses, status and override,
 lease, HDFS metadata (rack, disk, blocks, version, HA state) and all other
 metadata.`, stderr)
 	o.addFlags(fs, true)
-	pos, err := parseArgs(fs, args)
+	pos, err := o.parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
 		return &usageError{"show: want exactly one instance ID (see `heureka instances APP`)"}
-	}
-	if err := o.validate(); err != nil {
-		return err
 	}
 	rc, err := o.connect()
 	if err != nil {

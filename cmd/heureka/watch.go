@@ -61,15 +61,12 @@ and when the server cannot resume (resync) the registry is read again and
 the differences are printed with cause "resync". Ctrl-C stops it.`, stderr)
 	o.addFlags(fs, true)
 	fs.Var(&apps, "app", "watch only this `APP` (repeatable, or comma-separated)")
-	pos, err := parseArgs(fs, args)
+	pos, err := o.parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
 		return &usageError{fmt.Sprintf("watch: unexpected argument %q (use --app APP)", pos[0])}
-	}
-	if err := o.validate(); err != nil {
-		return err
 	}
 	rc, err := o.connect()
 	if err != nil {

@@ -1,5 +1,7 @@
 // Package urlcheck holds the one check every URL heureka is given goes
-// through: absolute, http or https, with a host. It has no state.
+// through (absolute, http or https, with a host) and the two ways URLs are
+// shown: without credentials (Public) and as a server's root (Root). It has
+// no state.
 package urlcheck
 
 import (
@@ -23,4 +25,27 @@ func Parse(s string) (*url.URL, error) {
 		return nil, ErrNotHTTP
 	}
 	return u, nil
+}
+
+// Public is u without any user:password, for what others get to see
+// (alerts, logs); u is returned as it is if it does not parse.
+func Public(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return u
+	}
+	p.User = nil
+	return p.String()
+}
+
+// Root returns a server's root URL for its Eureka base URL: the base
+// without a trailing slash and /eureka, /eureka/v1 or /eureka/v2.
+func Root(base string) string {
+	b := strings.TrimRight(base, "/")
+	for _, suffix := range []string{"/eureka/v2", "/eureka/v1", "/eureka"} {
+		if s, ok := strings.CutSuffix(b, suffix); ok {
+			return s
+		}
+	}
+	return b
 }

@@ -26,3 +26,20 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+func TestPublicAndRoot(t *testing.T) {
+	if got := Public("https://ops:secret@reg1:8761/eureka"); got != "https://reg1:8761/eureka" {
+		t.Errorf("Public = %q", got)
+	}
+	for base, want := range map[string]string{
+		"http://h:8761/eureka":     "http://h:8761",
+		"http://h:8761/eureka/v2/": "http://h:8761",
+		"http://h:8761/eureka/v1":  "http://h:8761",
+		"http://h:8761/":           "http://h:8761",
+		"http://h:8761/registry":   "http://h:8761/registry",
+	} {
+		if got := Root(base); got != want {
+			t.Errorf("Root(%q) = %q, want %q", base, got, want)
+		}
+	}
+}
