@@ -240,6 +240,17 @@ func (o *cliOptions) connect() (*registryConn, error) {
 
 func (rc *registryConn) close() { _ = rc.client.Close() }
 
+// session connects for a one-shot command and bounds ctx by --timeout;
+// done releases both.
+func (o *cliOptions) session(ctx context.Context) (*registryConn, context.Context, func(), error) {
+	rc, err := o.connect()
+	if err != nil {
+		return nil, ctx, nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	return rc, ctx, func() { cancel(); rc.close() }, nil
+}
+
 // unreachableError is a registry that gave no answer.
 func (rc *registryConn) unreachableError(cause error) error {
 	return fmt.Errorf("cannot reach the registry at %s: %v; is `heureka server` running? set --registry or HEUREKA_REGISTRY",

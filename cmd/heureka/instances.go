@@ -40,13 +40,11 @@ Lists the registered applications with their number of instances by status.`, st
 	if len(pos) > 0 {
 		return &usageError{fmt.Sprintf("apps: unexpected argument %q", pos[0])}
 	}
-	rc, err := o.connect()
+	rc, ctx, done, err := o.session(ctx)
 	if err != nil {
 		return err
 	}
-	defer rc.close()
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
+	defer done()
 	apps, err := rc.client.Apps(ctx)
 	if err != nil {
 		return rc.explain(err, "list applications")
@@ -198,13 +196,11 @@ hdfs-datanode.prod.`, stderr)
 			return &usageError{"--status: " + err.Error()}
 		}
 	}
-	rc, err := o.connect()
+	rc, ctx, done, err := o.session(ctx)
 	if err != nil {
 		return err
 	}
-	defer rc.close()
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
+	defer done()
 	app, err := rc.application(ctx, pos[0])
 	if err != nil {
 		return err
@@ -254,13 +250,11 @@ metadata.`, stderr)
 	if len(pos) != 1 {
 		return &usageError{"show: want exactly one instance ID (see `heureka instances APP`)"}
 	}
-	rc, err := o.connect()
+	rc, ctx, done, err := o.session(ctx)
 	if err != nil {
 		return err
 	}
-	defer rc.close()
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
+	defer done()
 	in, err := rc.instanceByID(ctx, pos[0])
 	if err != nil {
 		return err

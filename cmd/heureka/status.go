@@ -64,13 +64,11 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	id := pos[1]
 
-	rc, err := o.connect()
+	rc, ctx, done, err := o.session(ctx)
 	if err != nil {
 		return err
 	}
-	defer rc.close()
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
+	defer done()
 	in, err := rc.instanceByID(ctx, id)
 	if err != nil {
 		return err
@@ -112,13 +110,11 @@ heartbeat: to take a live node out of traffic, use
 	if len(pos) != 1 {
 		return &usageError{"deregister: want exactly one instance ID (see `heureka instances APP`)"}
 	}
-	rc, err := o.connect()
+	rc, ctx, done, err := o.session(ctx)
 	if err != nil {
 		return err
 	}
-	defer rc.close()
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
+	defer done()
 	in, err := rc.instanceByID(ctx, pos[0])
 	if err != nil {
 		return err
