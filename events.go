@@ -54,17 +54,17 @@ const (
 // Its JSON is the data line of the SSE event; the event's SSE type is Type
 // and its id is Seq.
 type Event struct {
-	Seq      uint64            `json:"seq"`
-	Type     EventType         `json:"type"`
-	Time     int64             `json:"time"` // ms since the epoch
-	App      string            `json:"app,omitempty"`
-	ID       string            `json:"id,omitempty"`
-	Peer     string            `json:"peer,omitempty"` // the peer's URL: peer_lost, peer_found
-	HostName string            `json:"hostName,omitempty"`
-	Status   Status            `json:"status,omitempty"`
-	Old      Status            `json:"oldStatus,omitempty"`
-	By       string            `json:"by,omitempty"`   // ByInstance, ByOperator or ByRegistry
-	Keys     []string          `json:"keys,omitempty"` // metadata keys added, changed or removed
+	Seq      uint64    `json:"seq"`
+	Type     EventType `json:"type"`
+	Time     int64     `json:"time"` // ms since the epoch
+	App      string    `json:"app,omitempty"`
+	ID       string    `json:"id,omitempty"`
+	Peer     string    `json:"peer,omitempty"` // the peer's URL: peer_lost, peer_found
+	HostName string    `json:"hostName,omitempty"`
+	Status   Status    `json:"status,omitempty"`
+	Old      Status    `json:"oldStatus,omitempty"`
+	By       string    `json:"by,omitempty"`   // ByInstance, ByOperator or ByRegistry
+	Keys     []string  `json:"keys,omitempty"` // metadata keys added, changed or removed
 	// Cause says why, in words: the lease that ran out, the reason
 	// self-preservation engaged, or the error that lost a peer.
 	Cause    string            `json:"cause,omitempty"`
