@@ -279,31 +279,9 @@ func (f *Forwarder) Run(ctx context.Context) error {
 	for _, s := range f.sinks {
 		sinks.Go(func() { s.run(sinkCtx) })
 	}
-	g.Go("resend", func(ctx context.Context) error {
-		t := time.NewTicker(f.cfg.Resend)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-t.C:
-				f.resend()
-			}
-		}
-	})
+	g.Go("resend", every(f.cfg.Resend, f.resend))
 	if len(f.cfg.For) > 0 {
-		g.Go("pending", func(ctx context.Context) error {
-			t := time.NewTicker(f.pendingInterval())
-			defer t.Stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return nil
-				case <-t.C:
-					f.promotePending()
-				}
-			}
-		})
+		g.Go("pending", every(f.pendingInterval(), f.promotePending))
 	}
 	f.log.Info("forwarding alerts", "registry", strings.Join(f.urls, ","), "alertmanager", f.cfg.Alertmanager, "webhook", f.cfg.Webhook)
 	err := g.Wait()
@@ -661,4 +639,20 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// every is an actor that calls fn every d until its context ends.
+func every(d time.Duration, fn func()) func(context.Context) error {
+	return func(ctx context.Context) error {
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C:
+				fn()
+			}
+		}
+	}
 }

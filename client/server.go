@@ -22,15 +22,7 @@ func (c *Client) InstanceByID(ctx context.Context, id string) (*heureka.Instance
 		return nil, &Error{Op: op, Message: "the instance ID is empty", Err: ErrRejected}
 	}
 	req := &request{op: op, method: http.MethodGet, path: "/instances/" + url.PathEscape(id)}
-	body, resp, err := c.get(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	in, err := eureka.DecodeServerInstance(body, eureka.JSON)
-	if err != nil {
-		return nil, decodeError(req, resp, err)
-	}
-	return in, nil
+	return getDecoded(ctx, c, req, func(b []byte) (*heureka.Instance, error) { return eureka.DecodeServerInstance(b, eureka.JSON) })
 }
 
 // Application reads one application (GET {base}/apps/{APP}); one without
@@ -42,15 +34,7 @@ func (c *Client) Application(ctx context.Context, app string) (*heureka.Applicat
 		return nil, &Error{Op: op, Message: "the application name is empty", Err: ErrRejected}
 	}
 	req := &request{op: op, method: http.MethodGet, path: "/apps/" + url.PathEscape(app)}
-	body, resp, err := c.get(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	a, err := eureka.DecodeApplication(body, eureka.JSON)
-	if err != nil {
-		return nil, decodeError(req, resp, err)
-	}
-	return a, nil
+	return getDecoded(ctx, c, req, decodeApplication)
 }
 
 // Renewals returns when each instance of app last renewed its lease, in ms
@@ -62,13 +46,9 @@ func (c *Client) Renewals(ctx context.Context, app string) (map[string]int64, er
 	const op = "get renewals"
 	req := &request{op: op, method: http.MethodGet, origin: true,
 		path: "/v1/replication/apps/" + url.PathEscape(strings.ToUpper(app))}
-	body, resp, err := c.get(ctx, req)
+	a, err := getDecoded(ctx, c, req, decodeApplication)
 	if err != nil {
 		return nil, err
-	}
-	a, err := eureka.DecodeApplication(body, eureka.JSON)
-	if err != nil {
-		return nil, decodeError(req, resp, err)
 	}
 	out := make(map[string]int64, len(a.Instances))
 	for _, in := range a.Instances {
@@ -108,15 +88,10 @@ type SelfPreservation struct {
 // wrapping ErrNotRegistered.
 func (c *Client) Status(ctx context.Context) (*ServerStatus, error) {
 	req := &request{op: "get status", method: http.MethodGet, path: "/v1/status", origin: true}
-	body, resp, err := c.get(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	var st ServerStatus
-	if err := json.Unmarshal(body, &st); err != nil {
-		return nil, decodeError(req, resp, err)
-	}
-	return &st, nil
+	return getDecoded(ctx, c, req, func(b []byte) (*ServerStatus, error) {
+		var st ServerStatus
+		return &st, json.Unmarshal(b, &st)
+	})
 }
 
 // get sends a unary GET to the default cluster and returns a 2xx body.
@@ -132,6 +107,25 @@ func (c *Client) get(ctx context.Context, req *request) ([]byte, *response, erro
 		return nil, nil, err
 	}
 	return resp.body, resp, nil
+}
+
+// getDecoded is get, then decode of the body; an undecodable answer is an
+// *Error naming the call and the URL.
+func getDecoded[T any](ctx context.Context, c *Client, req *request, decode func([]byte) (T, error)) (T, error) {
+	var zero T
+	body, resp, err := c.get(ctx, req)
+	if err != nil {
+		return zero, err
+	}
+	v, err := decode(body)
+	if err != nil {
+		return zero, decodeError(req, resp, err)
+	}
+	return v, nil
+}
+
+func decodeApplication(b []byte) (*heureka.Application, error) {
+	return eureka.DecodeApplication(b, eureka.JSON)
 }
 
 func decodeError(req *request, resp *response, err error) error {
