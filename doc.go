@@ -6,4 +6,13 @@
 // The package does no I/O. The wire codec lives in package eureka, the lease
 // table in package registry and the HTTP surface in internal/httpapi; they all
 // speak in these types.
+//
+// It also holds the vocabulary of heureka's own streams (events.go): why an
+// instance changed (Cause), the typed events of GET /v1/events (EventType,
+// Event) and the data of a change on GET /v1/watch (WatchChange). The server
+// encodes exactly these types and package client decodes them, so each wire
+// format is written down once.
+//
+// Every type here is a plain value, safe to share once built; nothing here
+// starts goroutines or holds locks.
 package heureka

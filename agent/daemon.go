@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/heureka-project/heureka/internal/urlcheck"
 	"io"
 	"net"
 	"net/http"
@@ -58,8 +59,8 @@ func NewJMXDaemon(cfg DaemonConfig) (*JMXDaemon, error) {
 	default:
 		return nil, heureka.Errorf(heureka.EINVALID, "agent: daemon role %q is not datanode or namenode", cfg.Role)
 	}
-	u, err := url.Parse(cfg.JMXURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	u, err := urlcheck.Parse(cfg.JMXURL)
+	if err != nil {
 		return nil, heureka.Errorf(heureka.EINVALID, "agent: JMX URL %q is not like http://HOST:9864", cfg.JMXURL)
 	}
 	u.RawQuery, u.Fragment = "", ""

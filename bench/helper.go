@@ -139,7 +139,9 @@ func runAgent(ctx context.Context, s agentSpec, logger *slog.Logger) error {
 	var reg agent.Registry
 	switch s.Registry {
 	case "heureka":
-		c, err := client.New(client.Config{URLs: []string{"http://" + s.Addr + "/eureka"}, Logger: logger})
+		ccfg := client.DefaultConfig()
+		ccfg.URLs, ccfg.Logger = []string{"http://" + s.Addr + "/eureka"}, logger
+		c, err := client.New(ccfg)
 		if err != nil {
 			return err
 		}

@@ -27,7 +27,9 @@ type heurekaBackend struct {
 func newHeurekaBackend(addr string, workers int, poll time.Duration) (*heurekaBackend, error) {
 	b := &heurekaBackend{base: "http://" + addr + "/eureka", poll: poll, quiet: slog.New(slog.DiscardHandler)}
 	b.tr = newTransport(workers)
-	c, err := client.New(client.Config{URLs: []string{b.base}, Transport: b.tr, Logger: b.quiet, Rounds: 1})
+	ccfg := client.DefaultConfig()
+	ccfg.URLs, ccfg.Transport, ccfg.Logger, ccfg.Rounds = []string{b.base}, b.tr, b.quiet, 1
+	c, err := client.New(ccfg)
 	if err != nil {
 		return nil, err
 	}
@@ -78,13 +80,17 @@ func (b *heurekaBackend) renewAll(ctx context.Context, ins []*heureka.Instance, 
 // consumer is one client.Cache of its own (own client, own connections),
 // watching or polling every b.poll, restricted to apps.
 func (b *heurekaBackend) consumer(ctx context.Context, apps []string, v *view) (func(), error) {
-	c, err := client.New(client.Config{URLs: []string{b.base}, Transport: newTransport(2), Logger: b.quiet})
+	ccfg := client.DefaultConfig()
+	ccfg.URLs, ccfg.Transport, ccfg.Logger = []string{b.base}, newTransport(2), b.quiet
+	c, err := client.New(ccfg)
 	if err != nil {
 		return nil, err
 	}
-	cfg := client.CacheConfig{Apps: apps, DisableWatch: b.poll > 0, AllowEmpty: true, Logger: b.quiet}
+	cfg := client.DefaultCacheConfig()
+	cfg.Apps, cfg.DisableWatch, cfg.AllowEmpty, cfg.Logger = apps, b.poll > 0, true, b.quiet
 	if b.poll > 0 {
 		cfg.PollInterval = b.poll
+		cfg.RetryMax = max(cfg.RetryMax, b.poll)
 	}
 	cache, err := client.NewCache(c, cfg)
 	if err != nil {

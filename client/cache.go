@@ -70,7 +70,6 @@ func NewCache(c *Client, cfg CacheConfig) (*Cache, error) {
 	if c == nil {
 		return nil, invalid("Client", "is nil")
 	}
-	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

@@ -33,7 +33,9 @@ type Client struct {
 // New returns a Client for cfg. It reads the TLS files named in cfg and has
 // no other side effects: nothing is dialled until the first call.
 func New(cfg Config) (*Client, error) {
-	cfg = cfg.withDefaults()
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -264,6 +266,7 @@ type fetched struct {
 	// present only on heureka servers.
 	version    uint64
 	hasVersion bool
+	node       string // X-Heureka-Node: the server process
 }
 
 // versionHeader carries a heureka server's change sequence number on a
@@ -295,7 +298,7 @@ func (c *Client) fetchList(ctx context.Context, cl *cluster, req *request) (*fet
 		return nil, &Error{Op: req.op, Method: req.method, URL: resp.url, Status: resp.status,
 			Message: "cannot decode the answer: " + err.Error(), Err: err}
 	}
-	f := &fetched{apps: apps, base: resp.base}
+	f := &fetched{apps: apps, base: resp.base, node: resp.header.Get(nodeHeader)}
 	if v := resp.header.Get(versionHeader); v != "" {
 		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
 		if err == nil {

@@ -289,18 +289,19 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 
-	// New fills zero fields, so a Config with only URLs works.
-	if _, err := client.New(client.Config{URLs: ok.URLs}); err != nil {
-		t.Errorf("New with only URLs: %v", err)
+	// Zero is a value, not "the default": a Config with only URLs set
+	// is refused, naming the first field that cannot be zero.
+	if _, err := client.New(client.Config{URLs: ok.URLs}); err == nil || !strings.Contains(err.Error(), "ConnectTimeout") {
+		t.Errorf("New with only URLs: %v, want an error naming ConnectTimeout", err)
 	}
 }
 
 func TestClustersRouteByApp(t *testing.T) {
 	general := startServer(t)
 	datanodes := startServer(t)
-	c := newClientConfig(t, client.Config{
-		URLs:     []string{general.URL},
-		Clusters: map[string][]string{"hdfs-datanode\\..*": {datanodes.URL}},
+	c := newClientConfig(t, func(c *client.Config) {
+		c.URLs = []string{general.URL}
+		c.Clusters = map[string][]string{"hdfs-datanode\\..*": {datanodes.URL}}
 	})
 	ctx := context.Background()
 	if err := c.Register(ctx, testInstance("HDFS-DATANODE.PROD", "dn1", heureka.StatusUp)); err != nil {

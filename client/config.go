@@ -3,6 +3,7 @@ package client
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"github.com/heureka-project/heureka/internal/urlcheck"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -15,8 +16,9 @@ import (
 )
 
 // Config holds a Client's settings: where the registries are and how hard
-// to try them. Start from DefaultConfig; New fills any zero field with its
-// default, so a Config with only URLs set works.
+// to try them. Start from DefaultConfig: every field means what it says,
+// zero included (Validate says which zeros cannot work); a nil Logger means
+// slog.Default.
 type Config struct {
 	// URLs are the base URLs of the default registry cluster, tried in
 	// order, e.g. "http://10.0.0.1:8761/eureka". Both Spring Cloud's
@@ -100,36 +102,7 @@ func DefaultConfig() Config {
 	}
 }
 
-// withDefaults fills zero fields from DefaultConfig.
-func (c Config) withDefaults() Config {
-	def := DefaultConfig()
-	if c.ConnectTimeout == 0 {
-		c.ConnectTimeout = def.ConnectTimeout
-	}
-	if c.ReadTimeout == 0 {
-		c.ReadTimeout = def.ReadTimeout
-	}
-	if c.Rounds == 0 {
-		c.Rounds = def.Rounds
-	}
-	if c.Backoff == 0 {
-		c.Backoff = def.Backoff
-	}
-	if c.MaxBackoff == 0 {
-		c.MaxBackoff = max(def.MaxBackoff, c.Backoff)
-	}
-	if c.MaxResponseBytes == 0 {
-		c.MaxResponseBytes = def.MaxResponseBytes
-	}
-	if c.Logger == nil {
-		c.Logger = def.Logger
-	}
-	return c
-}
-
 // Validate reports the first setting that cannot work, naming the field.
-// Zero durations and counts are errors here; New fills them with defaults
-// before validating.
 func (c Config) Validate() error {
 	if len(c.URLs) == 0 && len(c.Clusters) == 0 {
 		return invalid("URLs", "is empty: give at least one registry base URL, e.g. http://127.0.0.1:8761/eureka")
@@ -216,7 +189,7 @@ func (c Config) TLSConfig() (*tls.Config, error) {
 }
 
 // CacheConfig holds a Cache's settings. Start from DefaultCacheConfig;
-// NewCache fills any zero field with its default.
+// zero is a value, as in Config.
 type CacheConfig struct {
 	// Apps, when not empty, limits the cache to these applications
 	// (case-insensitive); readers see nothing else. Empty means every
@@ -283,29 +256,6 @@ func DefaultCacheConfig() CacheConfig {
 	}
 }
 
-func (c CacheConfig) withDefaults() CacheConfig {
-	def := DefaultCacheConfig()
-	if c.PollInterval == 0 {
-		c.PollInterval = def.PollInterval
-	}
-	if c.WatchRetryInterval == 0 {
-		c.WatchRetryInterval = def.WatchRetryInterval
-	}
-	if c.WatchIdleTimeout == 0 {
-		c.WatchIdleTimeout = def.WatchIdleTimeout
-	}
-	if c.RetryMax == 0 {
-		c.RetryMax = max(def.RetryMax, c.PollInterval)
-	}
-	if c.CacheFileInterval == 0 {
-		c.CacheFileInterval = def.CacheFileInterval
-	}
-	if c.MaxPendingChanges == 0 {
-		c.MaxPendingChanges = def.MaxPendingChanges
-	}
-	return c
-}
-
 // Validate reports the first setting that cannot work, naming the field.
 func (c CacheConfig) Validate() error {
 	for i, a := range c.Apps {
@@ -345,15 +295,12 @@ func invalidf(format string, args ...any) error {
 // parseBase checks a registry base URL: absolute http or https, no query or
 // fragment. The trailing slash is dropped.
 func parseBase(s string) (*url.URL, error) {
-	u, err := url.Parse(strings.TrimSpace(s))
+	u, err := urlcheck.Parse(s)
 	if err != nil {
-		return nil, err
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, heureka.Errorf(heureka.EINVALID, "%q: want an http:// or https:// URL", redact(u))
-	}
-	if u.Host == "" {
-		return nil, heureka.Errorf(heureka.EINVALID, "%q has no host", redact(u))
+		if u, perr := url.Parse(strings.TrimSpace(s)); perr == nil {
+			return nil, heureka.Errorf(heureka.EINVALID, "%q: want an http:// or https:// URL with a host", redact(u))
+		}
+		return nil, heureka.Errorf(heureka.EINVALID, "want an http:// or https:// URL with a host: %v", err)
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
 		return nil, heureka.Errorf(heureka.EINVALID, "%q: a base URL takes no query or fragment", redact(u))

@@ -11,15 +11,29 @@
 //     for readers that must never wait: Snapshot, Instances, Instance and
 //     Apps read an immutable view, and OnChange reports what changed.
 //
+// and, for heureka servers and the tools that watch them:
+//
+//   - Follow follows /v1/watch or /v1/events, calling a handler for each
+//     event in order; it resumes a dropped stream from the last event
+//     handled, and on a resync (or a restarted server, told by its node)
+//     re-reads the registry through the caller's Sync. Listing, Status,
+//     InstanceByID, Application and Renewals are the reads operators'
+//     tools make. WriteCacheFile and ReadCacheFile are the Cache's file
+//     format. Follow runs in the caller's goroutine until its ctx ends.
+//
 // # Creating and closing
 //
 // New and NewCache check their configuration and do nothing else:
 //
-//	c, err := client.New(client.Config{URLs: []string{"http://10.0.0.1:8761/eureka", "http://10.0.0.2:8761/eureka"}})
+//	cfg := client.DefaultConfig()
+//	cfg.URLs = []string{"http://10.0.0.1:8761/eureka", "http://10.0.0.2:8761/eureka"}
+//	c, err := client.New(cfg)
 //	if err != nil { ... }
 //	defer c.Close()
 //
-//	cache, err := client.NewCache(c, client.CacheConfig{Apps: []string{"hdfs-datanode.prod"}, CacheFile: "/var/lib/app/registry.json"})
+//	ccfg := client.DefaultCacheConfig()
+//	ccfg.Apps, ccfg.CacheFile = []string{"hdfs-datanode.prod"}, "/var/lib/app/registry.json"
+//	cache, err := client.NewCache(c, ccfg)
 //	if err != nil { ... }
 //	if err := cache.Start(ctx); err != nil { ... }
 //	defer cache.Close(context.Background())

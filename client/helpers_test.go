@@ -80,7 +80,11 @@ func (s *testServer) restartEmpty(t testing.TB) {
 		t.Fatal(err)
 	}
 	s.reg.Store(reg)
-	s.api.Store(httpapi.New(httpapi.DefaultConfig(), reg, s.log))
+	api, err := httpapi.New(httpapi.DefaultConfig(), reg, s.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.api.Store(api)
 }
 
 func (s *testServer) registry() *registry.Registry { return s.reg.Load() }
@@ -217,16 +221,20 @@ func deadURL(t testing.TB) string {
 // newClient returns a Client with short pauses, closed at cleanup.
 func newClient(t testing.TB, urls ...string) *client.Client {
 	t.Helper()
-	return newClientConfig(t, client.Config{URLs: urls})
+	return newClientConfig(t, func(c *client.Config) { c.URLs = urls })
 }
 
-func newClientConfig(t testing.TB, cfg client.Config) *client.Client {
+// newClientConfig builds a client from the defaults, test timeouts and
+// edit, closed at cleanup.
+func newClientConfig(t testing.TB, edit func(*client.Config)) *client.Client {
 	t.Helper()
+	cfg := client.DefaultConfig()
 	cfg.ConnectTimeout = 2 * time.Second
 	cfg.ReadTimeout = 5 * time.Second
 	cfg.Backoff = 5 * time.Millisecond
 	cfg.MaxBackoff = 20 * time.Millisecond
 	cfg.Logger = testLogger(t)
+	edit(&cfg)
 	c, err := client.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -237,13 +245,13 @@ func newClientConfig(t testing.TB, cfg client.Config) *client.Client {
 
 // fastCache is a CacheConfig that polls and retries in milliseconds.
 func fastCache() client.CacheConfig {
-	return client.CacheConfig{
-		PollInterval:       20 * time.Millisecond,
-		RetryMax:           100 * time.Millisecond,
-		WatchRetryInterval: time.Minute,
-		WatchIdleTimeout:   5 * time.Second,
-		CacheFileInterval:  10 * time.Millisecond,
-	}
+	cfg := client.DefaultCacheConfig()
+	cfg.PollInterval = 20 * time.Millisecond
+	cfg.RetryMax = 100 * time.Millisecond
+	cfg.WatchRetryInterval = time.Minute
+	cfg.WatchIdleTimeout = 5 * time.Second
+	cfg.CacheFileInterval = 10 * time.Millisecond
+	return cfg
 }
 
 // startCache builds and starts a cache, closed at cleanup.

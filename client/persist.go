@@ -2,9 +2,11 @@ package client
 
 import (
 	"errors"
+	"fmt"
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/internal/atomicfile"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -15,18 +17,13 @@ import (
 // It runs in Start, before any loop. Problems are logged: a cache that
 // cannot use its file still works, only without a head start.
 func (c *Cache) loadFile() {
-	b, err := os.ReadFile(c.cfg.CacheFile)
+	apps, age, err := ReadCacheFile(c.cfg.CacheFile)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		c.log.Debug("no cache file yet", "path", c.cfg.CacheFile)
 		return
 	case err != nil:
-		c.log.Warn("cannot read the cache file; starting empty", "path", c.cfg.CacheFile, "err", err)
-		return
-	}
-	apps, err := eureka.DecodeApplications(b, eureka.JSON)
-	if err != nil {
-		c.log.Warn("cannot decode the cache file; starting empty", "path", c.cfg.CacheFile, "err", err)
+		c.log.Warn("cannot use the cache file; starting empty", "path", c.cfg.CacheFile, "err", err)
 		return
 	}
 	n := 0
@@ -45,11 +42,6 @@ func (c *Cache) loadFile() {
 	for _, s := range c.sources {
 		s.publish()
 	}
-	info, _ := os.Stat(c.cfg.CacheFile)
-	var age time.Duration
-	if info != nil {
-		age = time.Since(info.ModTime()).Round(time.Second)
-	}
 	c.log.Info("loaded the cache file", "path", c.cfg.CacheFile, "instances", n, "age", age)
 }
 
@@ -63,7 +55,7 @@ func (c *Cache) persist() {
 		if s.Seq() == written {
 			return
 		}
-		if err := writeFileAtomic(c.cfg.CacheFile, eureka.EncodeApplications(eureka.JSON, s.Applications())); err != nil {
+		if err := WriteCacheFile(c.cfg.CacheFile, s.Applications()); err != nil {
 			c.log.Warn("cannot write the cache file", "path", c.cfg.CacheFile, "err", err)
 			return
 		}
@@ -91,39 +83,29 @@ func (c *Cache) persist() {
 	}
 }
 
-// writeFileAtomic replaces path with data: written to a temporary file in
-// the same directory, synced, then renamed over path, so a reader (or a
-// crash) sees the old file or the new one, never a mix.
-func writeFileAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+// WriteCacheFile replaces the registry cache file at path with apps, as
+// Eureka JSON (the format of GET /eureka/apps), atomically: a reader, or a
+// crash, sees the old file or the new one, never a mix. The Cache writes
+// its CacheFile with it; other programs may keep a registry file the same
+// way.
+func WriteCacheFile(path string, apps *heureka.Applications) error {
+	return atomicfile.Write(path, eureka.EncodeApplications(eureka.JSON, apps), 0o644)
+}
+
+// ReadCacheFile reads a file WriteCacheFile wrote, with its age (how long
+// ago it was written).
+func ReadCacheFile(path string) (*heureka.Applications, time.Duration, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return err
+	apps, err := eureka.DecodeApplications(b, eureka.JSON)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: not a registry listing: %w", path, err)
 	}
-	if err = f.Sync(); err != nil {
-		return err
+	var age time.Duration
+	if fi, err := os.Stat(path); err == nil {
+		age = time.Since(fi.ModTime()).Round(time.Second)
 	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Chmod(f.Name(), 0o644); err != nil {
-		return err
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	if d, derr := os.Open(dir); derr == nil {
-		_ = d.Sync() // make the rename durable where the platform allows
-		d.Close()
-	}
-	return nil
+	return apps, age, nil
 }

@@ -41,7 +41,10 @@ func secureServer(t *testing.T, ca *authtest.CA) (base string, reg *registry.Reg
 	}
 	cfg := httpapi.DefaultConfig()
 	cfg.Auth = store
-	api := httpapi.New(cfg, reg, testLogger(t))
+	api, err := httpapi.New(cfg, reg, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
 	hs := httptest.NewUnstartedServer(api.Handler())
 	serverCert := ca.Issue("server", "registry")
 	hs.TLS = &tls.Config{Certificates: []tls.Certificate{serverCert.TLS}, ClientCAs: ca.Pool(), ClientAuth: tls.VerifyClientCertIfGiven}
@@ -65,7 +68,10 @@ func TestTLSAndCredentials(t *testing.T) {
 	ctx := context.Background()
 	in := testInstance("ORDERS", "o1", heureka.StatusUp)
 
-	agent := newClientConfig(t, client.Config{URLs: []string{withUser(base, "agent", "p@ss:word/?")}, CAFile: ca.CertFile})
+	agent := newClientConfig(t, func(c *client.Config) {
+		c.URLs = []string{withUser(base, "agent", "p@ss:word/?")}
+		c.CAFile = ca.CertFile
+	})
 	if err := agent.Register(ctx, in); err != nil {
 		t.Fatalf("register with basic auth from the URL over TLS: %v", err)
 	}
@@ -77,12 +83,16 @@ func TestTLSAndCredentials(t *testing.T) {
 	}
 
 	// A token does not replace the URL's credentials, which win.
-	both := newClientConfig(t, client.Config{URLs: []string{withUser(base, "agent", "p@ss:word/?")}, CAFile: ca.CertFile, BearerToken: "hk_reader"})
+	both := newClientConfig(t, func(c *client.Config) {
+		c.URLs = []string{withUser(base, "agent", "p@ss:word/?")}
+		c.CAFile = ca.CertFile
+		c.BearerToken = "hk_reader"
+	})
 	if err := both.Renew(ctx, "ORDERS", "o1"); err != nil {
 		t.Fatalf("URL credentials should win over the token: %v", err)
 	}
 
-	reader := newClientConfig(t, client.Config{URLs: []string{base}, CAFile: ca.CertFile, BearerToken: "hk_reader"})
+	reader := newClientConfig(t, func(c *client.Config) { c.URLs = []string{base}; c.CAFile = ca.CertFile; c.BearerToken = "hk_reader" })
 	apps, err := reader.Apps(ctx)
 	if err != nil || len(apps.Apps) != 1 {
 		t.Fatalf("read with a bearer token: %v, %v", apps, err)
@@ -94,12 +104,17 @@ func TestTLSAndCredentials(t *testing.T) {
 	}
 
 	cert := ca.Issue("cert-agent", "cert-agent")
-	byCert := newClientConfig(t, client.Config{URLs: []string{base}, CAFile: ca.CertFile, CertFile: cert.CertFile, KeyFile: cert.KeyFile})
+	byCert := newClientConfig(t, func(c *client.Config) {
+		c.URLs = []string{base}
+		c.CAFile = ca.CertFile
+		c.CertFile = cert.CertFile
+		c.KeyFile = cert.KeyFile
+	})
 	if err := byCert.SetStatus(ctx, "ORDERS", "o1", heureka.StatusOutOfService); err != nil {
 		t.Fatalf("write as the certificate's user: %v", err)
 	}
 
-	anonymous := newClientConfig(t, client.Config{URLs: []string{base}, CAFile: ca.CertFile})
+	anonymous := newClientConfig(t, func(c *client.Config) { c.URLs = []string{base}; c.CAFile = ca.CertFile })
 	if _, err := anonymous.Apps(ctx); !errors.As(err, &ce) || ce.Status != http.StatusUnauthorized || !strings.Contains(ce.Message, "send credentials") {
 		t.Fatalf("anonymous read: %v, want 401", err)
 	}
@@ -112,7 +127,7 @@ func TestTLSAndCredentials(t *testing.T) {
 
 	// Without the CA the server is not trusted; the error says so, once
 	// per URL, and is not retried for ever.
-	untrusting := newClientConfig(t, client.Config{URLs: []string{base}, BearerToken: "hk_reader", Rounds: 1})
+	untrusting := newClientConfig(t, func(c *client.Config) { c.URLs = []string{base}; c.BearerToken = "hk_reader"; c.Rounds = 1 })
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if _, err := untrusting.Apps(cctx); err == nil || !strings.Contains(err.Error(), "certificate") {
@@ -124,19 +139,32 @@ func TestTLSConfigValidate(t *testing.T) {
 	ca := authtest.NewCA(t, "test CA")
 	cert := ca.Issue("c", "c")
 	for _, c := range []struct {
-		cfg client.Config
-		msg string
+		edit func(*client.Config)
+		msg  string
 	}{
-		{client.Config{URLs: []string{"https://h/eureka"}, CertFile: cert.CertFile}, "CertFile and KeyFile"},
-		{client.Config{URLs: []string{"https://h/eureka"}, CAFile: ca.CertFile, Transport: http.DefaultTransport}, "Transport"},
-		{client.Config{URLs: []string{"https://h/eureka"}, BearerToken: "a\nb"}, "BearerToken"},
-		{client.Config{URLs: []string{"https://h/eureka"}, CAFile: filepath.Join(t.TempDir(), "none.pem")}, "CAFile"},
-		{client.Config{URLs: []string{"https://h/eureka"}, CAFile: cert.KeyFile}, "no PEM certificate"},
-		{client.Config{URLs: []string{"https://h/eureka"}, CertFile: cert.CertFile, KeyFile: ca.CertFile}, "CertFile"},
+		{func(c *client.Config) { c.URLs = []string{"https://h/eureka"}; c.CertFile = cert.CertFile }, "CertFile and KeyFile"},
+		{func(c *client.Config) {
+			c.URLs = []string{"https://h/eureka"}
+			c.CAFile = ca.CertFile
+			c.Transport = http.DefaultTransport
+		}, "Transport"},
+		{func(c *client.Config) { c.URLs = []string{"https://h/eureka"}; c.BearerToken = "a\nb" }, "BearerToken"},
+		{func(c *client.Config) {
+			c.URLs = []string{"https://h/eureka"}
+			c.CAFile = filepath.Join(t.TempDir(), "none.pem")
+		}, "CAFile"},
+		{func(c *client.Config) { c.URLs = []string{"https://h/eureka"}; c.CAFile = cert.KeyFile }, "no PEM certificate"},
+		{func(c *client.Config) {
+			c.URLs = []string{"https://h/eureka"}
+			c.CertFile = cert.CertFile
+			c.KeyFile = ca.CertFile
+		}, "CertFile"},
 	} {
-		_, err := client.New(c.cfg)
+		cfg := client.DefaultConfig()
+		c.edit(&cfg)
+		_, err := client.New(cfg)
 		if err == nil || !strings.Contains(err.Error(), c.msg) || heureka.ErrorCode(err) != heureka.EINVALID {
-			t.Errorf("%+v: %v, want an EINVALID error with %q", c.cfg, err, c.msg)
+			t.Errorf("%+v: %v, want an EINVALID error with %q", cfg, err, c.msg)
 		}
 	}
 }

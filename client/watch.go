@@ -82,23 +82,6 @@ const (
 	streamUnsupported
 )
 
-// changeEvent is the data of a "change" event.
-type changeEvent struct {
-	Seq      uint64          `json:"seq"`
-	Action   string          `json:"action"`
-	Cause    string          `json:"cause"`
-	Time     int64           `json:"time"`
-	App      string          `json:"app"`
-	ID       string          `json:"id"`
-	Instance json.RawMessage `json:"instance"`
-}
-
-// resyncEvent is the data of a "resync" event.
-type resyncEvent struct {
-	Reason  string `json:"reason"`
-	Version uint64 `json:"version"`
-}
-
 // watch follows f's server from f.version until the stream cannot go on.
 func (s *source) watch(ctx context.Context, f *fetched) watchEnd {
 	last := f.version
@@ -211,7 +194,7 @@ func (s *source) watchOnce(ctx context.Context, base *url.URL, last *uint64) (en
 			return streamDropped, progressed, err
 		}
 		switch ev.typ {
-		case "progress":
+		case heureka.StreamProgress:
 			// Nothing up to this id concerns us (other apps' changes, or
 			// notices): the next change must follow it.
 			if seq, err := strconv.ParseUint(ev.id, 10, 64); err == nil && seq > *last {
@@ -220,7 +203,7 @@ func (s *source) watchOnce(ctx context.Context, base *url.URL, last *uint64) (en
 					s.setVersion(seq)
 				}
 			}
-		case "change":
+		case heureka.StreamChange:
 			seq, err := s.applyChange(ev, *last, true)
 			if err != nil {
 				s.c.log.Info("watch cannot continue; resynchronising", "cluster", s.cl.name, "since", *last, "err", err)
@@ -231,8 +214,8 @@ func (s *source) watchOnce(ctx context.Context, base *url.URL, last *uint64) (en
 			if !rd.buffered() || pending >= maxBatch {
 				flush()
 			}
-		case "resync":
-			var r resyncEvent
+		case heureka.StreamResync:
+			var r heureka.Resync
 			_ = json.Unmarshal(ev.data, &r)
 			s.c.log.Info("server asked for a resync", "cluster", s.cl.name, "reason", r.Reason,
 				"server_version", r.Version, "since", *last)
@@ -248,7 +231,7 @@ func (s *source) watchOnce(ctx context.Context, base *url.URL, last *uint64) (en
 // events, so ids stay contiguous; strict false checks only the order, for a
 // server that does not.
 func (s *source) applyChange(ev sseEvent, last uint64, strict bool) (uint64, error) {
-	var ce changeEvent
+	var ce heureka.WatchChange
 	if err := json.Unmarshal(ev.data, &ce); err != nil {
 		return 0, fmt.Errorf("unreadable change event: %w", err)
 	}
@@ -260,7 +243,7 @@ func (s *source) applyChange(ev sseEvent, last uint64, strict bool) (uint64, err
 		return 0, fmt.Errorf("change %d does not follow %d: changes were missed", seq, last)
 	}
 	app, id := strings.ToUpper(ce.App), ce.ID
-	switch action := heureka.ActionType(strings.ToUpper(ce.Action)); action {
+	switch action := heureka.ActionType(strings.ToUpper(string(ce.Action))); action {
 	case heureka.ActionDeleted:
 		if app == "" || id == "" {
 			return 0, fmt.Errorf("change %d: DELETED without app and id", seq)

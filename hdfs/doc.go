@@ -1,8 +1,8 @@
-// Package hdfs is what heureka knows about Hadoop HDFS, as a pure library:
-// no servers, no registry client, no I/O beyond the readers and writers its
-// callers pass in.
+// Package hdfs is what heureka knows about Hadoop HDFS: no servers and no
+// registry client. Almost all of it is pure functions; the exceptions are
+// named below (Picker and Penalties keep state; DialProbe dials).
 //
-// It covers five things:
+// It covers six things:
 //
 //   - Naming and metadata. DataNodes register as "hdfs-datanode.<cluster>"
 //     and NameNodes as "hdfs-namenode.<cluster>" (AppName, ParseAppName,
@@ -19,6 +19,13 @@
 //     draining, full or penalised (Penalties).
 //   - NameNode resolution. ResolveNameNodes finds the one active NameNode
 //     and orders the rest for client failover.
+//   - The client's last hop. A Picker chooses DataNodes (ChooseDataNodes
+//     over what its DataNodes func returns, usually a discovery cache) and
+//     resolves NameNodes; with a Probe it checks each chosen DataNode first,
+//     and it keeps a local penalty list (Penalties) of nodes that failed a
+//     probe or were reported with Report.
+//   - Hadoop's defaults: the ports of hdfs-default.xml
+//     (DefaultNameNodeRPCPort, DefaultDataNodeDataPort, ...).
 //   - Hadoop configuration. TopologyLookup implements the topology-script
 //     protocol; HDFSSiteHA, HostsInclude, HostsExclude and HostsJSON render
 //     the HA client properties and the include/exclude host files.
@@ -27,11 +34,17 @@
 // ha_transition_time is milliseconds since the epoch; JMX lastContact is
 // seconds, as Hadoop reports it.
 //
-// Concurrency: every function is safe for concurrent use and keeps no state
-// between calls; none modifies the instances it is given. Penalties is the
-// one stateful type; its methods may be called concurrently. A
-// PlacementRequest's Rand, if set, is used without locking and so must not
-// be shared between goroutines.
+// State and I/O: the functions keep no state between calls and do no I/O
+// beyond the readers and writers their callers pass in; none modifies the
+// instances it is given. Two types keep state: Penalties (which nodes are
+// avoided, until when, on its injected clock) and Picker (its Penalties,
+// made on first use if nil). One function does network I/O: DialProbe's
+// probe opens a TCP connection to a DataNode's data port, and Picker.Choose
+// calls a Probe, if set, for each chosen node, in parallel.
+//
+// Concurrency: every function, Penalties' methods and a Picker's methods
+// are safe for concurrent use. A PlacementRequest's Rand, if set, is used
+// without locking and so must not be shared between goroutines.
 //
 // What it does not do: talk to Hadoop or to the registry (the agent and the
 // client do), run the topology script's process (cmd/heureka does), or

@@ -10,9 +10,20 @@ import (
 	"github.com/heureka-project/heureka"
 )
 
-// DefaultNameNodeRPCPort is used for a NameNode that registered no rpc_port
-// ("The NameNode's default RPC port is 8020", hdfs-default.xml).
-const DefaultNameNodeRPCPort = 8020
+// Hadoop's default ports (hdfs-default.xml), for daemons that say nothing
+// else.
+const (
+	// DefaultNameNodeRPCPort is used for a NameNode that registered no
+	// rpc_port (fs.defaultFS, dfs.namenode.rpc-address).
+	DefaultNameNodeRPCPort = 8020
+	// DefaultDataNodeDataPort is a DataNode's data-transfer port
+	// (dfs.datanode.address).
+	DefaultDataNodeDataPort = 9866
+	// DefaultDataNodeHTTPPort and DefaultNameNodeHTTPPort serve /jmx
+	// (dfs.datanode.http.address, dfs.namenode.http-address).
+	DefaultDataNodeHTTPPort = 9864
+	DefaultNameNodeHTTPPort = 9870
+)
 
 // Resolution is the NameNodes of one cluster as a client should use them.
 type Resolution struct {

@@ -218,7 +218,7 @@ func TestProtectionChangesAreNoticedInTheChangeLog(t *testing.T) {
 	var kinds []string
 	for _, ch := range changes {
 		if ch.Notice != nil {
-			kinds = append(kinds, ch.Notice.Kind)
+			kinds = append(kinds, string(ch.Notice.Kind))
 			if ch.Notice.Detail == "" {
 				t.Errorf("notice %s without a reason", ch.Notice.Kind)
 			}

@@ -75,7 +75,7 @@ type Change struct {
 	Time     time.Time
 	Instance *heureka.Instance // the state after the change; nil for a notice
 	Prev     *heureka.Instance // the state before; nil for a new registration
-	Cause    string            // register, status, override-deleted, metadata, renew-status, cancel, expired, sync
+	Cause    heureka.Cause     // why the instance changed; unset for a notice
 	Notice   *Notice           // set, instead of Instance, for an event about the registry itself
 }
 
@@ -84,58 +84,36 @@ type Change struct {
 // place in the change log so that every reader sees them in order with the
 // instance changes.
 type Notice struct {
-	Kind   string // self_preservation_entered, self_preservation_left, peer_lost, peer_found
-	Detail string // why, or which peer
+	Kind   heureka.EventType // self_preservation_entered, self_preservation_left, peer_lost, peer_found
+	Peer   string            // the peer's URL, for peer_lost and peer_found
+	Detail string            // why: the reason, or the error that lost the peer
 }
 
-// Note records a notice in the change log.
-func (r *Registry) Note(kind, detail string) {
+// Note records a notice about the registry itself in the change log.
+func (r *Registry) Note(kind heureka.EventType, detail string) {
+	r.notice(Notice{Kind: kind, Detail: detail})
+}
+
+// NotePeer records that the peer at url was lost (with the error why) or
+// found again.
+func (r *Registry) NotePeer(kind heureka.EventType, url, detail string) {
+	r.notice(Notice{Kind: kind, Peer: url, Detail: detail})
+}
+
+func (r *Registry) notice(n Notice) {
 	now := r.now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.seq++
-	r.appendChange(Change{Seq: r.seq, Time: now, Notice: &Notice{Kind: kind, Detail: detail}})
+	r.appendChange(Change{Seq: r.seq, Time: now, Notice: &n})
 }
 
-// New returns a registry with cfg; it starts nothing. Zero fields of cfg take
-// their defaults.
+// New returns a registry with cfg, or the error of cfg.Validate; it starts
+// nothing. Start from DefaultConfig: every field means what it says, and a
+// nil Logger means slog.Default.
 func New(cfg Config) (*Registry, error) {
-	def := DefaultConfig()
-	if cfg.Clock == nil {
-		cfg.Clock = def.Clock
-	}
-	if cfg.DeltaRetention <= 0 {
-		cfg.DeltaRetention = def.DeltaRetention
-	}
-	if cfg.EvictionInterval <= 0 {
-		cfg.EvictionInterval = def.EvictionInterval
-	}
-	if cfg.SelfPreservation == "" {
-		cfg.SelfPreservation = def.SelfPreservation
-	}
-	if cfg.RenewalPercentThreshold == 0 {
-		cfg.RenewalPercentThreshold = def.RenewalPercentThreshold
-	}
-	if cfg.ExpectedClientRenewalInterval <= 0 {
-		cfg.ExpectedClientRenewalInterval = def.ExpectedClientRenewalInterval
-	}
-	if cfg.MassLossFraction == 0 {
-		cfg.MassLossFraction = def.MassLossFraction
-	}
-	if cfg.MaxProtection <= 0 {
-		cfg.MaxProtection = def.MaxProtection
-	}
-	if cfg.TombstoneTTL <= 0 {
-		cfg.TombstoneTTL = def.TombstoneTTL
-	}
-	if cfg.ChangeLogSize <= 0 {
-		cfg.ChangeLogSize = def.ChangeLogSize
-	}
-	if cfg.Limits == (heureka.Limits{}) {
-		cfg.Limits = def.Limits
-	}
 	if cfg.Logger == nil {
-		cfg.Logger = def.Logger
+		cfg.Logger = slog.Default()
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -155,6 +133,28 @@ func New(cfg Config) (*Registry, error) {
 
 // Validate reports the first setting that cannot work, by name.
 func (c Config) Validate() error {
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"delta retention", c.DeltaRetention}, {"eviction interval", c.EvictionInterval},
+		{"expected client renewal interval", c.ExpectedClientRenewalInterval},
+		{"max protection", c.MaxProtection}, {"tombstone TTL", c.TombstoneTTL},
+	} {
+		if d.v <= 0 {
+			return heureka.Errorf(heureka.EINVALID, "%s %v: want a positive duration", d.name, d.v)
+		}
+	}
+	switch l := c.Limits; {
+	case c.Clock == nil:
+		return heureka.Errorf(heureka.EINVALID, "clock is nil: start from DefaultConfig")
+	case c.PauseThreshold < 0:
+		return heureka.Errorf(heureka.EINVALID, "pause threshold %v: want 0 (off) or more", c.PauseThreshold)
+	case c.ChangeLogSize <= 0:
+		return heureka.Errorf(heureka.EINVALID, "change log size %d: want at least 1", c.ChangeLogSize)
+	case l.MaxIDLength <= 0 || l.MaxFieldLength <= 0 || l.MaxMetadata < 0 || l.MaxMetadataBytes < 0 || l.MaxMetadataKeyLen <= 0:
+		return heureka.Errorf(heureka.EINVALID, "limits %+v: lengths must be positive (start from heureka.DefaultLimits)", l)
+	}
 	switch c.SelfPreservation {
 	case ModeOff, ModeEureka, ModeSmart:
 	default:
@@ -516,7 +516,7 @@ func (r *Registry) lookupEntry(app, id string) (*appEntry, *lease) {
 }
 
 // replace publishes a new value for an existing lease; r.mu must be held.
-func (r *Registry) replace(now time.Time, a *appEntry, l *lease, in *heureka.Instance, action heureka.ActionType, cause string) {
+func (r *Registry) replace(now time.Time, a *appEntry, l *lease, in *heureka.Instance, action heureka.ActionType, cause heureka.Cause) {
 	in.ActionType = action
 	in.LastUpdatedTimestamp = now.UnixMilli()
 	in.Lease.LastRenewalTimestamp = l.lastRenew.Load() / int64(time.Millisecond)
@@ -527,7 +527,7 @@ func (r *Registry) replace(now time.Time, a *appEntry, l *lease, in *heureka.Ins
 
 // remove deletes a lease and its override and records the deletion; r.mu
 // must be held.
-func (r *Registry) remove(now time.Time, app, id, cause string) bool {
+func (r *Registry) remove(now time.Time, app, id string, cause heureka.Cause) bool {
 	a, l := r.lookupEntry(app, id)
 	if l == nil {
 		return false
@@ -547,7 +547,7 @@ func (r *Registry) remove(now time.Time, app, id, cause string) bool {
 }
 
 // record appends a change and invalidates the snapshot; r.mu must be held.
-func (r *Registry) record(now time.Time, a *appEntry, prev, in *heureka.Instance, cause string) {
+func (r *Registry) record(now time.Time, a *appEntry, prev, in *heureka.Instance, cause heureka.Cause) {
 	if a.dirty == nil {
 		a.dirty = map[string]struct{}{}
 	}

@@ -1,6 +1,8 @@
 package replication
 
 import (
+	"github.com/heureka-project/heureka"
+
 	"bytes"
 	"context"
 	"fmt"
@@ -360,7 +362,7 @@ func (p *peer) markUp() {
 	if wasDown {
 		p.rp.log.Info("peer reachable", "peer", p.url, "after", outage.Round(time.Millisecond))
 		p.rp.updatePeers()
-		p.rp.reg.Note("peer_found", p.url)
+		p.rp.reg.NotePeer(heureka.EventPeerFound, p.url, "")
 		select { // a healed peer gets its differences repaired at once
 		case p.repairNow <- struct{}{}:
 		default:
@@ -385,7 +387,7 @@ func (p *peer) markDown(err error) {
 	if wasUp {
 		p.rp.log.Warn("peer unreachable", "peer", p.url, "err", err)
 		p.rp.updatePeers()
-		p.rp.reg.Note("peer_lost", p.url+" "+err.Error())
+		p.rp.reg.NotePeer(heureka.EventPeerLost, p.url, err.Error())
 	}
 }
 

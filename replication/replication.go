@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"github.com/heureka-project/heureka/internal/urlcheck"
 	"log/slog"
 	"net"
 	"net/http"
@@ -92,8 +93,8 @@ func DefaultConfig() Config {
 // Validate reports the first setting that cannot work, by name.
 func (c Config) Validate() error {
 	for _, p := range c.Peers {
-		u, err := url.Parse(p)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		u, err := urlcheck.Parse(p)
+		if err != nil {
 			return heureka.Errorf(heureka.EINVALID, "peer URL %q: want http(s)://host:port/eureka", p)
 		}
 		if u.User != nil {

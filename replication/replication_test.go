@@ -110,7 +110,10 @@ func startNode(t *testing.T, nd *node, ln net.Listener, peers []string, logger *
 	hcfg := httpapi.DefaultConfig()
 	hcfg.NodeID = id
 	hcfg.Ready = rep.Ready
-	api := httpapi.New(hcfg, reg, rcfg.Logger)
+	api, err := httpapi.New(hcfg, reg, rcfg.Logger)
+	if err != nil {
+		t.Fatal(err)
+	}
 	hs := httptest.NewUnstartedServer(nd.handler(api.Handler()))
 	hs.Listener.Close()
 	hs.Listener = ln

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -38,18 +36,11 @@ func (s *repeatedFlag) Set(v string) error {
 	return nil
 }
 
-// Hadoop's default ports (hdfs-default.xml).
-const (
-	defaultDataPort = 9866
-	defaultRPCPort  = hdfs.DefaultNameNodeRPCPort
-)
-
 // runAgent is `heureka agent`: register the daemon, keep the registration
 // true, and on SIGINT/SIGTERM drain, deregister and exit 0.
 func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 	cfg := agent.DefaultConfig()
-	fs := flag.NewFlagSet("heureka agent", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("agent", stderr)
 	role := fs.String("role", "", "the daemon beside the agent: datanode or namenode (required)")
 	fs.StringVar(&cfg.Cluster, "cluster", "", "HDFS cluster `name`; the application is hdfs-ROLE.NAME (required)")
 	var ctls clientTLS
@@ -87,16 +78,10 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 		fmt.Fprintf(w, "Give at most one of --rack, --topology-table, --topology-script.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &usageError{err.Error()}
+	if err := noArgs(fs, args); err != nil {
+		return err
 	}
 	bad := func(format string, a ...any) error { return &usageError{"agent: " + fmt.Sprintf(format, a...)} }
-	if fs.NArg() > 0 {
-		return bad("unexpected argument %q", fs.Arg(0))
-	}
 	cfg.Role = hdfs.Role(strings.ToLower(*role))
 	daemonPort := 0
 	switch cfg.Role {
@@ -104,12 +89,12 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 		if *rpcPort != 0 {
 			return bad("--rpc-port is for NameNodes; a DataNode's port is --data-port")
 		}
-		daemonPort = portOrDefault(*dataPort, defaultDataPort)
+		daemonPort = portOrDefault(*dataPort, hdfs.DefaultDataNodeDataPort)
 	case hdfs.RoleNameNode:
 		if *dataPort != 0 || len(dataDirs) > 0 {
 			return bad("--data-port and --data-dir are for DataNodes; a NameNode's port is --rpc-port")
 		}
-		daemonPort = portOrDefault(*rpcPort, defaultRPCPort)
+		daemonPort = portOrDefault(*rpcPort, hdfs.DefaultNameNodeRPCPort)
 	default:
 		return bad("--role %q: want datanode or namenode", *role)
 	}

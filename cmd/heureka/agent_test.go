@@ -87,7 +87,9 @@ func TestAgentInProcess(t *testing.T) {
 			"--topology-script", script, "--drain", "200ms"}, &stderr, &stderr)
 	}()
 
-	c, err := client.New(client.Config{URLs: []string{base}, Logger: slog.New(slog.DiscardHandler)})
+	ccfg := client.DefaultConfig()
+	ccfg.URLs, ccfg.Logger = []string{base}, slog.New(slog.DiscardHandler)
+	c, err := client.New(ccfg)
 	if err != nil {
 		t.Fatal(err)
 	}

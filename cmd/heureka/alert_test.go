@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"github.com/heureka-project/heureka/alert"
+	"github.com/heureka-project/heureka/server"
 	"io"
 	"log/slog"
 	"net/http"
@@ -20,7 +22,7 @@ import (
 type hookReceiver struct {
 	*httptest.Server
 	mu     sync.Mutex
-	alerts []webhookAlert
+	alerts []alert.WebhookAlert
 	posts  int
 	fail   bool // answer 503
 }
@@ -34,7 +36,7 @@ func newHookReceiver(t *testing.T) *hookReceiver {
 			http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
 			return
 		}
-		var batch []webhookAlert
+		var batch []alert.WebhookAlert
 		if err := json.NewDecoder(r.Body).Decode(&batch); err != nil || r.Method != http.MethodPost ||
 			r.Header.Get("Content-Type") != "application/json" {
 			t.Errorf("webhook got %s %q: %v", r.Method, r.Header.Get("Content-Type"), err)
@@ -48,10 +50,10 @@ func newHookReceiver(t *testing.T) *hookReceiver {
 	return h
 }
 
-func (h *hookReceiver) got() []webhookAlert {
+func (h *hookReceiver) got() []alert.WebhookAlert {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return append([]webhookAlert(nil), h.alerts...)
+	return append([]alert.WebhookAlert(nil), h.alerts...)
 }
 
 func (h *hookReceiver) setFail(fail bool) {
@@ -61,7 +63,7 @@ func (h *hookReceiver) setFail(fail bool) {
 }
 
 // summary renders alerts as "status alertname instance" lines.
-func summary(as []webhookAlert) []string {
+func summary(as []alert.WebhookAlert) []string {
 	var out []string
 	for _, a := range as {
 		out = append(out, a.Status+" "+a.Labels["alertname"]+" "+a.Labels["instance"])
@@ -77,8 +79,8 @@ func (h *hookReceiver) waitFor(t *testing.T, want ...string) {
 // waitForNamed is waitFor for the alerts named name ("" for all).
 func (h *hookReceiver) waitForNamed(t *testing.T, name string, want ...string) {
 	t.Helper()
-	named := func() []webhookAlert {
-		var out []webhookAlert
+	named := func() []alert.WebhookAlert {
+		var out []alert.WebhookAlert
 		for _, a := range h.got() {
 			if name == "" || a.Labels["alertname"] == name {
 				out = append(out, a)
@@ -96,7 +98,7 @@ func (h *hookReceiver) waitForNamed(t *testing.T, name string, want ...string) {
 }
 
 type runningForwarder struct {
-	f      *alertForwarder
+	f      *alert.Forwarder
 	cancel context.CancelFunc
 	done   chan struct{} // closed when run returned, with err
 	err    error
@@ -117,28 +119,26 @@ func (r *runningForwarder) stop(t *testing.T) {
 
 // startForwarder runs an alert forwarder against registry with edit
 // applied to its config, and waits until it follows the event stream.
-func startForwarder(t *testing.T, s *Server, registry string, edit func(*alertConfig)) *runningForwarder {
+func startForwarder(t *testing.T, s *server.Server, registry string, edit func(*alert.Config)) *runningForwarder {
 	t.Helper()
 	o := cliOptions{registry: registry, timeout: 5 * time.Second}
-	rc, err := o.connect()
-	if err != nil {
+	cfg := alert.DefaultConfig()
+	var err error
+	if cfg.Registry, err = o.clientConfig(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(rc.close)
-	cfg := defaultAlertConfig()
+	cfg.Timeout = o.timeout
 	cfg.StatusInterval = 50 * time.Millisecond
 	edit(&cfg)
-	if err := cfg.validate(); err != nil {
-		t.Fatal(err)
-	}
-	f, err := newAlertForwarder(cfg, rc, slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})))
+	f, err := alert.New(cfg, slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(f.Close)
 	before := s.API.Watchers()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &runningForwarder{f: f, cancel: cancel, done: make(chan struct{})}
-	go func() { r.err = f.run(ctx); close(r.done) }()
+	go func() { r.err = f.Run(ctx); close(r.done) }()
 	t.Cleanup(func() { cancel(); <-r.done })
 	eventually(t, 10*time.Second, "the forwarder to follow the event stream", func() bool { return s.API.Watchers() > before })
 	return r
@@ -156,7 +156,7 @@ func TestAlertWebhookLifecycle(t *testing.T) {
 	for _, in := range []*heureka.Instance{dn1, dn2, nn} {
 		mustRegister(t, s, in)
 	}
-	startForwarder(t, s, eurekaURL(s), func(c *alertConfig) { c.Webhook = hook.URL })
+	startForwarder(t, s, eurekaURL(s), func(c *alert.Config) { c.Webhook = hook.URL })
 	hook.waitFor(t, "firing HeurekaInstanceDown prod-nn1")
 	if a := hook.got()[0]; a.Labels["severity"] != "critical" || a.Labels["app"] != "HDFS-NAMENODE.PROD" ||
 		a.StartsAt.IsZero() || !a.EndsAt.IsZero() || a.Annotations["summary"] != "NameNode prod-nn1 is DOWN" {
@@ -204,7 +204,7 @@ func TestAlertExpiredAndBack(t *testing.T) {
 	for _, h := range []string{"dn1", "dn2", "dn3"} {
 		mustRegister(t, s, testDataNode(h+".example.com", "/dc1/rack-"+h, 40, 100, 300))
 	}
-	startForwarder(t, s, eurekaURL(s), func(c *alertConfig) { c.Webhook = hook.URL })
+	startForwarder(t, s, eurekaURL(s), func(c *alert.Config) { c.Webhook = hook.URL })
 	// dn9 stops renewing: its one-second lease runs out.
 	dn9 := testDataNode("dn9.example.com", "/dc1/rack-b", 40, 100, 1)
 	mustRegister(t, s, dn9)
@@ -230,14 +230,14 @@ func TestAlertSelfPreservation(t *testing.T) {
 		short = append(short, in)
 		mustRegister(t, s, in)
 	}
-	startForwarder(t, s, eurekaURL(s), func(c *alertConfig) { c.Webhook = hook.URL })
+	startForwarder(t, s, eurekaURL(s), func(c *alert.Config) { c.Webhook = hook.URL })
 	host := s.Addr().String()
 	// The first lease to run out may be evicted alone before the others
 	// run out (a loss of one is not protected); only the mass loss counts.
-	hook.waitForNamed(t, alertSelfPreservation, "firing HeurekaSelfPreservation "+host)
-	var a webhookAlert
+	hook.waitForNamed(t, alert.SelfPreservation, "firing HeurekaSelfPreservation "+host)
+	var a alert.WebhookAlert
 	for _, x := range hook.got() {
-		if x.Labels["alertname"] == alertSelfPreservation {
+		if x.Labels["alertname"] == alert.SelfPreservation {
 			a = x
 		}
 	}
@@ -248,7 +248,7 @@ func TestAlertSelfPreservation(t *testing.T) {
 		in.Lease.DurationSecs = 300
 		mustRegister(t, s, in)
 	}
-	hook.waitForNamed(t, alertSelfPreservation, "firing HeurekaSelfPreservation "+host, "resolved HeurekaSelfPreservation "+host)
+	hook.waitForNamed(t, alert.SelfPreservation, "firing HeurekaSelfPreservation "+host, "resolved HeurekaSelfPreservation "+host)
 }
 
 // TestAlertResumesAfterDisconnect cuts the event stream while changes
@@ -269,7 +269,7 @@ func TestAlertResumesAfterDisconnect(t *testing.T) {
 		c.Status = st
 		mustRegister(t, s, c)
 	}
-	r := startForwarder(t, s, "http://"+proxy.addr()+"/eureka", func(c *alertConfig) { c.Webhook = hook.URL })
+	r := startForwarder(t, s, "http://"+proxy.addr()+"/eureka", func(c *alert.Config) { c.Webhook = hook.URL })
 	setStatus(dns[0], heureka.StatusDown)
 	hook.waitFor(t, "firing HeurekaInstanceDown "+dns[0].ID)
 
@@ -306,7 +306,7 @@ func TestAlertStateFile(t *testing.T) {
 	b := testDataNode("dn2.example.com", "/dc1/rack-a", 40, 100, 300)
 	mustRegister(t, s, a)
 	mustRegister(t, s, b)
-	edit := func(c *alertConfig) { c.Webhook, c.StateFile = hook.URL, state }
+	edit := func(c *alert.Config) { c.Webhook, c.StateFile = hook.URL, state }
 	r := startForwarder(t, s, eurekaURL(s), edit)
 	downA := a.Clone()
 	downA.Status = heureka.StatusDown
@@ -361,7 +361,7 @@ func TestAlertAlertmanagerPayload(t *testing.T) {
 	in := testDataNode("dn1.example.com", "/dc1/rack-a", 40, 100, 300)
 	in.Status = heureka.StatusDown
 	mustRegister(t, s, in)
-	startForwarder(t, s, eurekaURL(s), func(c *alertConfig) { c.Alertmanager = am.URL + "/" })
+	startForwarder(t, s, eurekaURL(s), func(c *alert.Config) { c.Alertmanager = am.URL + "/" })
 	in.Status = heureka.StatusUp
 	mustRegister(t, s, in)
 	eventually(t, 10*time.Second, "two posts", func() bool {

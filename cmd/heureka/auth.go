@@ -88,18 +88,15 @@ func runAuth(_ context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 func authHash(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("heureka auth hash", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("auth hash", stderr)
 	cost := fs.Int("cost", 10, "bcrypt cost (4 to 15); each step doubles the time of a check")
 	token := fs.Bool("token", false, "hash a high-entropy token (sha256: form) instead of a password")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &usageError{err.Error()}
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
 	}
-	if fs.NArg() > 0 {
-		return &usageError{fmt.Sprintf("auth hash: unexpected argument %q: the secret is read from standard input", fs.Arg(0))}
+	if len(pos) > 0 {
+		return &usageError{fmt.Sprintf("auth hash: unexpected argument %q: the secret is read from standard input", pos[0])}
 	}
 	line, err := bufio.NewReader(stdin).ReadString('\n')
 	if err != nil && !errors.Is(err, io.EOF) {

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -18,7 +17,7 @@ import (
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/client"
-	"github.com/heureka-project/heureka/eureka"
+	"github.com/heureka-project/heureka/internal/urlcheck"
 )
 
 // This file holds what the operator commands (apps, instances, show,
@@ -114,6 +113,37 @@ func (o *cliOptions) validate() error {
 
 func (o *cliOptions) json() bool { return o.output == "json" }
 
+// parse parses an operator command's flags (see parseArgs), checks the
+// shared ones and returns the positional arguments.
+func (o *cliOptions) parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	return pos, o.validate()
+}
+
+// commandFlags is the flag set of the command `heureka NAME`: every
+// command defines its flags on one of these (newFlagSet adds the operator
+// commands' usage), parses them with parseArgs, and so errs the same way.
+func commandFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("heureka "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// noArgs parses flags for a command that takes no positional arguments.
+func noArgs(fs *flag.FlagSet, args []string) error {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return &usageError{fmt.Sprintf("%s: unexpected argument %q", strings.TrimPrefix(fs.Name(), "heureka "), pos[0])}
+	}
+	return nil
+}
+
 // parseArgs parses flags that may come before, between or after the
 // positional arguments (`heureka instances APP -o json`), and returns the
 // positional ones. "--" ends the flags.
@@ -141,8 +171,7 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 // newFlagSet returns a flag set whose usage prints synopsis, description,
 // the flags and the exit codes.
 func newFlagSet(name, synopsis, description string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("heureka "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags(name, stderr)
 	fs.Usage = func() {
 		w := fs.Output()
 		fmt.Fprintf(w, "Usage: heureka %s\n\n%s\n\nFlags:\n", synopsis, strings.TrimSpace(description))
@@ -152,12 +181,13 @@ func newFlagSet(name, synopsis, description string, stderr io.Writer) *flag.Flag
 	return fs
 }
 
-// registryConn talks to one registry cluster.
+// registryConn is the operator commands' connection to one registry
+// cluster: a client.Client over the --registry URLs, and those URLs with
+// any password redacted, for messages.
 type registryConn struct {
 	urls   []string // Eureka base URLs, e.g. http://h:8761/eureka
-	shown  []string // the same with any password redacted, for messages
+	shown  []string // the same with any password redacted
 	client *client.Client
-	http   *http.Client
 }
 
 // tokenEnv names the environment variable with a bearer token for servers
@@ -165,94 +195,60 @@ type registryConn struct {
 // basic auth instead.
 const tokenEnv = "HEUREKA_TOKEN"
 
-// bearer adds Authorization: Bearer to requests that carry no credentials.
-type bearer struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Header.Get("Authorization") == "" && r.URL.User == nil {
-		r = r.Clone(r.Context())
-		r.Header.Set("Authorization", "Bearer "+b.token)
-	}
-	return b.next.RoundTrip(r)
-}
-
-// connect checks the --registry URLs and builds the clients. Nothing is
-// dialled yet.
-func (o *cliOptions) connect() (*registryConn, error) {
-	var urls, shown []string
+// clientConfig checks the --registry URLs and turns the flags into a
+// client configuration.
+func (o *cliOptions) clientConfig() (client.Config, error) {
+	cfg := client.DefaultConfig()
 	for u := range strings.SplitSeq(o.registry, ",") {
 		u = strings.TrimRight(strings.TrimSpace(u), "/")
 		if u == "" {
 			continue
 		}
-		p, err := url.Parse(u)
-		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-			return nil, &usageError{fmt.Sprintf("--registry %q is not a URL like %s", u, defaultRegistryURL)}
+		if _, err := urlcheck.Parse(u); err != nil {
+			return cfg, &usageError{fmt.Sprintf("--registry %q is not a URL like %s", u, defaultRegistryURL)}
 		}
-		urls = append(urls, u)
-		shown = append(shown, p.Redacted())
+		cfg.URLs = append(cfg.URLs, u)
 	}
-	if len(urls) == 0 {
-		return nil, &usageError{"--registry is empty: give the registry's URL, e.g. " + defaultRegistryURL}
+	if len(cfg.URLs) == 0 {
+		return cfg, &usageError{"--registry is empty: give the registry's URL, e.g. " + defaultRegistryURL}
 	}
-	connect := min(o.timeout, 5*time.Second)
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.DialContext = (&net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}).DialContext
-	tr.ResponseHeaderTimeout = o.timeout
-	tc, err := o.tls.config()
+	cfg.ConnectTimeout = min(o.timeout, 5*time.Second)
+	cfg.ReadTimeout = o.timeout
+	cfg.Rounds = 1 // an operator would rather hear at once
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	o.tls.apply(&cfg)
+	return cfg, nil
+}
+
+// connect builds the client for the flags. Nothing is dialled yet.
+func (o *cliOptions) connect() (*registryConn, error) {
+	cfg, err := o.clientConfig()
 	if err != nil {
-		return nil, &usageError{err.Error()}
+		return nil, err
 	}
-	if tc != nil {
-		tr.TLSClientConfig = tc
-	}
-	var rt http.RoundTripper = tr
-	if tok := strings.TrimSpace(os.Getenv(tokenEnv)); tok != "" {
-		rt = bearer{token: tok, next: tr}
-	}
-	c, err := client.New(client.Config{
-		URLs:           urls,
-		ConnectTimeout: connect,
-		ReadTimeout:    o.timeout,
-		Rounds:         1, // an operator would rather hear at once
-		Transport:      rt,
-		Logger:         slog.New(slog.DiscardHandler),
-	})
+	c, err := client.New(cfg)
 	if err != nil {
 		return nil, &usageError{"--registry: " + err.Error()}
 	}
-	// net/http sends a URL's user:password as basic auth.
-	return &registryConn{urls: urls, shown: shown, client: c, http: &http.Client{Transport: rt}}, nil
+	rc := &registryConn{urls: cfg.URLs, client: c}
+	for _, u := range cfg.URLs {
+		p, _ := urlcheck.Parse(u)
+		rc.shown = append(rc.shown, p.Redacted())
+	}
+	return rc, nil
 }
 
-func (rc *registryConn) close() {
-	_ = rc.client.Close()
-	rc.http.CloseIdleConnections()
-}
+func (rc *registryConn) close() { _ = rc.client.Close() }
 
-// publicURL is u without any user:password, for what others get to see.
-func publicURL(u string) string {
-	p, err := url.Parse(u)
+// session connects for a one-shot command and bounds ctx by --timeout;
+// done releases both.
+func (o *cliOptions) session(ctx context.Context) (*registryConn, context.Context, func(), error) {
+	rc, err := o.connect()
 	if err != nil {
-		return u
+		return nil, ctx, nil, err
 	}
-	p.User = nil
-	return p.String()
-}
-
-// rootOf returns a server's root URL for its Eureka base URL: the base
-// without a trailing /eureka, /eureka/v1 or /eureka/v2.
-func rootOf(base string) string {
-	b := strings.TrimRight(base, "/")
-	for _, suffix := range []string{"/eureka/v2", "/eureka/v1", "/eureka"} {
-		if s, ok := strings.CutSuffix(b, suffix); ok {
-			return s
-		}
-	}
-	return b
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	return rc, ctx, func() { cancel(); rc.close() }, nil
 }
 
 // unreachableError is a registry that gave no answer.
@@ -261,8 +257,9 @@ func (rc *registryConn) unreachableError(cause error) error {
 		strings.Join(rc.shown, ", "), cause)
 }
 
-// explain turns a client error into one an operator can act on.
-func (rc *registryConn) explain(err error, what string) error {
+// explain turns a client error into one an operator can act on; notFound,
+// when set, is the message for an answer of 404.
+func (rc *registryConn) explain(err error, what string, notFound ...string) error {
 	switch {
 	case err == nil:
 		return nil
@@ -280,6 +277,9 @@ func (rc *registryConn) explain(err error, what string) error {
 		}
 		return rc.unreachableError(cause)
 	case errors.Is(err, client.ErrNotRegistered):
+		if len(notFound) > 0 {
+			return &notFoundError{notFound[0]}
+		}
 		return &notFoundError{fmt.Sprintf("%s: not registered (%v)", what, err)}
 	}
 	var ce *client.Error
@@ -287,65 +287,6 @@ func (rc *registryConn) explain(err error, what string) error {
 		return fmt.Errorf("%s: %w%s", what, err, authHint(ce.Status))
 	}
 	return fmt.Errorf("%s: %w", what, err)
-}
-
-// get sends GET path to each registry in turn until one answers, and
-// returns the answer (any status, for the caller to judge) and the base URL
-// that gave it, password redacted. path is relative to the Eureka base URL
-// when eurekaPath is true, else to the server root.
-func (rc *registryConn) get(ctx context.Context, eurekaPath bool, path string, hdr http.Header) (*http.Response, string, error) {
-	var lastErr error
-	for i, base := range rc.urls {
-		u := base
-		if !eurekaPath {
-			u = rootOf(base)
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u+path, nil)
-		if err != nil {
-			return nil, "", &usageError{fmt.Sprintf("--registry %q: %v", base, err)}
-		}
-		req.Header.Set("Accept", "application/json")
-		for k, vs := range hdr {
-			req.Header[k] = vs
-		}
-		resp, err := rc.http.Do(req)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, "", ctx.Err()
-			}
-			lastErr = err
-			continue
-		}
-		if resp.StatusCode >= 500 && len(rc.urls) > 1 {
-			lastErr = fmt.Errorf("%s answered %s", rootOf(rc.shown[i]), resp.Status)
-			resp.Body.Close()
-			continue
-		}
-		return resp, rc.shown[i], nil
-	}
-	return nil, "", rc.unreachableError(lastErr)
-}
-
-// getBody is get for a small answer: 200 gives the body, 404 a
-// notFoundError with notFound as message, anything else an error with the
-// server's message.
-func (rc *registryConn) getBody(ctx context.Context, eurekaPath bool, path, notFound string) ([]byte, http.Header, error) {
-	resp, _, err := rc.get(ctx, eurekaPath, path, nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return nil, nil, fmt.Errorf("GET %s: reading the answer: %w", path, err)
-	}
-	switch {
-	case resp.StatusCode == http.StatusOK:
-		return body, resp.Header, nil
-	case resp.StatusCode == http.StatusNotFound && notFound != "":
-		return nil, nil, &notFoundError{notFound}
-	}
-	return nil, nil, fmt.Errorf("GET %s: %s%s%s", path, resp.Status, serverSays(body), authHint(resp.StatusCode))
 }
 
 // authHint says how to give credentials after a 401 or 403.
@@ -359,77 +300,29 @@ func authHint(status int) string {
 	return ""
 }
 
-// serverSays extracts the message of a {"error":"…"} answer.
-func serverSays(body []byte) string {
-	var e struct {
-		Error string `json:"error"`
-	}
-	if json.Unmarshal(body, &e) == nil && e.Error != "" {
-		return ": " + e.Error
-	}
-	if s := strings.TrimSpace(string(body)); s != "" && len(s) < 300 && !strings.HasPrefix(s, "<") {
-		return ": " + s
-	}
-	return ""
-}
-
-// instanceByID finds an instance by its ID alone (GET {base}/instances/{id}).
+// instanceByID finds an instance by its ID alone.
 func (rc *registryConn) instanceByID(ctx context.Context, id string) (*heureka.Instance, error) {
 	if id == "" {
 		return nil, &usageError{"the instance ID is empty"}
 	}
-	body, _, err := rc.getBody(ctx, true, "/instances/"+url.PathEscape(id),
+	in, err := rc.client.InstanceByID(ctx, id)
+	return in, rc.explain(err, fmt.Sprintf("instance %q", id),
 		fmt.Sprintf("instance %q is not registered; list instances with `heureka instances APP` (applications: `heureka apps`)", id))
-	if err != nil {
-		return nil, err
-	}
-	in, err := eureka.DecodeServerInstance(body, eureka.JSON)
-	if err != nil {
-		return nil, fmt.Errorf("instance %q: cannot read the registry's answer: %w", id, err)
-	}
-	return in, nil
 }
 
-// application reads one application (GET {base}/apps/{APP}).
+// application reads one application.
 func (rc *registryConn) application(ctx context.Context, app string) (*heureka.Application, error) {
 	app = strings.ToUpper(app)
-	body, _, err := rc.getBody(ctx, true, "/apps/"+url.PathEscape(app),
+	a, err := rc.client.Application(ctx, app)
+	return a, rc.explain(err, fmt.Sprintf("application %q", app),
 		fmt.Sprintf("application %q has no instances; list applications with `heureka apps`", app))
-	if err != nil {
-		return nil, err
-	}
-	a, err := eureka.DecodeApplication(body, eureka.JSON)
-	if err != nil {
-		return nil, fmt.Errorf("application %q: cannot read the registry's answer: %w", app, err)
-	}
-	return a, nil
-}
-
-// liveRenewals returns when each instance of app last renewed its lease.
-// Listings carry the lease as of the last registration (renewals do not
-// change what clients fetch); the replication view has the live times. ok
-// is false when the server does not let us read it.
-func (rc *registryConn) liveRenewals(ctx context.Context, app string) (map[string]int64, bool) {
-	body, _, err := rc.getBody(ctx, false, "/v1/replication/apps/"+url.PathEscape(strings.ToUpper(app)), "")
-	if err != nil {
-		return nil, false
-	}
-	a, err := eureka.DecodeApplication(body, eureka.JSON)
-	if err != nil {
-		return nil, false
-	}
-	out := make(map[string]int64, len(a.Instances))
-	for _, in := range a.Instances {
-		out[in.ID] = in.Lease.LastRenewalTimestamp
-	}
-	return out, true
 }
 
 // withLiveRenewals puts the live renewal times into ins, or says on w
 // that the times shown are the registration's.
 func (rc *registryConn) withLiveRenewals(ctx context.Context, app string, ins []*heureka.Instance, w io.Writer) {
-	live, ok := rc.liveRenewals(ctx, app)
-	if !ok {
+	live, err := rc.client.Renewals(ctx, app)
+	if err != nil {
 		fmt.Fprintln(w, "heureka: note: renewal times are as of the last registration (this server does not show live ones to this client)")
 		return
 	}
@@ -440,24 +333,14 @@ func (rc *registryConn) withLiveRenewals(ctx context.Context, app string, ins []
 	}
 }
 
-// listing reads the whole registry with the version it was read at and
-// the node that served it (heureka servers only; 0 and "" otherwise).
-func (rc *registryConn) listing(ctx context.Context) (*heureka.Applications, uint64, string, error) {
-	body, hdr, err := rc.getBody(ctx, true, "/apps/", "")
-	if err != nil {
-		return nil, 0, "", err
+// listing reads the whole registry with the position it was read at
+// (heureka servers only).
+func (rc *registryConn) listing(ctx context.Context) (*heureka.Applications, client.Position, error) {
+	apps, pos, err := rc.client.Listing(ctx)
+	if errors.Is(err, client.ErrNotHeureka) {
+		return nil, pos, err
 	}
-	apps, err := eureka.DecodeApplications(body, eureka.JSON)
-	if err != nil {
-		return nil, 0, "", fmt.Errorf("cannot read the registry's listing: %w", err)
-	}
-	var version uint64
-	if v := hdr.Get("X-Heureka-Version"); v != "" {
-		if _, err := fmt.Sscan(v, &version); err != nil {
-			return nil, 0, "", fmt.Errorf("the registry sent X-Heureka-Version %q, not a number", v)
-		}
-	}
-	return apps, version, hdr.Get("X-Heureka-Node"), nil
+	return apps, pos, rc.explain(err, "read the registry")
 }
 
 // newTable returns a tab-aligned table writer on w.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/heureka-project/heureka/server"
 	"io"
 	"log/slog"
 	"net"
@@ -43,14 +44,14 @@ var osExit = exitProcess
 
 // openServerWith runs the real wiring on a free loopback port with cfg
 // changed by edit.
-func openServerWith(t *testing.T, edit func(*ServerConfig)) *Server {
+func openServerWith(t *testing.T, edit func(*server.Config)) *server.Server {
 	t.Helper()
-	cfg := DefaultServerConfig()
+	cfg := server.DefaultConfig()
 	cfg.Listen = "127.0.0.1:0"
 	if edit != nil {
 		edit(&cfg)
 	}
-	s := NewServer(cfg, slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})))
+	s := server.New(cfg, slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err := s.Open(); err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func openServerWith(t *testing.T, edit func(*ServerConfig)) *Server {
 	return s
 }
 
-func eurekaURL(s *Server) string { return "http://" + s.Addr().String() + "/eureka" }
+func eurekaURL(s *server.Server) string { return "http://" + s.Addr().String() + "/eureka" }
 
 // testDataNode is a DataNode registration with HDFS metadata.
 func testDataNode(host, rack string, usedPct, blocks int64, lease int) *heureka.Instance {
@@ -82,7 +83,7 @@ func testDataNode(host, rack string, usedPct, blocks int64, lease int) *heureka.
 }
 
 // mustRegister registers in directly in s's registry, as a client would.
-func mustRegister(t *testing.T, s *Server, in *heureka.Instance) {
+func mustRegister(t *testing.T, s *server.Server, in *heureka.Instance) {
 	t.Helper()
 	body := eureka.EncodeInstance(eureka.JSON, in)
 	code, msg, _ := request(t, "POST", eurekaURL(s)+"/apps/"+in.App, string(body), "Content-Type", "application/json")

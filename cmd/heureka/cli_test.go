@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"github.com/heureka-project/heureka/server"
 	"net/http"
 	"os"
 	"os/exec"
@@ -151,7 +152,7 @@ func TestWatchAndEvents(t *testing.T) {
 	if err := s.Close(cctx); err != nil {
 		t.Fatal(err)
 	}
-	s2 := openServerWith(t, func(c *ServerConfig) { c.Listen = addr })
+	s2 := openServerWith(t, func(c *server.Config) { c.Listen = addr })
 	http.DefaultClient.CloseIdleConnections() // they led to the old server
 	dn2 := testDataNode("dn2.example.com", "/dc1/rack-b", 10, 1, 300)
 	mustRegister(t, s2, dn2)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/heureka-project/heureka/server"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,7 +22,7 @@ func TestCLIReachesASecureRegistry(t *testing.T) {
 	cert := ca.Issue("server", "heureka")
 	creds := filepath.Join(t.TempDir(), "credentials.json")
 	authtest.WriteCredentials(t, creds, auth.ReadsAuthenticated, secAgent, secOps)
-	s, _ := openSecureServer(t, func(c *ServerConfig) {
+	s, _ := openSecureServer(t, func(c *server.Config) {
 		c.TLSCert, c.TLSKey, c.AuthFile = cert.CertFile, cert.KeyFile, creds
 		c.AuthPoll = time.Hour
 	})

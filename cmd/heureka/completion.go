@@ -68,7 +68,7 @@ func completionList(ctx context.Context, what string, stdout io.Writer) error {
 	defer rc.close()
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
-	apps, _, _, err := rc.listing(ctx)
+	apps, _, err := rc.listing(ctx)
 	if err != nil {
 		return nil
 	}

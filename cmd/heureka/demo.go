@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/heureka-project/heureka/internal/urlcheck"
+	"github.com/heureka-project/heureka/server"
 	"io"
 	"log/slog"
 	"net"
@@ -58,7 +60,7 @@ type demoNode struct {
 // demoCluster is everything the demo runs. open starts it; close stops it.
 type demoCluster struct {
 	cfg     demoConfig
-	servers []*Server
+	servers []*server.Server
 	urls    []string // the servers' Eureka base URLs
 	nodes   []*demoNode
 	client  *client.Client
@@ -156,12 +158,12 @@ func (d *demoCluster) open(ctx context.Context) error {
 		d.urls = append(d.urls, "http://127.0.0.1:"+strconv.Itoa(p)+"/eureka")
 	}
 	for i, p := range ports {
-		scfg := DefaultServerConfig()
+		scfg := server.DefaultConfig()
 		scfg.Listen = "127.0.0.1:" + strconv.Itoa(p)
-		scfg.Peers = d.urls
-		scfg.SelfURL = d.urls[i]
-		scfg.SyncTimeout = 3 * time.Second // the peers start together, empty
-		s := NewServer(scfg, log.With("peer", i+1))
+		scfg.Replication.Peers = d.urls
+		scfg.Replication.SelfURL = d.urls[i]
+		scfg.Replication.SyncTimeout = 3 * time.Second // the peers start together, empty
+		s := server.New(scfg, log.With("peer", i+1))
 		if err := s.Open(); err != nil {
 			if d.cfg.BasePort != 0 {
 				return fmt.Errorf("demo: registry server on port %d: %w; is another heureka running? try --base-port 0", p, err)
@@ -297,7 +299,7 @@ func (d *demoCluster) node(name string) *demoNode {
 
 // printIntro says what runs and what to try.
 func (d *demoCluster) printIntro(w io.Writer) {
-	root := func(i int) string { return rootOf(d.urls[i]) }
+	root := func(i int) string { return urlcheck.Root(d.urls[i]) }
 	ctl := func(n *demoNode) string { return "http://" + n.sim.ControlAddr() + "/sim" }
 	fmt.Fprintf(w, "heureka demo: 3 registry peers and a SIMULATED HDFS cluster %q (not Hadoop), all on loopback.\n\n", d.cfg.Cluster)
 	fmt.Fprintf(w, "  Dashboard:  %s/   (every peer has one: %s/, %s/)\n", root(0), root(1), root(2))

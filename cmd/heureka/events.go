@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"github.com/heureka-project/heureka/client"
 	"io"
 	"os"
 	"os/signal"
@@ -12,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/heureka-project/heureka/internal/httpapi"
+	"github.com/heureka-project/heureka"
 )
 
 func init() {
@@ -33,15 +35,12 @@ it.`, stderr)
 	o.addFlags(fs, true)
 	fs.Var(&apps, "app", "only events of this `APP` (repeatable, or comma-separated)")
 	since := fs.Int64("since", -1, "replay the events after this registry `VERSION` first (default: only new events)")
-	pos, err := parseArgs(fs, args)
+	pos, err := o.parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
 		return &usageError{fmt.Sprintf("events: unexpected argument %q (use --app APP)", pos[0])}
-	}
-	if err := o.validate(); err != nil {
-		return err
 	}
 	if *since < -1 {
 		return &usageError{fmt.Sprintf("--since %d: want a registry version (0 or more)", *since)}
@@ -53,37 +52,36 @@ it.`, stderr)
 	defer rc.close()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	f := &streamFollower{
-		rc: rc, path: "/v1/events", apps: apps,
-		handle: func(ev sseEvent) error { return printEvent(stdout, ev, o.json()) },
-		note:   func(format string, args ...any) { fmt.Fprintf(stderr, "heureka events: "+format+"\n", args...) },
-	}
+	fc := client.DefaultFollowConfig()
+	fc.Stream, fc.Apps = client.EventsStream, apps
+	fc.Handle = func(ev client.Event) error { return printEvent(stdout, ev, o.json()) }
+	fc.Note = func(format string, args ...any) { fmt.Fprintf(stderr, "heureka events: "+format+"\n", args...) }
 	if *since >= 0 {
-		f.since, f.hasSince = uint64(*since), true
+		fc.From = &client.Position{Version: uint64(*since)}
 	}
-	return f.run(ctx)
+	return followError(rc, "events", rc.client.Follow(ctx, fc))
 }
 
 // printEvent prints one event of /v1/events.
-func printEvent(w io.Writer, ev sseEvent, asJSON bool) error {
-	if ev.typ == "progress" { // position only: nothing happened
+func printEvent(w io.Writer, ev client.Event, asJSON bool) error {
+	if ev.Type == heureka.StreamProgress { // position only: nothing happened
 		return nil
 	}
 	if asJSON {
 		var buf bytes.Buffer
-		if err := json.Compact(&buf, ev.data); err != nil {
+		if err := json.Compact(&buf, ev.Data); err != nil {
 			return fmt.Errorf("the event stream sent an event that is not JSON: %w", err)
 		}
 		buf.WriteByte('\n')
 		_, err := w.Write(buf.Bytes())
 		return err
 	}
-	var e httpapi.Event
-	if err := json.Unmarshal(ev.data, &e); err != nil {
+	var e heureka.Event
+	if err := json.Unmarshal(ev.Data, &e); err != nil {
 		return fmt.Errorf("the event stream sent an event that is not JSON: %w", err)
 	}
 	if e.Type == "" {
-		e.Type = ev.typ
+		e.Type = heureka.EventType(ev.Type)
 	}
 	who := "registry"
 	if e.ID != "" {
@@ -95,34 +93,44 @@ func printEvent(w io.Writer, ev sseEvent, asJSON bool) error {
 }
 
 // eventDetail says what an event means, in a few words.
-func eventDetail(e httpapi.Event) string {
+func eventDetail(e heureka.Event) string {
 	by := ""
 	if e.By != "" {
 		by = " by " + e.By
 	}
 	switch e.Type {
-	case "registered":
+	case heureka.EventRegistered:
 		s := "registered " + string(e.Status)
 		if e.HostName != "" {
 			s += " on " + e.HostName
 		}
 		return s
-	case "status_changed":
+	case heureka.EventStatusChanged:
 		return string(e.Old) + " → " + string(e.Status) + by
-	case "metadata_changed":
+	case heureka.EventMetadataChanged:
 		return "metadata " + strings.Join(e.Keys, ", ") + by
-	case "cancelled":
+	case heureka.EventCancelled:
 		return "deregistered" + by
-	case "expired":
+	case heureka.EventExpired:
 		return "lease expired: " + e.Cause
-	case "self_preservation_entered":
+	case heureka.EventSelfPreservationEntered:
 		return "self-preservation engaged: expired leases are kept: " + e.Cause
-	case "self_preservation_left":
+	case heureka.EventSelfPreservationLeft:
 		return "self-preservation left: " + e.Cause
-	case "peer_found":
+	case heureka.EventPeerFound:
 		return "peer " + e.Peer + " is reachable"
-	case "peer_lost":
+	case heureka.EventPeerLost:
 		return "peer " + e.Peer + " is unreachable: " + e.Cause
 	}
 	return strings.TrimSpace(string(e.Status) + " " + e.Cause)
+}
+
+// followError explains what ended a Follow: the registry's own errors as
+// for any command; a stream refused, or a handler's error, as they are.
+func followError(rc *registryConn, what string, err error) error {
+	var ce *client.Error
+	if err == nil || errors.Is(err, client.ErrNotHeureka) || !errors.As(err, &ce) {
+		return err
+	}
+	return rc.explain(err, what)
 }

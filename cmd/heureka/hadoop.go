@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -145,23 +144,9 @@ func fetchHDFSNodes(ctx context.Context, rf *hadoopRegistryFlags, role hdfs.Role
 	return hdfsNodes(apps, role, rf.cluster), nil
 }
 
-func parseHadoopFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &usageError{err.Error()}
-	}
-	if fs.NArg() > 0 {
-		return &usageError{fmt.Sprintf("%s: unexpected argument %q", fs.Name(), fs.Arg(0))}
-	}
-	return nil
-}
-
 func runHDFSSite(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var rf hadoopRegistryFlags
-	fs := flag.NewFlagSet("heureka hadoop hdfs-site", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("hadoop hdfs-site", stderr)
 	rf.add(fs, 10*time.Second)
 	ns := fs.String("nameservice", "", "the HDFS nameservice `ID`, e.g. ns1 (dfs.nameservices)")
 	fs.Usage = func() {
@@ -169,7 +154,7 @@ func runHDFSSite(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		fmt.Fprintf(fs.Output(), "Prints an hdfs-site.xml with the HA client properties of the cluster's NameNodes.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := parseHadoopFlags(fs, args); err != nil {
+	if err := noArgs(fs, args); err != nil {
 		return err
 	}
 	if rf.cluster == "" || *ns == "" {
@@ -195,8 +180,7 @@ func runHDFSSite(ctx context.Context, args []string, stdout, stderr io.Writer) e
 
 func runHosts(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var rf hadoopRegistryFlags
-	fs := flag.NewFlagSet("heureka hadoop hosts", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("hadoop hosts", stderr)
 	rf.add(fs, 10*time.Second)
 	format := fs.String("format", "include", "what to print: include (dfs.hosts), exclude (dfs.hosts.exclude) or json (CombinedHostFileManager)")
 	fs.Usage = func() {
@@ -204,7 +188,7 @@ func runHosts(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(fs.Output(), "Prints the cluster's DataNode hosts file. See 'heureka hadoop -h' for the mapping.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := parseHadoopFlags(fs, args); err != nil {
+	if err := noArgs(fs, args); err != nil {
 		return err
 	}
 	render := map[string]func(io.Writer, []*heureka.Instance) error{

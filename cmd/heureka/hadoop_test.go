@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/heureka-project/heureka/server"
 	"log/slog"
 	"strings"
 	"sync"
@@ -17,11 +18,11 @@ import (
 
 // hdfsTestServer runs a registry on a free port and returns it with its
 // Eureka base URL.
-func hdfsTestServer(t *testing.T) (*Server, string) {
+func hdfsTestServer(t *testing.T) (*server.Server, string) {
 	t.Helper()
-	cfg := DefaultServerConfig()
+	cfg := server.DefaultConfig()
 	cfg.Listen = "127.0.0.1:0"
-	s := NewServer(cfg, slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})))
+	s := server.New(cfg, slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err := s.Open(); err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,9 @@ type hdfsNode struct {
 
 func registerHDFSNodes(t *testing.T, base string, nodes ...hdfsNode) {
 	t.Helper()
-	c, err := client.New(client.Config{URLs: []string{base}, Logger: slog.New(slog.DiscardHandler)})
+	ccfg := client.DefaultConfig()
+	ccfg.URLs, ccfg.Logger = []string{base}, slog.New(slog.DiscardHandler)
+	c, err := client.New(ccfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,23 +33,18 @@ func runApps(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := newFlagSet("apps", "apps [flags]", `
 Lists the registered applications with their number of instances by status.`, stderr)
 	o.addFlags(fs, true)
-	pos, err := parseArgs(fs, args)
+	pos, err := o.parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
 		return &usageError{fmt.Sprintf("apps: unexpected argument %q", pos[0])}
 	}
-	if err := o.validate(); err != nil {
-		return err
-	}
-	rc, err := o.connect()
+	rc, ctx, done, err := o.session(ctx)
 	if err != nil {
 		return err
 	}
-	defer rc.close()
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
+	defer done()
 	apps, err := rc.client.Apps(ctx)
 	if err != nil {
 		return rc.explain(err, "list applications")
@@ -188,15 +183,12 @@ count, Hadoop version and last renewal. APP is case-insensitive, e.g.
 hdfs-datanode.prod.`, stderr)
 	o.addFlags(fs, true)
 	status := fs.String("status", "", "show only instances with this `STATUS` (UP, DOWN, OUT_OF_SERVICE, STARTING, UNKNOWN)")
-	pos, err := parseArgs(fs, args)
+	pos, err := o.parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
 		return &usageError{"instances: want exactly one application name, e.g. `heureka instances hdfs-datanode.prod` (see `heureka apps`)"}
-	}
-	if err := o.validate(); err != nil {
-		return err
 	}
 	var want heureka.Status
 	if *status != "" {
@@ -204,13 +196,11 @@ hdfs-datanode.prod.`, stderr)
 			return &usageError{"--status: " + err.Error()}
 		}
 	}
-	rc, err := o.connect()
+	rc, ctx, done, err := o.session(ctx)
 	if err != nil {
 		return err
 	}
-	defer rc.close()
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
+	defer done()
 	app, err := rc.application(ctx, pos[0])
 	if err != nil {
 		return err
@@ -253,23 +243,18 @@ Shows one instance, found by its ID alone: addresses, status and override,
 lease, HDFS metadata (rack, disk, blocks, version, HA state) and all other
 metadata.`, stderr)
 	o.addFlags(fs, true)
-	pos, err := parseArgs(fs, args)
+	pos, err := o.parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
 		return &usageError{"show: want exactly one instance ID (see `heureka instances APP`)"}
 	}
-	if err := o.validate(); err != nil {
-		return err
-	}
-	rc, err := o.connect()
+	rc, ctx, done, err := o.session(ctx)
 	if err != nil {
 		return err
 	}
-	defer rc.close()
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
+	defer done()
 	in, err := rc.instanceByID(ctx, pos[0])
 	if err != nil {
 		return err

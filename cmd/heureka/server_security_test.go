@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/base64"
+	"github.com/heureka-project/heureka/server"
 	"io"
 	"log/slog"
 	"math/big"
@@ -41,13 +42,13 @@ func (s *logSink) String() string {
 
 // openSecureServer opens the real wiring with cfg changed by edit, logging
 // to the returned buffer.
-func openSecureServer(t *testing.T, edit func(*ServerConfig)) (*Server, *logSink) {
+func openSecureServer(t *testing.T, edit func(*server.Config)) (*server.Server, *logSink) {
 	t.Helper()
-	cfg := DefaultServerConfig()
+	cfg := server.DefaultConfig()
 	cfg.Listen = "127.0.0.1:0"
 	edit(&cfg)
 	logs := &logSink{}
-	s := NewServer(cfg, slog.New(slog.NewTextHandler(io.MultiWriter(logs, t.Output()), &slog.HandlerOptions{Level: slog.LevelInfo})))
+	s := server.New(cfg, slog.New(slog.NewTextHandler(io.MultiWriter(logs, t.Output()), &slog.HandlerOptions{Level: slog.LevelInfo})))
 	if err := s.Open(); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestServerTLSReload(t *testing.T) {
 	first := ca.Issue("server", "heureka")
 	creds := filepath.Join(t.TempDir(), "credentials.json")
 	authtest.WriteCredentials(t, creds, auth.ReadsAuthenticated, secAgent, secOps)
-	s, logs := openSecureServer(t, func(c *ServerConfig) {
+	s, logs := openSecureServer(t, func(c *server.Config) {
 		c.TLSCert, c.TLSKey, c.AuthFile = first.CertFile, first.KeyFile, creds
 		c.AuthPoll = time.Hour // this test reloads by hand
 	})
@@ -189,16 +190,16 @@ func TestServerMutualTLSPeersReplicate(t *testing.T) {
 	authtest.WriteCredentials(t, creds, auth.ReadsAuthenticated, secAgent, secOps, peerUser("peer-a"), peerUser("peer-b"))
 	addrA, addrB := freeLoopbackAddr(t), freeLoopbackAddr(t)
 	urlA, urlB := "https://"+addrA+"/eureka", "https://"+addrB+"/eureka"
-	open := func(addr, name string, peers ...string) *Server {
+	open := func(addr, name string, peers ...string) *server.Server {
 		serving := ca.Issue(name+"-server", name)
 		client := ca.Issue(name+"-client", name)
-		s, _ := openSecureServer(t, func(c *ServerConfig) {
+		s, _ := openSecureServer(t, func(c *server.Config) {
 			c.Listen = addr
 			c.TLSCert, c.TLSKey, c.TLSClientCA = serving.CertFile, serving.KeyFile, ca.CertFile
 			c.PeerCA, c.PeerCert, c.PeerKey = ca.CertFile, client.CertFile, client.KeyFile
 			c.AuthFile = creds
-			c.Peers = peers
-			c.SyncTimeout = 2 * time.Second
+			c.Replication.Peers = peers
+			c.Replication.SyncTimeout = 2 * time.Second
 		})
 		return s
 	}
@@ -228,13 +229,13 @@ func TestServerMutualTLSPeersReplicate(t *testing.T) {
 	// A server without a client certificate cannot replicate to B.
 	addrC := freeLoopbackAddr(t)
 	serving := ca.Issue("peer-c-server", "peer-c")
-	cs, _ := openSecureServer(t, func(cfg *ServerConfig) {
+	cs, _ := openSecureServer(t, func(cfg *server.Config) {
 		cfg.Listen = addrC
 		cfg.TLSCert, cfg.TLSKey = serving.CertFile, serving.KeyFile
 		cfg.PeerCA = ca.CertFile
 		cfg.AuthFile = creds
-		cfg.Peers = []string{urlB}
-		cfg.SyncTimeout = time.Second
+		cfg.Replication.Peers = []string{urlB}
+		cfg.Replication.SyncTimeout = time.Second
 	})
 	if code, body, _ := call(t, c, "POST", "https://"+addrC+"/eureka/apps/ORDERS", strings.Replace(registerBody, "10.0.0.5:orders:8080", "o-c", 1), agent...); code != 204 {
 		t.Fatalf("register on C: %d %s", code, body)
@@ -249,33 +250,6 @@ func TestServerMutualTLSPeersReplicate(t *testing.T) {
 	})
 	if _, ok := b.Registry.Snapshot().Instance("ORDERS", "o-c"); ok {
 		t.Fatal("B took a write from a server that is not a peer")
-	}
-}
-
-// TestServerWarnsWhenExposed: no warning on loopback; a loud one on any
-// other address without auth, and another when auth is on without TLS.
-func TestServerWarnsWhenExposed(t *testing.T) {
-	logs := &logSink{}
-	s := NewServer(DefaultServerConfig(), slog.New(slog.NewTextHandler(logs, nil)))
-	s.warnIfExposed(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8761}, false, false)
-	s.warnIfExposed(&net.TCPAddr{IP: net.IPv6loopback, Port: 8761}, false, false)
-	if logs.String() != "" {
-		t.Fatalf("warning on loopback: %s", logs)
-	}
-	s.warnIfExposed(&net.TCPAddr{IP: net.IPv4zero, Port: 8761}, false, false)
-	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "INSECURE: listening on a non-loopback address without authentication") ||
-		!strings.Contains(logs.String(), "--auth-file") {
-		t.Fatalf("no loud warning for 0.0.0.0 without auth: %s", logs)
-	}
-	before := logs.String()
-	s.warnIfExposed(&net.TCPAddr{IP: net.IPv4(10, 0, 0, 1), Port: 8761}, true, false)
-	if after := strings.TrimPrefix(logs.String(), before); !strings.Contains(after, "TLS is off") {
-		t.Fatalf("no warning for auth without TLS: %s", after)
-	}
-	before = logs.String()
-	s.warnIfExposed(&net.TCPAddr{IP: net.IPv4(10, 0, 0, 1), Port: 8761}, true, true)
-	if logs.String() != before {
-		t.Fatalf("warning with auth and TLS on: %s", strings.TrimPrefix(logs.String(), before))
 	}
 }
 
@@ -407,7 +381,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // TestServerTimeoutsSpareStreams: the read timeout cuts a client that
 // sends its body too slowly, but a watch stream lives on past it.
 func TestServerTimeoutsSpareStreams(t *testing.T) {
-	s, _ := openSecureServer(t, func(c *ServerConfig) { c.ReadTimeout = 300 * time.Millisecond })
+	s, _ := openSecureServer(t, func(c *server.Config) { c.ReadTimeout = 300 * time.Millisecond })
 	base := "http://" + s.Addr().String()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"github.com/heureka-project/heureka/server"
 	"io"
 	"log/slog"
 	"net/http"
@@ -23,12 +24,12 @@ const registerBody = `{"instance":{
   "vipAddress":"orders"}}`
 
 // mustOpenServer runs the real wiring on a free loopback port.
-func mustOpenServer(t *testing.T) *Server {
+func mustOpenServer(t *testing.T) *server.Server {
 	t.Helper()
-	cfg := DefaultServerConfig()
+	cfg := server.DefaultConfig()
 	cfg.Listen = "127.0.0.1:0"
 	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	s := NewServer(cfg, logger)
+	s := server.New(cfg, logger)
 	if err := s.Open(); err != nil {
 		t.Fatal(err)
 	}
@@ -106,9 +107,9 @@ func TestServerOpenErrors(t *testing.T) {
 		t.Error("second Open succeeded")
 	}
 
-	cfg := DefaultServerConfig()
+	cfg := server.DefaultConfig()
 	cfg.Listen = s.Addr().String() // taken
-	busy := NewServer(cfg, slog.New(slog.DiscardHandler))
+	busy := server.New(cfg, slog.New(slog.DiscardHandler))
 	if err := busy.Open(); err == nil {
 		t.Error("Open on a busy port succeeded")
 	}
@@ -116,12 +117,12 @@ func TestServerOpenErrors(t *testing.T) {
 		t.Errorf("Close after a failed Open: %v", err)
 	}
 
-	cfg = DefaultServerConfig()
-	cfg.SelfPreservation = "sometimes"
-	if err := NewServer(cfg, nil).Open(); err == nil || !strings.Contains(err.Error(), "self-preservation") {
+	cfg = server.DefaultConfig()
+	cfg.Registry.SelfPreservation = "sometimes"
+	if err := server.New(cfg, nil).Open(); err == nil || !strings.Contains(err.Error(), "self-preservation") {
 		t.Errorf("bad mode: %v", err)
 	}
-	if err := NewServer(cfg, nil).Close(context.Background()); err != nil {
+	if err := server.New(cfg, nil).Close(context.Background()); err != nil {
 		t.Errorf("Close before Open: %v", err)
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -31,8 +30,7 @@ func init() {
 // control=ADDR` and runs until SIGINT/SIGTERM.
 func runSim(ctx context.Context, args []string, _, stderr io.Writer) error {
 	cfg := sim.DefaultConfig()
-	fs := flag.NewFlagSet("heureka sim", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := commandFlags("sim", stderr)
 	listen := fs.String("listen", "127.0.0.1:0", "TCP `address` of the simulated web server (/jmx)")
 	port := fs.String("port", "0", "data-transfer (datanode) or RPC (namenode) `port`, on --listen's host, or HOST:PORT")
 	fs.StringVar(&cfg.ControlAddr, "control", cfg.ControlAddr, "TCP `address` of the control API (/sim/...)")
@@ -77,16 +75,10 @@ func runSim(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if cfg.Role != hdfs.RoleDataNode && cfg.Role != hdfs.RoleNameNode {
 		return &usageError{fmt.Sprintf("sim: %q is not datanode or namenode", args[0])}
 	}
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &usageError{err.Error()}
+	if err := noArgs(fs, args[1:]); err != nil {
+		return err
 	}
 	bad := func(format string, a ...any) error { return &usageError{"sim: " + fmt.Sprintf(format, a...)} }
-	if fs.NArg() > 0 {
-		return bad("unexpected argument %q", fs.Arg(0))
-	}
 	cfg.HTTPAddr = *listen
 	if _, err := strconv.Atoi(*port); err == nil {
 		h, _, err := net.SplitHostPort(*listen)

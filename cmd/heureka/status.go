@@ -31,11 +31,8 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := newFlagSet("status", statusSynopsis, statusHelp, stderr)
 	o.addFlags(fs, false)
 	value := fs.String("value", "", "clear only: the `STATUS` the instance gets when the override is removed (default: UNKNOWN until it registers again)")
-	pos, err := parseArgs(fs, args)
+	pos, err := o.parse(fs, args)
 	if err != nil {
-		return err
-	}
-	if err := o.validate(); err != nil {
 		return err
 	}
 	if len(pos) == 0 {
@@ -67,13 +64,11 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	id := pos[1]
 
-	rc, err := o.connect()
+	rc, ctx, done, err := o.session(ctx)
 	if err != nil {
 		return err
 	}
-	defer rc.close()
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
+	defer done()
 	in, err := rc.instanceByID(ctx, id)
 	if err != nil {
 		return err
@@ -108,23 +103,18 @@ cancel). An instance whose agent still runs registers again at its next
 heartbeat: to take a live node out of traffic, use
 `+"`heureka status set ID OUT_OF_SERVICE`"+` instead.`, stderr)
 	o.addFlags(fs, false)
-	pos, err := parseArgs(fs, args)
+	pos, err := o.parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
 		return &usageError{"deregister: want exactly one instance ID (see `heureka instances APP`)"}
 	}
-	if err := o.validate(); err != nil {
-		return err
-	}
-	rc, err := o.connect()
+	rc, ctx, done, err := o.session(ctx)
 	if err != nil {
 		return err
 	}
-	defer rc.close()
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
+	defer done()
 	in, err := rc.instanceByID(ctx, pos[0])
 	if err != nil {
 		return err

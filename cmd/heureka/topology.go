@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -13,7 +12,7 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka"
-	"github.com/heureka-project/heureka/eureka"
+	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/hdfs"
 )
 
@@ -33,8 +32,7 @@ func init() {
 // what went wrong on stderr. Only a bad flag exits non-zero.
 func runTopology(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var rf hadoopRegistryFlags
-	fset := flag.NewFlagSet("heureka topology", flag.ContinueOnError)
-	fset.SetOutput(stderr)
+	fset := commandFlags("topology", stderr)
 	rf.add(fset, 3*time.Second)
 	cache := fset.String("cache", "", "cache `file`, written after each successful read and used when the registry cannot be read (default: heureka/topology.json under the user cache directory)")
 	logLevel := fset.String("log-level", "warn", "log level on stderr: debug, info, warn or error")
@@ -55,18 +53,15 @@ func runTopology(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		fmt.Fprintf(w, "Flags:\n")
 		fset.PrintDefaults()
 	}
-	if err := fset.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return &usageError{err.Error()}
+	hosts, err := parseArgs(fset, args)
+	if err != nil {
+		return err
 	}
 	logger, err := newLogger(stderr, "text", *logLevel)
 	if err != nil {
 		return &usageError{"topology: " + err.Error()}
 	}
 	logger = logger.With("subsystem", "topology")
-	hosts := fset.Args()
 	if len(hosts) == 0 {
 		return nil
 	}
@@ -148,37 +143,9 @@ func writeTopologyCache(path string, apps *heureka.Applications) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".topology-*.json")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name()) // after a successful rename, there is nothing to remove
-	if _, err := f.Write(eureka.EncodeApplications(eureka.JSON, keep)); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return client.WriteCacheFile(path, keep)
 }
 
 func readTopologyCache(path string) (*heureka.Applications, time.Duration, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, 0, err
-	}
-	apps, err := eureka.DecodeApplications(b, eureka.JSON)
-	if err != nil {
-		return nil, 0, err
-	}
-	var age time.Duration
-	if fi, err := os.Stat(path); err == nil {
-		age = time.Since(fi.ModTime()).Round(time.Second)
-	}
-	return apps, age, nil
+	return client.ReadCacheFile(path)
 }

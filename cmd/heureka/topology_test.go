@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/heureka-project/heureka/server"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +15,7 @@ import (
 
 // topologyCluster registers 40 DataNodes over four racks and two NameNodes,
 // and returns the registry URL.
-func topologyCluster(t *testing.T) (*Server, string) {
+func topologyCluster(t *testing.T) (*server.Server, string) {
 	t.Helper()
 	s, base := hdfsTestServer(t)
 	var nodes []hdfsNode

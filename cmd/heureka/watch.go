@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"github.com/heureka-project/heureka/client"
 	"io"
 	"maps"
 	"os"
@@ -41,21 +43,10 @@ type watchLine struct {
 	Seq      uint64        `json:"seq"`
 	Time     time.Time     `json:"time"`
 	Action   string        `json:"action"` // ADDED, MODIFIED, DELETED
-	Cause    string        `json:"cause"`  // register, status, metadata, cancel, expired, …, or resync
+	Cause    heureka.Cause `json:"cause"`  // register, status, metadata, cancel, expired, …, or resync
 	App      string        `json:"app"`
 	ID       string        `json:"id"`
 	Instance *instanceView `json:"instance,omitempty"`
-}
-
-// watchChange is the data of a /v1/watch change event.
-type watchChange struct {
-	Seq      uint64          `json:"seq"`
-	Action   string          `json:"action"`
-	Cause    string          `json:"cause"`
-	Time     int64           `json:"time"`
-	App      string          `json:"app"`
-	ID       string          `json:"id"`
-	Instance json.RawMessage `json:"instance"`
 }
 
 func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -70,15 +61,12 @@ and when the server cannot resume (resync) the registry is read again and
 the differences are printed with cause "resync". Ctrl-C stops it.`, stderr)
 	o.addFlags(fs, true)
 	fs.Var(&apps, "app", "watch only this `APP` (repeatable, or comma-separated)")
-	pos, err := parseArgs(fs, args)
+	pos, err := o.parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
 		return &usageError{fmt.Sprintf("watch: unexpected argument %q (use --app APP)", pos[0])}
-	}
-	if err := o.validate(); err != nil {
-		return err
 	}
 	rc, err := o.connect()
 	if err != nil {
@@ -88,17 +76,16 @@ the differences are printed with cause "resync". Ctrl-C stops it.`, stderr)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	w := &watcher{out: stdout, json: o.json(), apps: apps, known: map[string]*heureka.Instance{}}
-	f := &streamFollower{
-		rc: rc, path: "/v1/watch", apps: apps,
-		sync: func(ctx context.Context, reason string) (uint64, string, error) {
-			sctx, cancel := context.WithTimeout(ctx, o.timeout)
-			defer cancel()
-			return w.sync(sctx, rc, reason, stderr)
-		},
-		handle: w.handle,
-		note:   func(format string, args ...any) { fmt.Fprintf(stderr, "heureka watch: "+format+"\n", args...) },
+	fc := client.DefaultFollowConfig()
+	fc.Stream, fc.Apps = client.WatchStream, apps
+	fc.Sync = func(ctx context.Context, reason string) (client.Position, error) {
+		sctx, cancel := context.WithTimeout(ctx, o.timeout)
+		defer cancel()
+		return w.sync(sctx, rc, reason, stderr)
 	}
-	return f.run(ctx)
+	fc.Handle = w.handle
+	fc.Note = func(format string, args ...any) { fmt.Fprintf(stderr, "heureka watch: "+format+"\n", args...) }
+	return followError(rc, "watch", rc.client.Follow(ctx, fc))
 }
 
 // watcher prints changes and keeps what it printed, so that a resync can
@@ -114,14 +101,15 @@ func watchKey(app, id string) string { return app + "\x00" + id }
 
 // sync reads the registry; after a resync it prints the differences from
 // what was known.
-func (w *watcher) sync(ctx context.Context, rc *registryConn, reason string, stderr io.Writer) (uint64, string, error) {
-	apps, version, node, err := rc.listing(ctx)
+func (w *watcher) sync(ctx context.Context, rc *registryConn, reason string, stderr io.Writer) (client.Position, error) {
+	apps, pos, err := rc.listing(ctx)
+	if errors.Is(err, client.ErrNotHeureka) {
+		return pos, fmt.Errorf("%w; watch needs a heureka server", err)
+	}
 	if err != nil {
-		return 0, "", err
+		return pos, err
 	}
-	if node == "" && version == 0 {
-		return 0, "", fmt.Errorf("%w: the registry at %s sends no X-Heureka-Version; watch needs a heureka server", errNotHeureka, strings.Join(rc.shown, ", "))
-	}
+	version := pos.Version
 	now := map[string]*heureka.Instance{}
 	for _, a := range apps.Apps {
 		if len(w.apps) > 0 && !slices.Contains(w.apps, a.Name) {
@@ -134,35 +122,35 @@ func (w *watcher) sync(ctx context.Context, rc *registryConn, reason string, std
 	if reason == "" {
 		fmt.Fprintf(stderr, "heureka watch: %d instances at version %d; following changes (Ctrl-C stops)\n", len(now), version)
 		w.known = now
-		return version, node, nil
+		return pos, nil
 	}
 	fmt.Fprintf(stderr, "heureka watch: resync: %s; read the registry again at version %d\n", reason, version)
 	t := time.Now()
 	for _, k := range slices.Sorted(maps.Keys(w.known)) {
 		if _, ok := now[k]; !ok {
 			old := w.known[k]
-			w.print(version, t, string(heureka.ActionDeleted), "resync", old, old)
+			w.print(version, t, string(heureka.ActionDeleted), heureka.CauseResync, old, old)
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(now)) {
 		in, old := now[k], w.known[k]
 		switch {
 		case old == nil:
-			w.print(version, t, string(heureka.ActionAdded), "resync", in, nil)
+			w.print(version, t, string(heureka.ActionAdded), heureka.CauseResync, in, nil)
 		case old.Status != in.Status || !maps.Equal(old.Metadata, in.Metadata) || old.HostName != in.HostName:
-			w.print(version, t, string(heureka.ActionModified), "resync", in, old)
+			w.print(version, t, string(heureka.ActionModified), heureka.CauseResync, in, old)
 		}
 	}
 	w.known = now
-	return version, node, nil
+	return pos, nil
 }
 
-func (w *watcher) handle(ev sseEvent) error {
-	if ev.typ != "change" {
+func (w *watcher) handle(ev client.Event) error {
+	if ev.Type != heureka.StreamChange {
 		return nil
 	}
-	var c watchChange
-	if err := json.Unmarshal(ev.data, &c); err != nil {
+	var c heureka.WatchChange
+	if err := json.Unmarshal(ev.Data, &c); err != nil {
 		return fmt.Errorf("the watch stream sent a change that is not JSON: %w", err)
 	}
 	in, err := eureka.DecodeServerInstance(c.Instance, eureka.JSON)
@@ -171,16 +159,16 @@ func (w *watcher) handle(ev sseEvent) error {
 	}
 	k := watchKey(c.App, c.ID)
 	old := w.known[k]
-	if c.Action == string(heureka.ActionDeleted) {
+	if c.Action == heureka.ActionDeleted {
 		delete(w.known, k)
 	} else {
 		w.known[k] = in
 	}
-	w.print(c.Seq, time.UnixMilli(c.Time), c.Action, c.Cause, in, old)
+	w.print(c.Seq, time.UnixMilli(c.Time), string(c.Action), c.Cause, in, old)
 	return nil
 }
 
-func (w *watcher) print(seq uint64, t time.Time, action, cause string, in, old *heureka.Instance) {
+func (w *watcher) print(seq uint64, t time.Time, action string, cause heureka.Cause, in, old *heureka.Instance) {
 	v := viewOf(in)
 	if w.json {
 		line := watchLine{Seq: seq, Time: t.UTC(), Action: action, Cause: cause, App: in.App, ID: in.ID, Instance: &v}

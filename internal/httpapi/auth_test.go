@@ -84,7 +84,7 @@ func newAuthServer(t *testing.T, reads auth.Reads, mods ...func(*httpapi.Config)
 	for _, m := range mods {
 		m(&cfg)
 	}
-	api := httpapi.New(cfg, reg, logger)
+	api := newAPI(t, cfg, reg, logger)
 	hs := httptest.NewServer(api.Handler())
 	t.Cleanup(func() { api.CloseStreams(); hs.Close() })
 	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
@@ -372,7 +372,7 @@ func TestWriteRateLimitExemptions(t *testing.T) {
 	for range 5 {
 		ts.expect(200, "PUT", "/eureka/apps/ORDERS/o1", nil)
 	}
-	as := newAuthServer(t, auth.ReadsOpen, func(c *httpapi.Config) { c.WriteRate = -1 })
+	as := newAuthServer(t, auth.ReadsOpen, func(c *httpapi.Config) { c.WriteRate = 0 })
 	as.seed()
 	for range 200 {
 		as.expect(200, "PUT", "/eureka/apps/HDFS-DATANODE.PROD/dn1", nil, "Authorization", header(uDN))

@@ -65,7 +65,7 @@ func benchServerClock(b *testing.B, n int) (*httptest.Server, *registry.Registry
 			b.Fatal(err)
 		}
 	}
-	ts := httptest.NewServer(New(DefaultConfig(), reg, nil).Handler())
+	ts := httptest.NewServer(mustNew(b, DefaultConfig(), reg, nil).Handler())
 	b.Cleanup(ts.Close)
 	return ts, reg, func(d time.Duration) { offset.Add(int64(d)) }
 }

@@ -1,7 +1,16 @@
 // Package httpapi is heureka's HTTP surface: the Eureka REST protocol that
 // unchanged Eureka clients speak (register, renew, cancel, full and delta
 // fetches, application, instance and VIP reads, status overrides, metadata),
-// plus heureka's own /healthz, /readyz and /metrics.
+// plus heureka's own /healthz, /readyz, /metrics, /v1/status and the
+// /v1/watch and /v1/events streams, which encode the root package's stream
+// vocabulary (heureka.WatchChange, heureka.Event, heureka.Resync).
+//
+// A file per job: routes.go (the route table and each route's access
+// class), guard.go (authentication, authorisation, the per-client write
+// limit on golang.org/x/time/rate, the audit line), errors.go (the error to
+// status map), handlers.go and cache.go (Eureka REST and its payload cache),
+// watch.go (the streams), streamformat.go (their frames), metrics.go,
+// peers.go (replication's receiving side and /v1/status).
 //
 // # Routing
 //
@@ -35,7 +44,7 @@
 // query, status, remote address) once its answer is known.
 //
 // Writes are rate-limited per client (user@address, or address) by a token
-// bucket, 429 with Retry-After past it; watch and event streams are capped
+// bucket (Config.WriteRate; 0 turns it off), 429 with Retry-After past it; watch and event streams are capped
 // per client (429) as well as in total (503). Peers, and anonymous clients
 // on loopback (every local process shares 127.0.0.1), are exempt.
 //
@@ -55,8 +64,8 @@
 //
 // # What it does not do
 //
-// It does not listen, own the registry or run its eviction loop: cmd/heureka
-// wires those and owns the http.Server, its TLS and its timeouts. It does
+// It does not listen, own the registry or run its eviction loop: package
+// server wires those and owns the http.Server, its TLS and its timeouts. It does
 // not send to peers (it serves their /peerreplication/batch), gate reads
 // during a startup window (Eureka's 403), trust X-Forwarded-For, or serve
 // the compact format. It holds no state besides the payload cache, the

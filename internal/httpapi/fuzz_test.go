@@ -20,8 +20,8 @@ func FuzzRequest(f *testing.F) {
 		f.Fatal(err)
 	}
 	cfg := httpapi.DefaultConfig()
-	cfg.WriteRate = -1
-	api := httpapi.New(cfg, reg, slog.New(slog.DiscardHandler))
+	cfg.WriteRate = 0
+	api := newAPI(f, cfg, reg, slog.New(slog.DiscardHandler))
 	api.CloseStreams() // watch requests answer and end at once
 
 	good := newInst("ORDERS", "o1")

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka/internal/auth"
+	"golang.org/x/time/rate"
 )
 
 // caller is who sent a request, as far as authorisation, limits and audit
@@ -137,46 +138,39 @@ func (e *limitError) retryAfterSeconds() string {
 	return strconv.Itoa(max(1, int(math.Ceil(e.retryAfter.Seconds()))))
 }
 
-// rateLimiter is a token bucket per client: rate tokens a second, at most
-// burst saved up, one per write.
+// rateLimiter keeps a token bucket per client (golang.org/x/time/rate):
+// rate tokens a second, at most burst saved up, one per write. It is safe
+// for concurrent use.
 type rateLimiter struct {
-	rate  float64
-	burst float64
+	rate  rate.Limit
+	burst int
 
 	mu        sync.Mutex
-	buckets   map[string]*bucket
+	buckets   map[string]*rate.Limiter
 	lastSweep time.Time
 }
 
-type bucket struct {
-	tokens float64
-	last   time.Time
-}
-
-func newRateLimiter(rate float64, burst int) *rateLimiter {
-	return &rateLimiter{rate: rate, burst: float64(burst), buckets: map[string]*bucket{}}
+func newRateLimiter(r float64, burst int) *rateLimiter {
+	return &rateLimiter{rate: rate.Limit(r), burst: burst, buckets: map[string]*rate.Limiter{}}
 }
 
 // allow takes a token from key's bucket, or says how long until one is
-// there.
+// there. A refused write takes nothing.
 func (l *rateLimiter) allow(key string, now time.Time) (bool, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.sweep(now)
 	b := l.buckets[key]
 	if b == nil {
-		b = &bucket{tokens: l.burst, last: now}
+		b = rate.NewLimiter(l.rate, l.burst)
 		l.buckets[key] = b
 	}
-	if d := now.Sub(b.last); d > 0 {
-		b.tokens = min(l.burst, b.tokens+d.Seconds()*l.rate)
-		b.last = now
+	res := b.ReserveN(now, 1)
+	if d := res.DelayFrom(now); d > 0 {
+		res.CancelAt(now)
+		return false, d
 	}
-	if b.tokens >= 1 {
-		b.tokens--
-		return true, 0
-	}
-	return false, time.Duration((1 - b.tokens) / l.rate * float64(time.Second))
+	return true, 0
 }
 
 // sweep forgets buckets that have filled up again, so that the map holds
@@ -187,9 +181,8 @@ func (l *rateLimiter) sweep(now time.Time) {
 		return
 	}
 	l.lastSweep = now
-	full := time.Duration(l.burst / l.rate * float64(time.Second))
 	for k, b := range l.buckets {
-		if now.Sub(b.last) >= full {
+		if b.TokensAt(now) >= float64(l.burst) {
 			delete(l.buckets, k)
 		}
 	}

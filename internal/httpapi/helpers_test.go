@@ -48,7 +48,7 @@ func newTestServer(t *testing.T, mods ...func(*httpapi.Config)) *testServer {
 	for _, m := range mods {
 		m(&cfg)
 	}
-	hs := httptest.NewServer(httpapi.New(cfg, reg, logger).Handler())
+	hs := httptest.NewServer(newAPI(t, cfg, reg, logger).Handler())
 	t.Cleanup(hs.Close)
 	// DisableCompression: the tests ask for gzip themselves and look at the
 	// raw answer.
@@ -318,4 +318,14 @@ func gunzipBytes(t *testing.T, b []byte) []byte {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// newAPI is httpapi.New for tests: an invalid config fails the test.
+func newAPI(tb testing.TB, cfg httpapi.Config, reg *registry.Registry, logger *slog.Logger) *httpapi.Server {
+	tb.Helper()
+	api, err := httpapi.New(cfg, reg, logger)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return api
 }

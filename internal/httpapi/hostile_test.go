@@ -47,7 +47,7 @@ func hostileServer(t *testing.T, authOn bool) (ts *testServer, opsAuthz string) 
 		t.Fatal(err)
 	}
 	cfg := httpapi.DefaultConfig()
-	cfg.WriteRate = -1 // the battery is not about the rate limit
+	cfg.WriteRate = 0 // the battery is not about the rate limit
 	authz := ""
 	if authOn {
 		path := filepath.Join(t.TempDir(), "credentials.json")
@@ -59,7 +59,7 @@ func hostileServer(t *testing.T, authOn bool) (ts *testServer, opsAuthz string) 
 		cfg.Auth = store
 		authz = header(uOps)
 	}
-	api := httpapi.New(cfg, reg, logger)
+	api := newAPI(t, cfg, reg, logger)
 	hs := httptest.NewUnstartedServer(api.Handler())
 	hs.Config.MaxHeaderBytes = 64 << 10
 	hs.Config.ReadHeaderTimeout = 10 * time.Second

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"errors"
 	"fmt"
+	"github.com/heureka-project/heureka/registry"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -68,7 +69,7 @@ func TestPathSegmentsAndPrefix(t *testing.T) {
 }
 
 func TestRouteTable(t *testing.T) {
-	s := New(Config{}, nil, nil)
+	s := mustNew(t, DefaultConfig(), nil, nil)
 	for _, c := range []struct {
 		method, path, pattern string
 		p                     params
@@ -176,7 +177,7 @@ func TestPayloadCacheBuildsOnceConcurrently(t *testing.T) {
 
 func TestWriteErrorHidesInternalErrors(t *testing.T) {
 	var logs strings.Builder
-	s := New(Config{}, nil, slog.New(slog.NewTextHandler(&logs, nil)))
+	s := mustNew(t, DefaultConfig(), nil, slog.New(slog.NewTextHandler(&logs, nil)))
 	for _, accept := range []string{"application/json", ""} {
 		logs.Reset()
 		rec := httptest.NewRecorder()
@@ -197,4 +198,14 @@ func TestWriteErrorHidesInternalErrors(t *testing.T) {
 			t.Errorf("Accept %q: %d %q, logs %q", accept, rec.Code, rec.Body.String(), logs.String())
 		}
 	}
+}
+
+// mustNew is New for tests: an invalid config fails the test.
+func mustNew(tb testing.TB, cfg Config, reg *registry.Registry, logger *slog.Logger) *Server {
+	tb.Helper()
+	s, err := New(cfg, reg, logger)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"fmt"
 	"log/slog"
 	"math"
 	"net/http"
@@ -12,8 +13,9 @@ import (
 	"github.com/heureka-project/heureka/registry"
 )
 
-// Config holds the HTTP layer's settings. The zero value of any field means
-// its default from DefaultConfig.
+// Config holds the HTTP layer's settings. Start from DefaultConfig; every
+// field means what it says, zero included (Validate says which zeros cannot
+// work).
 type Config struct {
 	// MaxBodyBytes bounds a request body, both as sent and after gzip
 	// inflation. Larger bodies get 413.
@@ -56,13 +58,13 @@ type Config struct {
 	// (register, renew, cancel, status, metadata): WriteRate a second,
 	// bursts of WriteBurst. A client is its user and address when
 	// authenticated, else its address; peers and anonymous loopback clients
-	// are exempt. A negative WriteRate turns the limit off. Over it: 429
+	// are exempt. A WriteRate of 0 turns the limit off. Over it: 429
 	// with Retry-After.
 	WriteRate  float64
 	WriteBurst int
 	// MaxWatchersPerClient bounds one client's open watch and event
-	// streams (clients as for WriteRate); more get 429. Negative: no bound
-	// but MaxWatchers.
+	// streams (clients as for WriteRate); more get 429. 0: no bound but
+	// MaxWatchers.
 	MaxWatchersPerClient int
 }
 
@@ -121,42 +123,42 @@ type Server struct {
 	closeOnce  sync.Once
 }
 
-// New returns a Server that serves reg. It has no side effects: nothing
-// listens until the caller mounts Handler on an http.Server.
-func New(cfg Config, reg *registry.Registry, logger *slog.Logger) *Server {
-	def := DefaultConfig()
-	if cfg.MaxBodyBytes <= 0 {
-		cfg.MaxBodyBytes = def.MaxBodyBytes
+// Validate reports the first setting that cannot work, by name.
+func (c Config) Validate() error {
+	switch {
+	case c.MaxBodyBytes <= 0:
+		return fmt.Errorf("httpapi: MaxBodyBytes %d: want a positive size", c.MaxBodyBytes)
+	case c.CacheEntries <= 0:
+		return fmt.Errorf("httpapi: CacheEntries %d: want at least 1", c.CacheEntries)
+	case c.MaxWatchers < 0:
+		return fmt.Errorf("httpapi: MaxWatchers %d: want 0 (no streams) or more", c.MaxWatchers)
+	case c.MaxWatchLag <= 0:
+		return fmt.Errorf("httpapi: MaxWatchLag %d: want at least 1", c.MaxWatchLag)
+	case c.KeepAlive <= 0:
+		return fmt.Errorf("httpapi: KeepAlive %v: want a positive interval", c.KeepAlive)
+	case c.WriteTimeout <= 0:
+		return fmt.Errorf("httpapi: WriteTimeout %v: want a positive duration", c.WriteTimeout)
+	case c.ResponseTimeout <= 0:
+		return fmt.Errorf("httpapi: ResponseTimeout %v: want a positive duration", c.ResponseTimeout)
+	case c.WriteRate < 0 || math.IsNaN(c.WriteRate) || math.IsInf(c.WriteRate, 0):
+		return fmt.Errorf("write-rate: %v must be a finite number, 0 or more (0 turns the limit off)", c.WriteRate)
+	case c.WriteRate > 0 && c.WriteBurst < 1:
+		return fmt.Errorf("write-burst: %d must be at least 1", c.WriteBurst)
+	case c.MaxWatchersPerClient < 0:
+		return fmt.Errorf("max-watchers-per-client: %d must not be negative (0: no per-client bound)", c.MaxWatchersPerClient)
 	}
-	if cfg.Limits == (heureka.Limits{}) {
-		cfg.Limits = def.Limits
+	if l := c.Limits; l.MaxIDLength <= 0 || l.MaxFieldLength <= 0 || l.MaxMetadata < 0 || l.MaxMetadataBytes < 0 || l.MaxMetadataKeyLen <= 0 {
+		return fmt.Errorf("httpapi: Limits %+v: lengths must be positive (start from heureka.DefaultLimits)", l)
 	}
-	if cfg.CacheEntries <= 0 {
-		cfg.CacheEntries = def.CacheEntries
-	}
-	if cfg.MaxWatchers <= 0 {
-		cfg.MaxWatchers = def.MaxWatchers
-	}
-	if cfg.MaxWatchLag <= 0 {
-		cfg.MaxWatchLag = def.MaxWatchLag
-	}
-	if cfg.KeepAlive <= 0 {
-		cfg.KeepAlive = def.KeepAlive
-	}
-	if cfg.WriteTimeout <= 0 {
-		cfg.WriteTimeout = def.WriteTimeout
-	}
-	if cfg.ResponseTimeout <= 0 {
-		cfg.ResponseTimeout = def.ResponseTimeout
-	}
-	if cfg.WriteRate == 0 {
-		cfg.WriteRate = def.WriteRate
-	}
-	if cfg.WriteBurst <= 0 {
-		cfg.WriteBurst = max(def.WriteBurst, int(math.Ceil(cfg.WriteRate)))
-	}
-	if cfg.MaxWatchersPerClient == 0 {
-		cfg.MaxWatchersPerClient = def.MaxWatchersPerClient
+	return nil
+}
+
+// New returns a Server that serves reg, or the error of cfg.Validate. It has
+// no side effects: nothing listens until the caller mounts Handler on an
+// http.Server.
+func New(cfg Config, reg *registry.Registry, logger *slog.Logger) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	if cfg.Ready == nil {
 		cfg.Ready = func() bool { return true }
@@ -180,7 +182,7 @@ func New(cfg Config, reg *registry.Registry, logger *slog.Logger) *Server {
 	s.metrics = newMetrics(reg)
 	s.routes, s.own = s.routeTable()
 	classify(s.routes, s.own)
-	return s
+	return s, nil
 }
 
 // Handler returns the handler to mount at the root of an http.Server.

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka"
-	"github.com/heureka-project/heureka/eureka"
 	"github.com/heureka-project/heureka/registry"
 )
 
@@ -187,16 +186,6 @@ func carries(kind streamKind, c registry.Change, apps []string) bool {
 	return apps == nil || slices.Contains(apps, c.Instance.App)
 }
 
-// appendProgress tells a watcher that nothing up to seq concerns it, so
-// that the ids it sees stay contiguous and a real gap stays detectable.
-func appendProgress(buf []byte, seq uint64) []byte {
-	buf = append(buf, "id: "...)
-	buf = strconv.AppendUint(buf, seq, 10)
-	buf = append(buf, "\nevent: progress\ndata: {\"seq\":"...)
-	buf = strconv.AppendUint(buf, seq, 10)
-	return append(buf, "}\n\n"...)
-}
-
 // flush writes buf and pushes it to the client within WriteTimeout.
 func (s *Server) flush(w http.ResponseWriter, rc *http.ResponseController, buf []byte) error {
 	_ = rc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
@@ -207,10 +196,7 @@ func (s *Server) flush(w http.ResponseWriter, rc *http.ResponseController, buf [
 }
 
 func (s *Server) resync(w http.ResponseWriter, rc *http.ResponseController, latest uint64, reason string) {
-	data, _ := json.Marshal(struct {
-		Reason  string `json:"reason"`
-		Version uint64 `json:"version"`
-	}{reason, latest})
+	data, _ := json.Marshal(heureka.Resync{Reason: reason, Version: latest})
 	_ = s.flush(w, rc, fmt.Appendf(nil, "event: resync\ndata: %s\n\n", data))
 }
 
@@ -224,122 +210,6 @@ func (s *Server) appendEvent(buf []byte, c registry.Change, kind streamKind) []b
 	// registration can change status and metadata at once); all carry the
 	// change's id.
 	return append(buf, s.watchState.events.get(c.Seq, func() []byte { return encodeEvents(c) })...)
-}
-
-// changeFrame is the SSE frame of one change on the watch stream.
-func changeFrame(c registry.Change) []byte {
-	b := append([]byte("id: "), strconv.FormatUint(c.Seq, 10)...)
-	b = append(b, "\nevent: change\ndata: "...)
-	b = append(b, encodeChange(c)...)
-	return append(b, '\n', '\n')
-}
-
-// encodeChange renders a change as the watch stream's data line: the
-// instance is Eureka's JSON, as in /eureka/apps.
-func encodeChange(c registry.Change) []byte {
-	in := c.Instance
-	b := fmt.Appendf(nil, `{"seq":%d,"action":%q,"cause":%q,"time":%d,"app":`, c.Seq, in.ActionType, c.Cause, c.Time.UnixMilli())
-	b = appendJSONString(b, in.App)
-	b = append(b, `,"id":`...)
-	b = appendJSONString(b, in.ID)
-	b = append(b, `,"instance":`...)
-	b = eureka.AppendInstance(b, eureka.JSON, in)
-	return append(b, '}')
-}
-
-func appendJSONString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s)
-	return append(b, q...)
-}
-
-// Event is one typed event of GET /v1/events, for monitors and alerting.
-type Event struct {
-	Seq      uint64            `json:"seq"`
-	Type     string            `json:"type"` // registered, status_changed, metadata_changed, cancelled, expired, self_preservation_entered, self_preservation_left, peer_lost, peer_found
-	Time     int64             `json:"time"` // ms since the epoch
-	App      string            `json:"app,omitempty"`
-	ID       string            `json:"id,omitempty"`
-	Peer     string            `json:"peer,omitempty"` // peer_lost, peer_found
-	HostName string            `json:"hostName,omitempty"`
-	Status   heureka.Status    `json:"status,omitempty"`
-	Old      heureka.Status    `json:"oldStatus,omitempty"`
-	By       string            `json:"by,omitempty"`    // who caused it: instance, operator, registry
-	Keys     []string          `json:"keys,omitempty"`  // metadata keys added, changed or removed
-	Cause    string            `json:"cause,omitempty"` // why: expiry, self-preservation, a lost peer
-	Metadata map[string]string `json:"metadata,omitempty"`
-}
-
-// eventsOf turns one change into the typed events a monitor cares about.
-func eventsOf(c registry.Change) []Event {
-	if n := c.Notice; n != nil {
-		e := Event{Seq: c.Seq, Type: n.Kind, Time: c.Time.UnixMilli(), By: "registry", Cause: n.Detail}
-		if strings.HasPrefix(n.Kind, "peer_") {
-			e.Peer, e.Cause = n.Detail, ""
-			if url, why, ok := strings.Cut(n.Detail, " "); ok {
-				e.Peer, e.Cause = url, why
-			}
-		}
-		return []Event{e}
-	}
-	in, prev := c.Instance, c.Prev
-	base := Event{Seq: c.Seq, Time: c.Time.UnixMilli(), App: in.App, ID: in.ID, HostName: in.HostName, Status: in.Status}
-	by := map[string]string{"register": "instance", "status": "operator", "override-deleted": "operator",
-		"metadata": "operator", "renew-status": "registry"}[c.Cause]
-	switch c.Cause {
-	case "cancel":
-		e := base
-		e.Type, e.By = "cancelled", "instance"
-		return []Event{e}
-	case "expired":
-		e := base
-		e.Type, e.By = "expired", "registry"
-		e.Cause = fmt.Sprintf("no renewal for %d s (lease %d s, last renewal at %s)",
-			(in.Lease.EvictionTimestamp-in.Lease.LastRenewalTimestamp)/1000, in.Lease.DurationSecs,
-			time.UnixMilli(in.Lease.LastRenewalTimestamp).UTC().Format(time.RFC3339))
-		return []Event{e}
-	}
-	if prev == nil {
-		e := base
-		e.Type, e.By, e.Metadata = "registered", by, in.Metadata
-		return []Event{e}
-	}
-	var out []Event
-	if prev.Status != in.Status {
-		e := base
-		e.Type, e.Old, e.By = "status_changed", prev.Status, by
-		out = append(out, e)
-	}
-	if keys := changedKeys(prev.Metadata, in.Metadata); len(keys) > 0 {
-		e := base
-		e.Type, e.By, e.Keys, e.Metadata = "metadata_changed", by, keys, in.Metadata
-		out = append(out, e)
-	}
-	return out
-}
-
-func changedKeys(old, new map[string]string) []string {
-	var keys []string
-	for k, v := range new {
-		if ov, ok := old[k]; !ok || ov != v {
-			keys = append(keys, k)
-		}
-	}
-	for k := range old {
-		if _, ok := new[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-func encodeEvents(c registry.Change) []byte {
-	var b []byte
-	for _, e := range eventsOf(c) {
-		data, _ := json.Marshal(e)
-		b = fmt.Appendf(b, "id: %d\nevent: %s\ndata: %s\n\n", c.Seq, e.Type, data)
-	}
-	return b
 }
 
 // appFilter reads ?app=A&app=B (upper-cased, as Eureka names apps); nil

@@ -38,7 +38,7 @@ func benchFanout(b *testing.B, watchers int) {
 			b.Fatal(err)
 		}
 	}
-	api := New(DefaultConfig(), reg, nil)
+	api := mustNew(b, DefaultConfig(), reg, nil)
 	ts := httptest.NewServer(api.Handler())
 	defer func() { api.CloseStreams(); ts.Close() }()
 

@@ -129,7 +129,7 @@ func newWatchServer(t *testing.T, rmod func(*registry.Config), hmod func(*httpap
 	if hmod != nil {
 		hmod(&cfg)
 	}
-	api := httpapi.New(cfg, reg, nil)
+	api := newAPI(t, cfg, reg, nil)
 	hs := httptest.NewServer(api.Handler())
 	t.Cleanup(func() { api.CloseStreams(); hs.Close() })
 	return &watchServer{url: hs.URL, reg: reg, api: api}
@@ -254,7 +254,7 @@ func TestNoticesReachTheEventStreamAndKeepWatchIdsContiguous(t *testing.T) {
 	e := openStream(t, ws.url+"/v1/events")
 	w.next()
 	e.next()
-	ws.reg.Note("peer_lost", "http://127.0.0.9:8761/eureka connection refused")
+	ws.reg.NotePeer(heureka.EventPeerLost, "http://127.0.0.9:8761/eureka", "connection refused")
 	ws.register(t, "DN", "a")
 	if ev := w.next(); ev.event != "progress" || ev.id != "1" {
 		t.Fatalf("watch: %+v, want progress 1 for the notice", ev)

@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -25,16 +24,15 @@ import (
 	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/hdfs"
 	"github.com/heureka-project/heureka/internal/httpapi"
-	"github.com/heureka-project/heureka/registry"
-	"github.com/heureka-project/heureka/replication"
+	"github.com/heureka-project/heureka/server"
 )
 
 var heurekaBin string // built once by TestMain
 
 func TestMain(m *testing.M) { testbin.Main(m, &heurekaBin) }
 
-// testServer is the real server wiring (registry, replication, HTTP API),
-// as cmd/heureka's Server builds it, on a free loopback port.
+// testServer is the real server wiring (package server) on a free
+// loopback port.
 type testServer struct {
 	Addr string // 127.0.0.1:PORT
 	API  *httpapi.Server
@@ -44,58 +42,28 @@ type testServer struct {
 func startServer(t *testing.T) *testServer {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	rcfg := registry.DefaultConfig()
-	rcfg.Logger = logger
-	reg, err := registry.New(rcfg)
-	if err != nil {
+	cfg := server.DefaultConfig()
+	cfg.Listen = "127.0.0.1:0"
+	srv := server.New(cfg, logger)
+	if err := srv.Open(); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pcfg := replication.DefaultConfig()
-	pcfg.NodeID = "alert-test"
-	pcfg.SelfURL = "http://" + ln.Addr().String() + "/eureka"
-	pcfg.Logger = logger
-	rep, err := replication.New(pcfg, reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg.SetForwarder(rep.Forward)
-	hcfg := httpapi.DefaultConfig()
-	hcfg.NodeID = pcfg.NodeID
-	hcfg.Ready = rep.Ready
-	hcfg.Status = func() map[string]any {
-		return map[string]any{"peers": rep.Status(), "startupSync": rep.SyncResult()}
-	}
-	api := httpapi.New(hcfg, reg, logger)
-	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = reg.Run(ctx) })
-	wg.Go(func() { _ = rep.Run(ctx) })
-	wg.Go(func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	c, err := client.New(client.Config{URLs: []string{pcfg.SelfURL}, Rounds: 1, Logger: slog.New(slog.DiscardHandler)})
+	addr := srv.Addr().String()
+	ccfg := client.DefaultConfig()
+	ccfg.URLs, ccfg.Rounds, ccfg.Logger = []string{"http://" + addr + "/eureka"}, 1, slog.New(slog.DiscardHandler)
+	c, err := client.New(ccfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		_ = c.Close()
-		api.CloseStreams()
-		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer scancel()
-		if err := srv.Shutdown(sctx); err != nil {
-			_ = srv.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Close(ctx); err != nil {
+			t.Errorf("closing the server: %v", err)
 		}
-		cancel()
-		wg.Wait()
 	})
-	return &testServer{Addr: ln.Addr().String(), API: api, c: c}
+	return &testServer{Addr: addr, API: srv.API, c: c}
 }
 
 func (ts *testServer) register(t *testing.T, in *heureka.Instance) {

@@ -18,12 +18,14 @@ func TestClientReadsALargeRegistry(t *testing.T) {
 	p := startProc(t, "large", freeAddr(t, "127.0.0.2"), "--log-level", "info")
 	const n = 100_000
 	registerMany(t, p, n)
-	c, err := hclient.New(hclient.Config{URLs: []string{p.url()}})
+	cfg := hclient.DefaultConfig()
+	cfg.URLs = []string{p.url()}
+	c, err := hclient.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	cache, err := hclient.NewCache(c, hclient.CacheConfig{})
+	cache, err := hclient.NewCache(c, hclient.DefaultCacheConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

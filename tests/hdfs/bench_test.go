@@ -34,11 +34,15 @@ type watcher struct {
 
 func newWatcher(t *testing.T, reg *server) *watcher {
 	t.Helper()
-	c, err := client.New(client.Config{URLs: []string{reg.URL()}, Logger: slog.New(slog.DiscardHandler)})
+	cfg := client.DefaultConfig()
+	cfg.URLs, cfg.Logger = []string{reg.URL()}, slog.New(slog.DiscardHandler)
+	c, err := client.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache, err := client.NewCache(c, client.CacheConfig{Apps: []string{dnApp, nnApp}})
+	ccfg := client.DefaultCacheConfig()
+	ccfg.Apps = []string{dnApp, nnApp}
+	cache, err := client.NewCache(c, ccfg)
 	if err != nil {
 		t.Fatal(err)
 	}

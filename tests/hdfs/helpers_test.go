@@ -195,8 +195,10 @@ func newClient(t *testing.T, reg *server) *client.Client {
 	t.Helper()
 	// Generous timeouts: the machine may be busy, and a slow answer is
 	// not what these tests are about.
-	c, err := client.New(client.Config{URLs: []string{reg.URL()}, ConnectTimeout: 5 * time.Second,
-		ReadTimeout: 10 * time.Second, Rounds: 2, Logger: slog.New(slog.DiscardHandler)})
+	cfg := client.DefaultConfig()
+	cfg.URLs, cfg.Logger = []string{reg.URL()}, slog.New(slog.DiscardHandler)
+	cfg.ConnectTimeout, cfg.ReadTimeout, cfg.Rounds = 5*time.Second, 10*time.Second, 2
+	c, err := client.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -166,9 +166,12 @@ func instance(app, id string) *heureka.Instance {
 	return in
 }
 
-func newClient(t *testing.T, cfg client.Config) *client.Client {
+// newClient builds a client from the defaults, quick retries and edit.
+func newClient(t *testing.T, edit func(*client.Config)) *client.Client {
 	t.Helper()
+	cfg := client.DefaultConfig()
 	cfg.Rounds, cfg.Backoff, cfg.MaxBackoff = 1, 10*time.Millisecond, 20*time.Millisecond
+	edit(&cfg)
 	c, err := client.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -195,8 +198,11 @@ func TestGoClientOverTLSWithScopedAgents(t *testing.T) {
 	base := "https://" + s.addr + "/eureka"
 	ctx := context.Background()
 
-	dn := newClient(t, client.Config{URLs: []string{withUser(base, "dn-agent", "dn-pass")}, CAFile: ca.CertFile})
-	nn := newClient(t, client.Config{URLs: []string{base}, CAFile: ca.CertFile, BearerToken: "hk_nn_token"})
+	dn := newClient(t, func(c *client.Config) {
+		c.URLs = []string{withUser(base, "dn-agent", "dn-pass")}
+		c.CAFile = ca.CertFile
+	})
+	nn := newClient(t, func(c *client.Config) { c.URLs = []string{base}; c.CAFile = ca.CertFile; c.BearerToken = "hk_nn_token" })
 	if err := dn.Register(ctx, instance("HDFS-DATANODE.PROD", "dn1")); err != nil {
 		t.Fatalf("DataNode agent registers its own: %v", err)
 	}
@@ -222,7 +228,7 @@ func TestGoClientOverTLSWithScopedAgents(t *testing.T) {
 		t.Fatalf("%s applications after the refused calls, want 2: %+v", got, apps)
 	}
 
-	opsClient := newClient(t, client.Config{URLs: []string{withUser(base, "ops", "ops-pass")}, CAFile: ca.CertFile})
+	opsClient := newClient(t, func(c *client.Config) { c.URLs = []string{withUser(base, "ops", "ops-pass")}; c.CAFile = ca.CertFile })
 	if err := opsClient.SetStatus(ctx, "HDFS-NAMENODE.PROD", "nn1", heureka.StatusOutOfService); err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +239,7 @@ func TestGoClientOverTLSWithScopedAgents(t *testing.T) {
 		t.Fatalf("a secret reached the log:\n%s", s.logs())
 	}
 
-	anonymous := newClient(t, client.Config{URLs: []string{base}, CAFile: ca.CertFile})
+	anonymous := newClient(t, func(c *client.Config) { c.URLs = []string{base}; c.CAFile = ca.CertFile })
 	if _, err := anonymous.Apps(ctx); !errors.As(err, &ce) || ce.Status != http.StatusUnauthorized {
 		t.Fatalf("anonymous read with reads authenticated: %v", err)
 	}
@@ -311,11 +317,14 @@ func TestPeerCredentialsFromEnvironment(t *testing.T) {
 	env := []string{"HEUREKA_PEER_AUTH=hk_peer_secret"}
 	a := startServer(t, env, "--listen", addrA, "--auth-file", creds, "--peers", peers, "--sync-timeout", "2s")
 	b := startServer(t, env, "--listen", addrB, "--auth-file", creds, "--peers", peers, "--sync-timeout", "2s")
-	dn := newClient(t, client.Config{URLs: []string{withUser("http://"+a.addr+"/eureka", "dn-agent", "dn-pass")}})
+	dn := newClient(t, func(c *client.Config) { c.URLs = []string{withUser("http://"+a.addr+"/eureka", "dn-agent", "dn-pass")} })
 	if err := dn.Register(context.Background(), instance("HDFS-DATANODE.PROD", "dn1")); err != nil {
 		t.Fatal(err)
 	}
-	onB := newClient(t, client.Config{URLs: []string{"http://" + b.addr + "/eureka"}, BearerToken: "hk_peer_secret"})
+	onB := newClient(t, func(c *client.Config) {
+		c.URLs = []string{"http://" + b.addr + "/eureka"}
+		c.BearerToken = "hk_peer_secret"
+	})
 	eventually(t, "the registration on B", func() bool {
 		_, err := onB.Instance(context.Background(), "HDFS-DATANODE.PROD", "dn1")
 		return err == nil

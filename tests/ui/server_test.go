@@ -53,7 +53,10 @@ func startServer(t *testing.T) *testServer {
 	hcfg.Status = func() map[string]any {
 		return map[string]any{"peers": rep.Status(), "startupSync": rep.SyncResult()}
 	}
-	api := httpapi.New(hcfg, reg, logger)
+	api, err := httpapi.New(hcfg, reg, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -84,8 +87,9 @@ func startServer(t *testing.T) *testServer {
 // newClient returns a Eureka client for ts.
 func (ts *testServer) newClient(t *testing.T) *client.Client {
 	t.Helper()
-	c, err := client.New(client.Config{URLs: []string{ts.URL + "/eureka"}, Rounds: 1,
-		Logger: slog.New(slog.DiscardHandler)})
+	cfg := client.DefaultConfig()
+	cfg.URLs, cfg.Rounds, cfg.Logger = []string{ts.URL + "/eureka"}, 1, slog.New(slog.DiscardHandler)
+	c, err := client.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,131 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/heureka-project/heureka/internal/auth"
+	"github.com/heureka-project/heureka/internal/httpapi"
+	"github.com/heureka-project/heureka/internal/urlcheck"
+	"github.com/heureka-project/heureka/registry"
+	"github.com/heureka-project/heureka/replication"
+)
+
+// Config is everything a heureka server is told: the settings of the
+// registry, of replication and of the HTTP layer, each in its own package's
+// Config, and the process's own (where to listen, TLS, credentials).
+//
+// Start from DefaultConfig. Zero is a value, as in each part's Config. The
+// fields the wiring owns are overwritten by Open and need not be set:
+// Registry.Logger; Replication.NodeID, TLS, Authorization and Logger (and
+// SelfURL when empty); HTTP.NodeID, Limits, Ready, Status and Auth.
+type Config struct {
+	// Listen is the TCP address to serve on; port 0 picks a free port.
+	Listen string
+	// ShutdownTimeout bounds the graceful part of a stop: in-flight requests
+	// get this long to finish before connections are closed.
+	ShutdownTimeout time.Duration
+	// ReadTimeout bounds reading a whole request, body included, against
+	// slow senders; watch streams lift it once their request is read.
+	ReadTimeout time.Duration
+
+	// Registry is the engine's configuration (self-preservation, delta
+	// retention, limits, clock).
+	Registry registry.Config
+	// Replication is the peers' configuration: Peers are the other
+	// registry servers' Eureka base URLs (this server's own URL may be
+	// among them); SelfURL is this server's base URL as its peers know it,
+	// by default http://LISTEN/eureka.
+	Replication replication.Config
+	// HTTP is the HTTP layer's configuration (per-client limits, stream
+	// bounds and deadlines).
+	HTTP httpapi.Config
+
+	// AuthFile is the credentials file (JSON, see internal/auth); empty
+	// turns authentication off. AuthPoll is how often it is checked for
+	// changes; it is also read again on Reload.
+	AuthFile string
+	AuthPoll time.Duration
+	// TLSCert and TLSKey are PEM files to serve HTTPS with, read again on
+	// Reload. TLSClientCA, when set, verifies the client certificates that
+	// clients offer (mutual TLS); a verified certificate authenticates as
+	// the user named by its subject CN if that user has "certificate": true.
+	TLSCert, TLSKey, TLSClientCA string
+	// PeerCA verifies https peers (default: the system's roots); PeerCert
+	// and PeerKey are the client certificate shown to peers, read again on
+	// Reload.
+	PeerCA, PeerCert, PeerKey string
+	// PeerAuthFile holds the credentials sent to peers, one line:
+	// user:password or a token; read again on Reload. PeerAuth is the same
+	// given directly (the command takes it from $HEUREKA_PEER_AUTH, never
+	// from a flag, to keep it out of process listings).
+	PeerAuthFile, PeerAuth string
+}
+
+// DefaultConfig returns the defaults, each with its reason.
+func DefaultConfig() Config {
+	return Config{
+		// Eureka's customary port; loopback so that a bare `heureka server`
+		// exposes nothing by accident.
+		Listen: "127.0.0.1:8761",
+		// Requests are short; a stop should not hang a deploy.
+		ShutdownTimeout: 10 * time.Second,
+		// Bodies are at most 1 MiB: 30 s is 35 KB/s, slower than any
+		// honest client on a data-centre network.
+		ReadTimeout: 30 * time.Second,
+		Registry:    registry.DefaultConfig(),
+		Replication: replication.DefaultConfig(),
+		HTTP:        httpapi.DefaultConfig(),
+		// An edited credentials file is in force within seconds, without
+		// a signal; a stat every 5 s costs nothing.
+		AuthPoll: 5 * time.Second,
+	}
+}
+
+// Validate checks c, naming the setting at fault by its flag name.
+func (c Config) Validate() error {
+	switch {
+	case c.Listen == "":
+		return errors.New("listen: address is empty")
+	case c.Registry.SelfPreservation != registry.ModeOff && c.Registry.SelfPreservation != registry.ModeEureka &&
+		c.Registry.SelfPreservation != registry.ModeSmart:
+		return fmt.Errorf("self-preservation: %q is not one of off, eureka, smart", c.Registry.SelfPreservation)
+	case c.Registry.DeltaRetention <= 0:
+		return fmt.Errorf("delta-retention: %v must be positive", c.Registry.DeltaRetention)
+	case c.ShutdownTimeout <= 0:
+		return fmt.Errorf("shutdown-timeout: %v must be positive", c.ShutdownTimeout)
+	case c.Replication.SyncTimeout <= 0:
+		return fmt.Errorf("sync-timeout: %v must be positive", c.Replication.SyncTimeout)
+	case c.AuthFile != "" && c.AuthPoll <= 0:
+		return fmt.Errorf("auth-poll: %v must be positive", c.AuthPoll)
+	case (c.TLSCert == "") != (c.TLSKey == ""):
+		return errors.New("tls-cert, tls-key: give both or neither")
+	case c.TLSClientCA != "" && c.TLSCert == "":
+		return errors.New("tls-client-ca: needs tls-cert and tls-key (mutual TLS is TLS first)")
+	case (c.PeerCert == "") != (c.PeerKey == ""):
+		return errors.New("peer-cert, peer-key: give both or neither")
+	case c.PeerAuthFile != "" && c.PeerAuth != "":
+		return errors.New("peer-auth-file: $HEUREKA_PEER_AUTH is set too; give one")
+	case c.ReadTimeout <= 0:
+		return fmt.Errorf("read-timeout: %v must be positive", c.ReadTimeout)
+	}
+	if err := c.HTTP.Validate(); err != nil {
+		return err
+	}
+	for _, p := range c.Replication.Peers {
+		u, err := urlcheck.Parse(p)
+		if err != nil {
+			return fmt.Errorf("peers: %q is not a URL like http://HOST:PORT/eureka", p)
+		}
+		if u.User != nil {
+			return fmt.Errorf("peers: %q carries credentials; put them in --peer-auth-file or $HEUREKA_PEER_AUTH", u.Redacted())
+		}
+	}
+	if c.PeerAuth != "" {
+		if _, err := auth.AuthorizationHeader(c.PeerAuth); err != nil {
+			return fmt.Errorf("HEUREKA_PEER_AUTH: %v", err)
+		}
+	}
+	return nil
+}

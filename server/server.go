@@ -1,0 +1,366 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/heureka-project/heureka/internal/auth"
+	"github.com/heureka-project/heureka/internal/httpapi"
+	"github.com/heureka-project/heureka/internal/rungroup"
+	"github.com/heureka-project/heureka/registry"
+	"github.com/heureka-project/heureka/replication"
+)
+
+// Server is the heureka server program: a registry, its replication, its
+// HTTP API and the actors that run them. Tests run the real wiring through
+// it on port 0.
+//
+// New has no side effects; Open listens and starts the actors; Close stops
+// them. Once Open has returned, Registry, API and Replicator are set.
+type Server struct {
+	Config Config
+	Logger *slog.Logger
+
+	Registry   *registry.Registry
+	API        *httpapi.Server
+	Replicator *replication.Replicator
+	NodeID     string
+
+	// Auth is the credentials store, nil when authentication is off.
+	Auth *auth.Store
+
+	ln       net.Listener
+	http     *http.Server
+	group    *rungroup.Group // the actors; nil before Open
+	done     chan struct{}   // closed when every actor has returned
+	runErr   error           // the first actor's failure; read after done
+	opened   bool
+	cert     *auth.KeyPair // nil without TLS
+	peerCert *auth.KeyPair // nil without a client certificate for peers
+	peerAuth atomic.Value  // string: the Authorization header for peers
+	reloadMu sync.Mutex
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// New returns a Server for cfg that logs to logger (slog.Default when nil).
+// It starts nothing.
+func New(cfg Config, logger *slog.Logger) *Server {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Server{Config: cfg, Logger: logger}
+}
+
+// Open validates the config, builds the registry, replication and the HTTP
+// API, listens (so a busy port is an error here, not later), logs the one
+// line `heureka server listening addr=HOST:PORT` and starts the actors.
+func (s *Server) Open() error {
+	if s.opened {
+		return errors.New("server: already opened")
+	}
+	if err := s.Config.Validate(); err != nil {
+		return err
+	}
+
+	var store *auth.Store
+	if s.Config.AuthFile != "" {
+		store = auth.NewStore(s.Config.AuthFile, s.Logger)
+		if err := store.Load(); err != nil {
+			return fmt.Errorf("auth-file: %w", err)
+		}
+	}
+	serverTLS, err := s.loadTLS()
+	if err != nil {
+		return err
+	}
+	peerTLS, err := s.loadPeerTLS()
+	if err != nil {
+		return err
+	}
+	s.peerAuth.Store("")
+	if err := s.loadPeerAuth(); err != nil {
+		return err
+	}
+
+	rcfg := s.Config.Registry
+	rcfg.Logger = s.Logger // the registry adds subsystem=registry
+	reg, err := registry.New(rcfg)
+	if err != nil {
+		return fmt.Errorf("registry: %w", err)
+	}
+
+	ln, err := net.Listen("tcp", s.Config.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	s.NodeID = newNodeID()
+	pcfg := s.Config.Replication
+	if pcfg.SelfURL == "" {
+		scheme := "http"
+		if serverTLS != nil {
+			scheme = "https"
+		}
+		pcfg.SelfURL = scheme + "://" + ln.Addr().String() + "/eureka"
+	}
+	pcfg.NodeID = s.NodeID
+	pcfg.TLS = peerTLS
+	pcfg.Authorization = func() string { return s.peerAuth.Load().(string) }
+	pcfg.Logger = s.Logger
+	rep, err := replication.New(pcfg, reg)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("replication: %w", err)
+	}
+	reg.SetForwarder(rep.Forward)
+
+	hcfg := s.Config.HTTP
+	hcfg.Limits = rcfg.Limits
+	hcfg.NodeID = s.NodeID
+	hcfg.Ready = rep.Ready
+	hcfg.Status = func() map[string]any {
+		return map[string]any{"peers": rep.Status(), "startupSync": rep.SyncResult()}
+	}
+	hcfg.Auth = store
+	api, err := httpapi.New(hcfg, reg, s.Logger)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	s.Registry, s.API, s.Replicator, s.Auth, s.ln = reg, api, rep, store, ln
+	s.http = &http.Server{
+		Handler: api.Handler(),
+		// Slow clients: headers within 10 s, a whole request within
+		// ReadTimeout. Watch streams lift the read deadline once their
+		// request is read. There is no WriteTimeout, which would cut every
+		// stream: httpapi sets a deadline on each answer and on each write
+		// to a stream instead.
+		ReadHeaderTimeout: min(10*time.Second, s.Config.ReadTimeout),
+		ReadTimeout:       s.Config.ReadTimeout,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		TLSConfig:         serverTLS,
+		ErrorLog:          slog.NewLogLogger(s.Logger.With("subsystem", "http").Handler(), slog.LevelWarn),
+	}
+	s.opened = true
+	s.Logger.Info("heureka server listening", "addr", ln.Addr().String(), "node", s.NodeID, "peers", len(pcfg.Peers),
+		"tls", serverTLS != nil, "auth", store != nil)
+	s.warnIfExposed(ln.Addr(), store != nil, serverTLS != nil)
+	s.start(store, serverTLS != nil)
+	return nil
+}
+
+// start runs the actors in a rungroup. The first to return, with or
+// without an error, stops the others: a server missing its registry loop
+// or its listener is not a server.
+func (s *Server) start(store *auth.Store, tlsOn bool) {
+	g := rungroup.New(context.Background())
+	s.group, s.done = g, make(chan struct{})
+	g.Go("registry", s.Registry.Run)
+	g.Go("replication", s.Replicator.Run)
+	g.Go("http", func(context.Context) error {
+		var err error
+		if tlsOn {
+			err = s.http.ServeTLS(s.ln, "", "") // the certificate comes from TLSConfig
+		} else {
+			err = s.http.Serve(s.ln)
+		}
+		if !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	})
+	if store != nil {
+		g.Go("credentials", func(ctx context.Context) error { return store.Watch(ctx, s.Config.AuthPoll) })
+	}
+	g.Go("stopper", func(ctx context.Context) error {
+		<-ctx.Done()
+		s.API.CloseStreams() // watchers would otherwise hold Shutdown up
+		sctx, cancel := context.WithTimeout(context.Background(), s.Config.ShutdownTimeout)
+		defer cancel()
+		if err := s.http.Shutdown(sctx); err != nil {
+			s.Logger.Warn("graceful shutdown cut short; closing connections", "err", err)
+			return s.http.Close()
+		}
+		return nil
+	})
+	go func() {
+		s.runErr = g.Wait()
+		close(s.done)
+	}()
+}
+
+// loadTLS builds the server's TLS configuration, nil without TLSCert.
+func (s *Server) loadTLS() (*tls.Config, error) {
+	if s.Config.TLSCert == "" {
+		return nil, nil
+	}
+	kp, err := auth.LoadKeyPair(s.Config.TLSCert, s.Config.TLSKey)
+	if err != nil {
+		return nil, fmt.Errorf("tls-cert: %w", err)
+	}
+	s.cert = kp
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: kp.GetCertificate}
+	if s.Config.TLSClientCA != "" {
+		pool, err := auth.LoadCertPool(s.Config.TLSClientCA)
+		if err != nil {
+			return nil, fmt.Errorf("tls-client-ca: %w", err)
+		}
+		// Agents and Eureka clients without certificates still connect
+		// and authenticate otherwise; a certificate offered must verify.
+		tc.ClientCAs, tc.ClientAuth = pool, tls.VerifyClientCertIfGiven
+	}
+	return tc, nil
+}
+
+// loadPeerTLS builds the TLS configuration for calls to peers, nil when
+// nothing is configured (system roots, no client certificate).
+func (s *Server) loadPeerTLS() (*tls.Config, error) {
+	if s.Config.PeerCA == "" && s.Config.PeerCert == "" {
+		return nil, nil
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if s.Config.PeerCA != "" {
+		pool, err := auth.LoadCertPool(s.Config.PeerCA)
+		if err != nil {
+			return nil, fmt.Errorf("peer-ca: %w", err)
+		}
+		tc.RootCAs = pool
+	}
+	if s.Config.PeerCert != "" {
+		kp, err := auth.LoadKeyPair(s.Config.PeerCert, s.Config.PeerKey)
+		if err != nil {
+			return nil, fmt.Errorf("peer-cert: %w", err)
+		}
+		s.peerCert = kp
+		tc.GetClientCertificate = kp.GetClientCertificate
+	}
+	return tc, nil
+}
+
+// loadPeerAuth reads the credentials sent to peers; on error the ones in
+// use stay.
+func (s *Server) loadPeerAuth() error {
+	secret := s.Config.PeerAuth
+	if s.Config.PeerAuthFile != "" {
+		b, err := os.ReadFile(s.Config.PeerAuthFile)
+		if err != nil {
+			return fmt.Errorf("peer-auth-file: %w", err)
+		}
+		secret = string(b)
+	}
+	if secret == "" {
+		return nil
+	}
+	h, err := auth.AuthorizationHeader(secret)
+	if err != nil {
+		return fmt.Errorf("peer-auth-file %s: %w", s.Config.PeerAuthFile, err)
+	}
+	s.peerAuth.Store(h)
+	return nil
+}
+
+// Reload reads the credentials file, the TLS key pairs and the peer
+// credentials again, as `heureka server` does on SIGHUP. What fails to load keeps its old value;
+// every failure is logged and returned.
+func (s *Server) Reload() error {
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	if !s.opened {
+		return errors.New("server: not open")
+	}
+	var errs []error
+	if s.Auth != nil {
+		errs = append(errs, s.Auth.Load())
+	}
+	if s.cert != nil {
+		errs = append(errs, s.cert.Reload())
+	}
+	if s.peerCert != nil {
+		errs = append(errs, s.peerCert.Reload())
+	}
+	errs = append(errs, s.loadPeerAuth())
+	err := errors.Join(errs...)
+	if err != nil {
+		s.Logger.Error("reload incomplete; what failed keeps its previous value", "err", err)
+	} else {
+		s.Logger.Info("reloaded credentials and certificates")
+	}
+	return err
+}
+
+// warnIfExposed says, loudly, when the registry can be written by anyone
+// who reaches it, or when credentials cross the network in clear.
+func (s *Server) warnIfExposed(addr net.Addr, authOn, tlsOn bool) {
+	if ta, ok := addr.(*net.TCPAddr); ok && ta.IP.IsLoopback() {
+		return
+	}
+	if !authOn {
+		s.Logger.Warn("INSECURE: listening on a non-loopback address without authentication: anyone who reaches " +
+			addr.String() + " can register instances, deregister them and take them out of service, and so steer " +
+			"where HDFS writes data. Give --auth-file (and --tls-cert/--tls-key), or listen on 127.0.0.1.")
+		return
+	}
+	if !tlsOn {
+		s.Logger.Warn("INSECURE: authentication is on but TLS is off: passwords and tokens cross the network in clear. " +
+			"Give --tls-cert and --tls-key.")
+	}
+}
+
+// Addr is the address the server listens on, nil before Open.
+func (s *Server) Addr() net.Addr {
+	if s.ln == nil {
+		return nil
+	}
+	return s.ln.Addr()
+}
+
+// Done is closed when the server has begun to stop: Close was called or an
+// actor returned (the first failure stops the rest). Before Open it is nil.
+func (s *Server) Done() <-chan struct{} {
+	if s.group == nil {
+		return nil
+	}
+	return s.group.Done()
+}
+
+// Close stops the server and returns the first actor failure, if any. Its
+// steps: stop accepting connections and let in-flight requests finish
+// (bounded by Config.ShutdownTimeout), stop the registry's loop, and wait for
+// every actor. If ctx ends first, connections are closed at once and ctx's
+// error is returned. Close is idempotent; calling it before Open is a no-op.
+func (s *Server) Close(ctx context.Context) error {
+	s.closeOnce.Do(func() {
+		if s.group == nil {
+			return
+		}
+		s.group.Stop()
+		select {
+		case <-s.done:
+			s.closeErr = s.runErr
+		case <-ctx.Done():
+			_ = s.http.Close()
+			s.closeErr = ctx.Err()
+		}
+	})
+	return s.closeErr
+}
+
+// newNodeID returns a random identifier for this server process.
+func newNodeID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
