@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/internal/proctest"
 )
 
 // hookReceiver is a webhook endpoint that records what it gets.
@@ -86,7 +87,7 @@ func (h *hookReceiver) waitForNamed(t *testing.T, name string, want ...string) {
 		}
 		return out
 	}
-	eventually(t, 10*time.Second, "webhook alerts "+strings.Join(want, "; "), func() bool {
+	proctest.Eventually(t, 10*time.Second, "webhook alerts "+strings.Join(want, "; "), func() bool {
 		return len(named()) >= len(want)
 	})
 	time.Sleep(150 * time.Millisecond) // anything extra would show now
@@ -140,7 +141,7 @@ func startForwarder(t *testing.T, s *Server, registry string, edit func(*alertCo
 	r := &runningForwarder{f: f, cancel: cancel, done: make(chan struct{})}
 	go func() { r.err = f.run(ctx); close(r.done) }()
 	t.Cleanup(func() { cancel(); <-r.done })
-	eventually(t, 10*time.Second, "the forwarder to follow the event stream", func() bool { return s.API.Watchers() > before })
+	proctest.Eventually(t, 10*time.Second, "the forwarder to follow the event stream", func() bool { return s.API.Watchers() > before })
 	return r
 }
 
@@ -278,7 +279,7 @@ func TestAlertResumesAfterDisconnect(t *testing.T) {
 	if proxy.cut() == 0 {
 		t.Fatal("nothing to cut")
 	}
-	eventually(t, 5*time.Second, "the server to notice", func() bool { return s.API.Watchers() < watchers })
+	proctest.Eventually(t, 5*time.Second, "the server to notice", func() bool { return s.API.Watchers() < watchers })
 	setStatus(dns[0], heureka.StatusUp)
 	setStatus(dns[1], heureka.StatusDown)
 	hook.waitFor(t, "firing HeurekaInstanceDown "+dns[0].ID,
@@ -364,7 +365,7 @@ func TestAlertAlertmanagerPayload(t *testing.T) {
 	startForwarder(t, s, eurekaURL(s), func(c *alertConfig) { c.Alertmanager = am.URL + "/" })
 	in.Status = heureka.StatusUp
 	mustRegister(t, s, in)
-	eventually(t, 10*time.Second, "two posts", func() bool {
+	proctest.Eventually(t, 10*time.Second, "two posts", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return strings.Count(strings.Join(bodies, ""), `"labels"`) >= 2

@@ -110,18 +110,6 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// eventually polls cond until it holds or d passes.
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // cutProxy forwards TCP connections to target; cut drops every open
 // connection, as a network failure would.
 type cutProxy struct {

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/heureka-project/heureka/internal/proctest"
 )
 
 // BenchmarkServerMemory100k registers 100k DataNodes in a real server
@@ -122,7 +124,7 @@ func BenchmarkPartitionHeal100k(b *testing.B) {
 }
 
 func startBenchProc(b *testing.B) *proc {
-	return startProc(b, "bench", freeAddr(b, "127.0.0.2"), "--log-level", "info")
+	return startProc(b, "bench", proctest.FreeAddr(b, "127.0.0.2"), "--log-level", "info")
 }
 
 func startBenchCluster(b *testing.B, n int) []*proc {
@@ -229,7 +231,7 @@ func waitLen(b *testing.B, p *proc, n int, limit time.Duration) {
 
 // rss reads the process's resident set size in bytes.
 func rss(b *testing.B, p *proc) int64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.run.Cmd.Process.Pid))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -258,7 +260,7 @@ func BenchmarkReplicationOverhead(b *testing.B) {
 					ps = startBenchCluster(b, 3)
 				} else {
 					for i := range 3 {
-						ps = append(ps, startProc(b, fmt.Sprintf("solo%d", i+1), freeAddr(b, fmt.Sprintf("127.0.0.%d", i+2)), "--log-level", "info"))
+						ps = append(ps, startProc(b, fmt.Sprintf("solo%d", i+1), proctest.FreeAddr(b, fmt.Sprintf("127.0.0.%d", i+2)), "--log-level", "info"))
 					}
 				}
 				const n = 10_000
@@ -341,7 +343,7 @@ func driveRenewals(b *testing.B, ps []*proc, n, rate int, d time.Duration) int {
 
 // cpuSeconds reads the process's user plus system CPU time.
 func cpuSeconds(b *testing.B, p *proc) float64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.run.Cmd.Process.Pid))
 	if err != nil {
 		b.Fatal(err)
 	}
