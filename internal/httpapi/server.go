@@ -10,6 +10,7 @@ import (
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/internal/auth"
 	"github.com/heureka-project/heureka/registry"
+	"github.com/heureka-project/heureka/replication"
 )
 
 // Config holds the HTTP layer's settings. The zero value of any field means
@@ -109,6 +110,7 @@ type Server struct {
 	reg     *registry.Registry
 	logger  *slog.Logger
 	cache   *payloadCache
+	peers   *replication.Receiver
 	metrics *metrics
 	routes  []*route // Eureka resources, matched after the prefix
 	own     []*route // heureka's endpoints, matched on the whole path
@@ -170,6 +172,7 @@ func New(cfg Config, reg *registry.Registry, logger *slog.Logger) *Server {
 		logger: logger.With("subsystem", "http"),
 		audit:  logger.With("subsystem", "audit"),
 		cache:  newPayloadCache(cfg.CacheEntries),
+		peers:  replication.NewReceiver(reg, cfg.NodeID, logger.With("subsystem", "replication")),
 		now:    time.Now,
 		done:   make(chan struct{}),
 	}
@@ -193,7 +196,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.now()
 	sw := &statusWriter{ResponseWriter: w}
 	if s.cfg.NodeID != "" {
-		w.Header().Set(nodeHeader, s.cfg.NodeID)
+		w.Header().Set(replication.NodeHeader, s.cfg.NodeID)
 	}
 	// Streams replace this deadline with their own, per write. It is set
 	// on every request because a connection keeps its deadline from one
