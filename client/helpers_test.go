@@ -17,6 +17,7 @@ import (
 	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/eureka"
 	"github.com/heureka-project/heureka/internal/httpapi"
+	"github.com/heureka-project/heureka/internal/proctest"
 	"github.com/heureka-project/heureka/registry"
 )
 
@@ -276,16 +277,9 @@ func waitSynced(t testing.TB, cache *client.Cache) {
 	}
 }
 
-// eventually polls cond every few milliseconds until it holds or 10 s pass.
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	proctest.Eventually(t, 10*time.Second, what, cond)
 }
 
 // ids lists the instance IDs of app in the cache's view.
