@@ -114,12 +114,7 @@ func BenchmarkPartitionHeal100k(b *testing.B) {
 	want := digestOf(b, ps[0])
 	thaw := time.Now()
 	ps[2].signal(18) // SIGCONT
-	for digestOf(b, ps[2]) != want {
-		if time.Since(thaw) > 5*time.Minute {
-			b.Fatal("peer 3 did not converge within 5 minutes")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	proctest.Eventually(b, 5*time.Minute, "peer 3 to converge", func() bool { return digestOf(b, ps[2]) == want })
 	b.ReportMetric(time.Since(thaw).Seconds(), "converge-s")
 }
 
@@ -216,17 +211,10 @@ func digestOf(b *testing.B, p *proc) string {
 }
 
 func waitLen(b *testing.B, p *proc, n int, limit time.Duration) {
-	deadline := time.Now().Add(limit)
-	for {
+	proctest.Eventually(b, limit, fmt.Sprintf("%s to hold %d instances", p.name, n), func() bool {
 		_, body := getRaw(p, "/v1/status")
-		if strings.Contains(string(body), fmt.Sprintf(`"instances":%d,`, n)) {
-			return
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("%s did not reach %d instances: %s", p.name, n, body)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return strings.Contains(string(body), fmt.Sprintf(`"instances":%d,`, n))
+	})
 }
 
 // rss reads the process's resident set size in bytes.
@@ -284,7 +272,7 @@ func BenchmarkReplicationOverhead(b *testing.B) {
 				b.ReportMetric(cpu/3/10, "cpu-s/s/peer")
 				b.ReportMetric(float64(renewals)/10, "renewals/s")
 				if mode == "replicated" {
-					time.Sleep(time.Second) // let the last batches go
+					proctest.Eventually(b, 30*time.Second, "the last batches to go", func() bool { return drained(ps) })
 					var bytes float64
 					for _, p := range ps {
 						_, body := getRaw(p, "/v1/status")

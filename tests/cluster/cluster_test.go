@@ -108,18 +108,7 @@ func TestFrozenPeerConvergesWithoutLossOrResurrection(t *testing.T) {
 	proctest.Eventually(t, 15*time.Second, "all three peers to converge", converged)
 	// Once every queue is drained and every peer reachable, nothing is
 	// left in flight that could still change what they serve.
-	proctest.Eventually(t, 15*time.Second, "every peer to drain its queues", func() bool {
-		for _, p := range ps {
-			for _, q := range ps {
-				// A peer never written to has no Since yet.
-				st, ok := p.peerStatus(q.url())
-				if q != p && (!ok || !(st.Reachable || st.Since.IsZero()) || st.Queued > 0 || st.Resync) {
-					return false
-				}
-			}
-		}
-		return true
-	})
+	proctest.Eventually(t, 15*time.Second, "every peer to drain its queues", func() bool { return drained(ps) })
 	for _, p := range ps {
 		if got := p.statuses(); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("%s drifted after convergence: %v, want %v", p.name, got, want)

@@ -152,6 +152,24 @@ func (p *proc) peerStatus(url string) (replication.PeerStatus, bool) {
 	return replication.PeerStatus{}, false
 }
 
+// drained reports whether every peer has delivered what it queued for
+// every other and reaches each it has called (one never called has no
+// Since yet).
+func drained(ps []*proc) bool {
+	for _, p := range ps {
+		for _, q := range ps {
+			if q == p {
+				continue
+			}
+			st, ok := p.peerStatus(q.url())
+			if !ok || !(st.Reachable || st.Since.IsZero()) || st.Queued > 0 || st.Resync {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // startCluster starts n peers on 127.0.0.2, .3, … each listing all peers.
 func startCluster(t testing.TB, n int, extra ...string) []*proc {
 	t.Helper()
