@@ -17,7 +17,6 @@ import (
 	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/eureka"
 	"github.com/heureka-project/heureka/internal/httpapi"
-	"github.com/heureka-project/heureka/internal/proctest"
 	"github.com/heureka-project/heureka/registry"
 )
 
@@ -275,11 +274,6 @@ func waitSynced(t testing.TB, cache *client.Cache) {
 	case <-time.After(10 * time.Second):
 		t.Fatalf("cache did not sync; status %+v", cache.Status())
 	}
-}
-
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	proctest.Eventually(t, 10*time.Second, what, cond)
 }
 
 // ids lists the instance IDs of app in the cache's view.

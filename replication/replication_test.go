@@ -151,11 +151,6 @@ func dn(id string, mods ...func(*heureka.Instance)) *heureka.Instance {
 	return in
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	proctest.Eventually(t, 10*time.Second, what, cond)
-}
-
 func status(nd *node, id string) heureka.Status {
 	in, ok := nd.reg.Snapshot().Instance("HDFS-DATANODE.PROD", id)
 	if !ok {
@@ -178,22 +173,22 @@ func everywhere(nodes []*node, id string, want heureka.Status) func() bool {
 func TestWritesReachEveryPeer(t *testing.T) {
 	nodes := startCluster(t, 3, options{})
 	for _, nd := range nodes {
-		eventually(t, nd.name+" ready", nd.rep.Ready)
+		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
 	}
 	if err := nodes[0].reg.Register(dn("a"), false); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "a registered on every peer", everywhere(nodes, "a", heureka.StatusUp))
+	proctest.Eventually(t, 10*time.Second, "a registered on every peer", everywhere(nodes, "a", heureka.StatusUp))
 
 	if err := nodes[1].reg.SetStatus("HDFS-DATANODE.PROD", "a", heureka.StatusOutOfService, 0, false); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the override seen everywhere", everywhere(nodes, "a", heureka.StatusOutOfService))
+	proctest.Eventually(t, 10*time.Second, "the override seen everywhere", everywhere(nodes, "a", heureka.StatusOutOfService))
 
 	if err := nodes[2].reg.UpdateMetadata("HDFS-DATANODE.PROD", "a", map[string]string{"disk_used": "42"}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the metadata everywhere", func() bool {
+	proctest.Eventually(t, 10*time.Second, "the metadata everywhere", func() bool {
 		for _, nd := range nodes {
 			in, ok := nd.reg.Snapshot().Instance("HDFS-DATANODE.PROD", "a")
 			if !ok || in.Metadata["disk_used"] != "42" {
@@ -206,12 +201,12 @@ func TestWritesReachEveryPeer(t *testing.T) {
 	if err := nodes[2].reg.DeleteStatusOverride("HDFS-DATANODE.PROD", "a", heureka.StatusUp, 0, false); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the override removed everywhere", everywhere(nodes, "a", heureka.StatusUp))
+	proctest.Eventually(t, 10*time.Second, "the override removed everywhere", everywhere(nodes, "a", heureka.StatusUp))
 
 	if err := nodes[2].reg.Cancel("HDFS-DATANODE.PROD", "a", false); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "a gone everywhere", everywhere(nodes, "a", ""))
+	proctest.Eventually(t, 10*time.Second, "a gone everywhere", everywhere(nodes, "a", ""))
 
 	// Every node recognised itself in the peer list and skipped it.
 	for _, nd := range nodes {
@@ -235,13 +230,13 @@ func TestHeartbeatsKeepPeersLeasesAlive(t *testing.T) {
 	clock := func() time.Time { return time.Unix(0, now.Load()) }
 	nodes := startCluster(t, 2, options{reg: func(c *registry.Config) { c.Clock = clock }})
 	for _, nd := range nodes {
-		eventually(t, nd.name+" ready", nd.rep.Ready)
+		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
 	}
 	short := func(in *heureka.Instance) { in.Lease.RenewalIntervalSecs, in.Lease.DurationSecs = 1, 2 }
 	if err := nodes[0].reg.Register(dn("a", short), false); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "a on peer 2", everywhere(nodes, "a", heureka.StatusUp))
+	proctest.Eventually(t, 10*time.Second, "a on peer 2", everywhere(nodes, "a", heureka.StatusUp))
 	renewedAt := func(nd *node) int64 {
 		app, ok := nd.reg.LiveApp("HDFS-DATANODE.PROD")
 		if !ok || len(app.Instances) != 1 {
@@ -255,7 +250,7 @@ func TestHeartbeatsKeepPeersLeasesAlive(t *testing.T) {
 		if _, err := nodes[0].reg.Renew(registry.RenewRequest{App: "HDFS-DATANODE.PROD", ID: "a"}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "the renewal on peer 2", func() bool { return renewedAt(nodes[1]) == clock().UnixMilli() })
+		proctest.Eventually(t, 10*time.Second, "the renewal on peer 2", func() bool { return renewedAt(nodes[1]) == clock().UnixMilli() })
 		nodes[1].reg.Tick()
 		if status(nodes[1], "a") != heureka.StatusUp {
 			t.Fatal("peer 2 let the lease expire although peer 1 forwarded the renewals")
@@ -271,7 +266,7 @@ func TestHeartbeatsKeepPeersLeasesAlive(t *testing.T) {
 
 func TestStartupSyncCopiesTheRegistry(t *testing.T) {
 	nodes := startCluster(t, 1, options{})
-	eventually(t, "peer1 ready", nodes[0].rep.Ready)
+	proctest.Eventually(t, 10*time.Second, "peer1 ready", nodes[0].rep.Ready)
 	for i := range 50 {
 		if err := nodes[0].reg.Register(dn(fmt.Sprint(i)), false); err != nil {
 			t.Fatal(err)
@@ -282,7 +277,7 @@ func TestStartupSyncCopiesTheRegistry(t *testing.T) {
 	}
 	late := newNode(nodes[0].net, "late")
 	startNode(t, late, []string{nodes[0].url, late.url}, options{})
-	eventually(t, "the new peer ready", late.rep.Ready)
+	proctest.Eventually(t, 10*time.Second, "the new peer ready", late.rep.Ready)
 	if n := late.reg.Snapshot().Len(); n != 50 {
 		t.Fatalf("new peer holds %d instances when ready, want 50", n)
 	}
@@ -302,7 +297,7 @@ func TestStartupSyncGivesUpAndStartsEmpty(t *testing.T) {
 	nd := newNode(replication.NewMemNetwork(), "alone")
 	deadURL := "http://dead.test:8761/eureka" // nothing serves it
 	startNode(t, nd, []string{deadURL}, options{repl: func(c *replication.Config) { c.SyncTimeout = 300 * time.Millisecond }})
-	eventually(t, "ready after the sync timeout", nd.rep.Ready)
+	proctest.Eventually(t, 10*time.Second, "ready after the sync timeout", nd.rep.Ready)
 	if msg := nd.rep.SyncResult(); msg == "" || nd.reg.Snapshot().Len() != 0 {
 		t.Fatalf("sync result %q with %d instances", msg, nd.reg.Snapshot().Len())
 	}
@@ -311,14 +306,14 @@ func TestStartupSyncGivesUpAndStartsEmpty(t *testing.T) {
 func TestPartitionHealsWithoutLossOrResurrection(t *testing.T) {
 	nodes := startCluster(t, 3, options{})
 	for _, nd := range nodes {
-		eventually(t, nd.name+" ready", nd.rep.Ready)
+		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
 	}
 	for _, id := range []string{"stay", "cancelled", "overridden"} {
 		if err := nodes[0].reg.Register(dn(id), false); err != nil {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, "all three everywhere", func() bool {
+	proctest.Eventually(t, 10*time.Second, "all three everywhere", func() bool {
 		return everywhere(nodes, "stay", heureka.StatusUp)() && everywhere(nodes, "cancelled", heureka.StatusUp)()
 	})
 
@@ -335,7 +330,7 @@ func TestPartitionHealsWithoutLossOrResurrection(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, nd := range nodes[:2] {
-		eventually(t, nd.name+" to find peer 3 cut off", func() bool {
+		proctest.Eventually(t, 10*time.Second, nd.name+" to find peer 3 cut off", func() bool {
 			st := peerStatus(nd, nodes[2].url)
 			return !st.Reachable && strings.Contains(st.LastError, "partitioned")
 		})
@@ -345,14 +340,14 @@ func TestPartitionHealsWithoutLossOrResurrection(t *testing.T) {
 	}
 
 	nodes[2].partition(false)
-	eventually(t, "convergence after the partition healed", func() bool {
+	proctest.Eventually(t, 10*time.Second, "convergence after the partition healed", func() bool {
 		return everywhere(nodes, "stay", heureka.StatusUp)() &&
 			everywhere(nodes, "new", heureka.StatusUp)() &&
 			everywhere(nodes, "overridden", heureka.StatusOutOfService)() &&
 			everywhere(nodes, "cancelled", "")()
 	})
 	// And it stays that way once everything in flight has been delivered.
-	eventually(t, "every queue drained", quiescent(nodes))
+	proctest.Eventually(t, 10*time.Second, "every queue drained", quiescent(nodes))
 	if !everywhere(nodes, "cancelled", "")() {
 		t.Fatal("the cancelled instance was resurrected")
 	}
@@ -364,7 +359,7 @@ func TestOverflowedQueueIsResyncedInFull(t *testing.T) {
 		c.AntiEntropyInterval = time.Hour // only the resync may repair
 	}})
 	for _, nd := range nodes {
-		eventually(t, nd.name+" ready", nd.rep.Ready)
+		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
 	}
 	nodes[1].partition(true)
 	for i := range 20 {
@@ -372,7 +367,7 @@ func TestOverflowedQueueIsResyncedInFull(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, "peer 1 to give up the queue", func() bool {
+	proctest.Eventually(t, 10*time.Second, "peer 1 to give up the queue", func() bool {
 		for _, p := range nodes[0].rep.Status() {
 			if !p.Self && p.Resync {
 				return true
@@ -385,23 +380,23 @@ func TestOverflowedQueueIsResyncedInFull(t *testing.T) {
 	if err := nodes[0].reg.Register(dn("last"), false); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "peer 2 holds all 21", func() bool { return nodes[1].reg.Snapshot().Len() == 21 })
+	proctest.Eventually(t, 10*time.Second, "peer 2 holds all 21", func() bool { return nodes[1].reg.Snapshot().Len() == 21 })
 }
 
 func TestPeerRecognisedAsSelfByNodeID(t *testing.T) {
 	// The server is listed under another spelling of its own address.
 	nodes := startCluster(t, 1, options{})
-	eventually(t, "ready", nodes[0].rep.Ready)
+	proctest.Eventually(t, 10*time.Second, "ready", nodes[0].rep.Ready)
 	nd := newNode(nodes[0].net, "self-listed")
 	const port = "8761"
 	other := "http://localhost:" + port + "/eureka/"
 	startNode(t, nd, []string{other, nodes[0].url}, options{})
 	nd.net.Serve("localhost:"+port, nd.api) // the same server under another name
-	eventually(t, "ready", nd.rep.Ready)
+	proctest.Eventually(t, 10*time.Second, "ready", nd.rep.Ready)
 	if err := nd.reg.Register(dn("x"), false); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "localhost URL marked self", func() bool {
+	proctest.Eventually(t, 10*time.Second, "localhost URL marked self", func() bool {
 		for _, p := range nd.rep.Status() {
 			if p.URL == "http://localhost:"+port+"/eureka" && p.Self {
 				return true
@@ -429,13 +424,13 @@ func TestLongOutageIsResyncedInFull(t *testing.T) {
 		c.AntiEntropyInterval = time.Hour // only the resync may repair
 	}})
 	for _, nd := range nodes {
-		eventually(t, nd.name+" ready", nd.rep.Ready)
+		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
 	}
 	nodes[1].partition(true)
 	if err := nodes[0].reg.Register(dn("a"), false); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "peer 1 to find peer 2 unreachable", func() bool {
+	proctest.Eventually(t, 10*time.Second, "peer 1 to find peer 2 unreachable", func() bool {
 		st := peerStatus(nodes[0], nodes[1].url)
 		return !st.Reachable && st.Queued == 1
 	})
@@ -443,7 +438,7 @@ func TestLongOutageIsResyncedInFull(t *testing.T) {
 		t.Fatal("a short outage already asks for a full resync")
 	}
 	clock.advance(5*time.Minute + time.Second)
-	eventually(t, "peer 1 to give up the queue after MaxOutage", func() bool {
+	proctest.Eventually(t, 10*time.Second, "peer 1 to give up the queue after MaxOutage", func() bool {
 		st := peerStatus(nodes[0], nodes[1].url)
 		return st.Resync && st.Queued == 0
 	})
@@ -451,8 +446,8 @@ func TestLongOutageIsResyncedInFull(t *testing.T) {
 	if err := nodes[0].reg.Register(dn("b"), false); err != nil { // wakes the sender
 		t.Fatal(err)
 	}
-	eventually(t, "peer 2 to hold a and b", everywhere(nodes, "a", heureka.StatusUp))
-	eventually(t, "peer 2 to hold b", everywhere(nodes, "b", heureka.StatusUp))
+	proctest.Eventually(t, 10*time.Second, "peer 2 to hold a and b", everywhere(nodes, "a", heureka.StatusUp))
+	proctest.Eventually(t, 10*time.Second, "peer 2 to hold b", everywhere(nodes, "b", heureka.StatusUp))
 }
 
 func TestConfigZeroIsAValue(t *testing.T) {
