@@ -258,7 +258,7 @@ func TestAlertSelfPreservation(t *testing.T) {
 func TestAlertResumesAfterDisconnect(t *testing.T) {
 	s := openServerWith(t, nil)
 	hook := newHookReceiver(t)
-	proxy := newCutProxy(t, s.Addr().String())
+	proxy := proctest.NewCutProxy(t, s.Addr().String())
 	dns := []*heureka.Instance{}
 	for _, h := range []string{"dn1", "dn2", "dn3", "dn4"} {
 		in := testDataNode(h+".example.com", "/dc1/rack-a", 40, 100, 300)
@@ -270,13 +270,13 @@ func TestAlertResumesAfterDisconnect(t *testing.T) {
 		c.Status = st
 		mustRegister(t, s, c)
 	}
-	r := startForwarder(t, s, "http://"+proxy.addr()+"/eureka", func(c *alertConfig) { c.Webhook = hook.URL })
+	r := startForwarder(t, s, "http://"+proxy.Addr()+"/eureka", func(c *alertConfig) { c.Webhook = hook.URL })
 	setStatus(dns[0], heureka.StatusDown)
 	hook.waitFor(t, "firing HeurekaInstanceDown "+dns[0].ID)
 
 	// The connection drops; meanwhile dn1 recovers and dn2 fails.
 	watchers := s.API.Watchers()
-	if proxy.cut() == 0 {
+	if proxy.Cut() == 0 {
 		t.Fatal("nothing to cut")
 	}
 	proctest.Eventually(t, 5*time.Second, "the server to notice", func() bool { return s.API.Watchers() < watchers })
@@ -289,7 +289,7 @@ func TestAlertResumesAfterDisconnect(t *testing.T) {
 	hook.setFail(true)
 	setStatus(dns[2], heureka.StatusDown)
 	time.Sleep(700 * time.Millisecond)
-	proxy.cut()
+	proxy.Cut()
 	hook.setFail(false)
 	hook.waitFor(t, "firing HeurekaInstanceDown "+dns[0].ID,
 		"resolved HeurekaInstanceDown "+dns[0].ID, "firing HeurekaInstanceDown "+dns[1].ID,

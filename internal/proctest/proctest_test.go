@@ -1,6 +1,7 @@
 package proctest
 
 import (
+	"io"
 	"net"
 	"os/exec"
 	"strings"
@@ -58,5 +59,42 @@ func TestEventuallyWaitsForTheCondition(t *testing.T) {
 	Eventually(t, 5*time.Second, "the third poll", func() bool { n++; return n == 3 })
 	if n != 3 {
 		t.Fatalf("polled %d times", n)
+	}
+}
+
+func TestCutProxyForwardsAndCuts(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { _, _ = io.Copy(c, c); c.Close() }() // echo
+		}
+	}()
+	p := NewCutProxy(t, ln.Addr().String())
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4)
+	if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "ping" {
+		t.Fatalf("through the proxy: %q %v", buf, err)
+	}
+	if n := p.Cut(); n != 1 {
+		t.Fatalf("Cut closed %d connections, want 1", n)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Read(buf); err == nil {
+		t.Fatal("the connection survived the cut")
 	}
 }

@@ -159,7 +159,7 @@ func (am *alertmanager) notified(name, instance, status string) bool {
 func TestAlertmanagerFiringAndResolved(t *testing.T) {
 	am := startAlertmanager(t)
 	ts := startServer(t)
-	proxy := newCutProxy(t, ts.Addr)
+	proxy := proctest.NewCutProxy(t, ts.Addr)
 	hook := newHookReceiver(t)
 	dn1 := dataNode("dn1.example.com", "/dc1/rack-a", 300)
 	dn2 := dataNode("dn2.example.com", "/dc1/rack-b", 300)
@@ -167,7 +167,7 @@ func TestAlertmanagerFiringAndResolved(t *testing.T) {
 	for _, in := range []*heureka.Instance{dn1, dn2, dn3} {
 		ts.register(t, in)
 	}
-	fwd := startForwarder(t, ts, "--alertmanager", am.URL, "--webhook", hook.URL, "--registry", proxy.url())
+	fwd := startForwarder(t, ts, "--alertmanager", am.URL, "--webhook", hook.URL, "--registry", "http://"+proxy.Addr()+"/eureka")
 
 	// DOWN: firing in Alertmanager, with the labels routing needs.
 	ts.setStatus(t, dn1, heureka.StatusDown)
@@ -193,7 +193,7 @@ func TestAlertmanagerFiringAndResolved(t *testing.T) {
 
 	// The stream drops; dn2 fails meanwhile; the forwarder resumes from
 	// its last event and sends dn2 once, and dn1 not again.
-	proxy.cut()
+	proxy.Cut()
 	ts.setStatus(t, dn2, heureka.StatusDown)
 	proctest.Eventually(t, 15*time.Second, "HeurekaInstanceDown for dn2 in Alertmanager", func() bool {
 		_, ok := am.firing(t, "HeurekaInstanceDown", dn2.ID)
