@@ -175,6 +175,8 @@ func TestNameNodeFailover(t *testing.T) {
 	startAgent(t, reg, "namenode", nnB, "nn-b.test", "/dc1/rack-b")
 	c := newClient(t, reg)
 
+	// Both agents register on their own schedule: wait for the standby too.
+	waitStatus(t, c, nnApp, "prod-nn-b.test-dc1.rack-b", heureka.StatusUp, 20*time.Second)
 	_, res := waitActive(t, c, "nn-a.test", 20*time.Second)
 	if len(res.Addresses) != 2 || res.Addresses[0] != "nn-a.test:"+nnA.portNumber() || res.Addresses[1] != "nn-b.test:"+nnB.portNumber() {
 		t.Fatalf("addresses %v", res.Addresses)
