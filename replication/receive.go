@@ -91,7 +91,7 @@ func (rc *Receiver) apply(it eureka.ReplicationItem) eureka.ReplicationResult {
 	}
 	res.StatusCode = http.StatusOK
 	if err != nil {
-		res.StatusCode = itemStatus(err)
+		res.StatusCode = heureka.HTTPStatus(err) // as the Eureka resource the item stands for would answer
 		if res.StatusCode >= 500 {
 			rc.log.Error("replication: item failed", "action", it.Action, "app", it.AppName, "id", it.ID, "err", err)
 		}
@@ -100,22 +100,6 @@ func (rc *Receiver) apply(it eureka.ReplicationItem) eureka.ReplicationResult {
 		res.StatusCode = http.StatusOK // Eureka answers 200 to every replicated register
 	}
 	return res
-}
-
-// itemStatus is the status of one failed item, as the Eureka resource
-// the item stands for would answer it.
-func itemStatus(err error) int {
-	switch heureka.ErrorCode(err) {
-	case heureka.EINVALID:
-		return http.StatusBadRequest
-	case heureka.ENOTFOUND:
-		return http.StatusNotFound
-	case heureka.ECONFLICT:
-		return http.StatusConflict
-	case heureka.EUNAVAILABLE:
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusInternalServerError
 }
 
 // Digest returns what GET /v1/replication/digest answers, as JSON: the
