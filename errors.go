@@ -6,9 +6,10 @@ import (
 	"unicode/utf8"
 )
 
-// Error codes. Transports map them to their own answers in one place
-// (internal/httpapi): ENOTFOUND → 404, ECONFLICT → 409, EINVALID → 400,
-// ETOOLARGE → 413, EUNAVAILABLE → 503.
+// Error codes. HTTPStatus maps them to HTTP statuses, for every answer
+// that carries one (internal/httpapi's responses, replication's per-item
+// results): ENOTFOUND → 404, ECONFLICT → 409, EINVALID → 400,
+// ETOOLARGE → 413, EUNAVAILABLE → 503, anything else → 500.
 const (
 	EINVALID     = "invalid"
 	ENOTFOUND    = "not_found"
@@ -43,6 +44,24 @@ func ErrorCode(err error) string {
 		return e.Code
 	}
 	return EINTERNAL
+}
+
+// HTTPStatus is the HTTP status that answers err, by its code (see
+// ErrorCode); 500 for an error without one.
+func HTTPStatus(err error) int {
+	switch ErrorCode(err) {
+	case EINVALID:
+		return 400
+	case ENOTFOUND:
+		return 404
+	case ECONFLICT:
+		return 409
+	case ETOOLARGE:
+		return 413
+	case EUNAVAILABLE:
+		return 503
+	}
+	return 500
 }
 
 func utf8Valid(s string) bool { return utf8.ValidString(s) }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/client"
+	"github.com/heureka-project/heureka/internal/proctest"
 )
 
 // pollingCache is fastCache that never tries to watch.
@@ -33,20 +34,20 @@ func TestPollingFollowsDeltas(t *testing.T) {
 
 	srv.register(t, "ORDERS", "o2", heureka.StatusStarting)
 	srv.register(t, "BILLING", "b1", heureka.StatusUp)
-	eventually(t, "o2 and b1 to appear", func() bool {
+	proctest.Eventually(t, 10*time.Second, "o2 and b1 to appear", func() bool {
 		return ids(cache, "ORDERS") == "o1,o2" && ids(cache, "BILLING") == "b1"
 	})
 	if err := srv.registry().SetStatus("ORDERS", "o2", heureka.StatusUp, 0, false); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "o2 to be UP", func() bool {
+	proctest.Eventually(t, 10*time.Second, "o2 to be UP", func() bool {
 		in, ok := cache.Instance("ORDERS", "o2")
 		return ok && in.Status == heureka.StatusUp
 	})
 	srv.cancel(t, "ORDERS", "o1")
-	eventually(t, "o1 to go", func() bool { return ids(cache, "ORDERS") == "o2" })
+	proctest.Eventually(t, 10*time.Second, "o1 to go", func() bool { return ids(cache, "ORDERS") == "o2" })
 	srv.cancel(t, "BILLING", "b1")
-	eventually(t, "BILLING to go", func() bool { return cache.Snapshot().App("BILLING") == nil })
+	proctest.Eventually(t, 10*time.Second, "BILLING to go", func() bool { return cache.Snapshot().App("BILLING") == nil })
 
 	if n := srv.deltas.Load(); n < 3 {
 		t.Errorf("%d delta fetches", n)
@@ -71,7 +72,7 @@ func TestPollingRefetchesOnHashMismatch(t *testing.T) {
 	srv.dropFromDelta.Store(&drop)
 	srv.register(t, "ORDERS", "o2", heureka.StatusUp)
 	srv.register(t, "ORDERS", "o3", heureka.StatusUp)
-	eventually(t, "the full fetch to repair the view", func() bool { return ids(cache, "ORDERS") == "o1,o2,o3" })
+	proctest.Eventually(t, 10*time.Second, "the full fetch to repair the view", func() bool { return ids(cache, "ORDERS") == "o1,o2,o3" })
 	if srv.dropFromDelta.Load() != nil {
 		t.Fatal("no delta was tampered with")
 	}
@@ -88,13 +89,13 @@ func TestEmptyRegistryDoesNotWipeTheView(t *testing.T) {
 
 	srv.restartEmpty(t)
 	fulls := srv.fulls.Load()
-	eventually(t, "several full fetches of the empty registry", func() bool { return srv.fulls.Load() >= fulls+3 })
+	proctest.Eventually(t, 10*time.Second, "several full fetches of the empty registry", func() bool { return srv.fulls.Load() >= fulls+3 })
 	if got := ids(cache, "ORDERS"); got != "o1" {
 		t.Fatalf("the empty registry replaced the view: %q", got)
 	}
 	// Once instances register again, the registry's view wins.
 	srv.register(t, "ORDERS", "o9", heureka.StatusUp)
-	eventually(t, "the new registration to replace the old view", func() bool { return ids(cache, "ORDERS") == "o9" })
+	proctest.Eventually(t, 10*time.Second, "the new registration to replace the old view", func() bool { return ids(cache, "ORDERS") == "o9" })
 }
 
 func TestAllowEmpty(t *testing.T) {
@@ -105,7 +106,7 @@ func TestAllowEmpty(t *testing.T) {
 	cache := startCache(t, newClient(t, srv.URL), cfg)
 	waitSynced(t, cache)
 	srv.restartEmpty(t)
-	eventually(t, "the view to empty", func() bool { return cache.Snapshot().Len() == 0 })
+	proctest.Eventually(t, 10*time.Second, "the view to empty", func() bool { return cache.Snapshot().Len() == 0 })
 }
 
 func TestOutageServesLastViewAndCatchesUp(t *testing.T) {
@@ -119,13 +120,14 @@ func TestOutageServesLastViewAndCatchesUp(t *testing.T) {
 
 	a.mode.Store(serveDrop)
 	b.mode.Store(serve503)
-	eventually(t, "the cache to notice", func() bool { return cache.Status()[0].Failures >= 2 })
-	for range 20 {
+	proctest.Eventually(t, 10*time.Second, "the cache to notice", func() bool { return cache.Status()[0].Failures >= 2 })
+	// Through more failed rounds, the view stays what it was.
+	proctest.Eventually(t, 10*time.Second, "two more failed rounds", func() bool {
 		if got := ids(cache, "ORDERS"); got != "o1" {
 			t.Fatalf("during the outage the view is %q", got)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return cache.Status()[0].Failures >= 4
+	})
 	st := cache.Status()[0]
 	if st.LastError == "" || !strings.Contains(st.LastError, "no registry answered") {
 		t.Errorf("status during the outage: %+v", st)
@@ -135,8 +137,8 @@ func TestOutageServesLastViewAndCatchesUp(t *testing.T) {
 	b.register(t, "ORDERS", "o2", heureka.StatusUp)
 	b.cancel(t, "ORDERS", "o1")
 	b.mode.Store(serveNormally)
-	eventually(t, "the cache to catch up", func() bool { return ids(cache, "ORDERS") == "o2" })
-	eventually(t, "the status to clear", func() bool { return cache.Status()[0].LastError == "" })
+	proctest.Eventually(t, 10*time.Second, "the cache to catch up", func() bool { return ids(cache, "ORDERS") == "o2" })
+	proctest.Eventually(t, 10*time.Second, "the status to clear", func() bool { return cache.Status()[0].LastError == "" })
 }
 
 func TestCacheFile(t *testing.T) {
@@ -155,12 +157,12 @@ func TestCacheFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitSynced(t, first)
-	eventually(t, "the cache file", func() bool {
+	proctest.Eventually(t, 10*time.Second, "the cache file", func() bool {
 		b, err := os.ReadFile(file)
 		return err == nil && strings.Contains(string(b), `"b1"`) && strings.Contains(string(b), `"o1"`)
 	})
 	srv.register(t, "ORDERS", "o2", heureka.StatusUp)
-	eventually(t, "o2", func() bool { return ids(first, "ORDERS") == "o1,o2" })
+	proctest.Eventually(t, 10*time.Second, "o2", func() bool { return ids(first, "ORDERS") == "o1,o2" })
 	if err := first.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +213,7 @@ func TestAppsFilter(t *testing.T) {
 	waitSynced(t, cache)
 	srv.register(t, "BILLING", "b2", heureka.StatusUp)
 	srv.register(t, "ORDERS", "o2", heureka.StatusUp)
-	eventually(t, "o2", func() bool { return ids(cache, "ORDERS") == "o1,o2" })
+	proctest.Eventually(t, 10*time.Second, "o2", func() bool { return ids(cache, "ORDERS") == "o1,o2" })
 	if apps := cache.Apps(); len(apps) != 1 {
 		t.Errorf("view holds %d apps; want only ORDERS", len(apps))
 	}
@@ -312,7 +314,7 @@ func TestChangeListeners(t *testing.T) {
 	t.Cleanup(func() { cache.Close(context.Background()) })
 
 	srv.register(t, "ORDERS", "o1", heureka.StatusUp)
-	eventually(t, "the first notification", func() bool { return slow.Load() >= 1 })
+	proctest.Eventually(t, 10*time.Second, "the first notification", func() bool { return slow.Load() >= 1 })
 	for i := range 30 {
 		id := "o" + string(rune('a'+i%5))
 		switch i % 3 {
@@ -327,7 +329,7 @@ func TestChangeListeners(t *testing.T) {
 	}
 	close(release)
 	want := srv.registry().Snapshot().Len()
-	eventually(t, "the replica to converge", func() bool {
+	proctest.Eventually(t, 10*time.Second, "the replica to converge", func() bool {
 		snap := cache.Snapshot()
 		mu.Lock()
 		defer mu.Unlock()
@@ -406,7 +408,7 @@ func TestReadersDuringChanges(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	want := srv.registry().Snapshot().Len()
-	eventually(t, "the cache to converge", func() bool { return cache.Snapshot().Len() == want })
+	proctest.Eventually(t, 10*time.Second, "the cache to converge", func() bool { return cache.Snapshot().Len() == want })
 	t.Logf("%d reads while 100 writes were followed in %v", reads.Load(), time.Since(t0))
 	close(stop)
 	readers.Wait()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/client"
+	"github.com/heureka-project/heureka/internal/proctest"
 )
 
 // TestFollowResyncsAfterARestart follows /v1/events of a real server, then
@@ -73,14 +74,14 @@ func TestFollowResyncsAfterARestart(t *testing.T) {
 		}
 	}
 	// The stream is open once the server counts a watcher.
-	eventually(t, "the stream to open", func() bool { return s.api.Load().Watchers() == 1 })
+	proctest.Eventually(t, 10*time.Second, "the stream to open", func() bool { return s.api.Load().Watchers() == 1 })
 	s.register(t, "ORDERS", "o2", heureka.StatusUp)
 	nextRegistered("o2")
 
 	old := s.api.Load()
 	s.restartEmpty(t)
 	old.CloseStreams() // the restarted process has none of the old streams
-	eventually(t, "a resync", func() bool {
+	proctest.Eventually(t, 10*time.Second, "a resync", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(reasons) == 2
@@ -90,7 +91,7 @@ func TestFollowResyncsAfterARestart(t *testing.T) {
 		t.Fatalf("Sync reasons %q: want the start (\"\") then a resync with its reason", reasons)
 	}
 	mu.Unlock()
-	eventually(t, "the stream to reopen", func() bool { return s.api.Load().Watchers() == 1 })
+	proctest.Eventually(t, 10*time.Second, "the stream to reopen", func() bool { return s.api.Load().Watchers() == 1 })
 	s.register(t, "ORDERS", "o3", heureka.StatusUp)
 	nextRegistered("o3")
 }

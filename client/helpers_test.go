@@ -284,18 +284,6 @@ func waitSynced(t testing.TB, cache *client.Cache) {
 	}
 }
 
-// eventually polls cond every few milliseconds until it holds or 10 s pass.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // ids lists the instance IDs of app in the cache's view.
 func ids(cache *client.Cache, app string) string {
 	var b bytes.Buffer

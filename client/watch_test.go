@@ -16,6 +16,7 @@ import (
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/eureka"
+	"github.com/heureka-project/heureka/internal/proctest"
 )
 
 // fakeWatch is a stand-in heureka server that speaks the watch protocol:
@@ -250,7 +251,7 @@ func startWatching(t *testing.T, f *fakeWatch, cfg client.CacheConfig) *client.C
 	t.Helper()
 	cache := startCache(t, newClient(t, f.URL), cfg)
 	waitSynced(t, cache)
-	eventually(t, "the watch to open", func() bool {
+	proctest.Eventually(t, 10*time.Second, "the watch to open", func() bool {
 		_, ws := f.counts()
 		return len(ws) > 0 && cache.Status()[0].Mode == client.ModeWatching
 	})
@@ -266,14 +267,14 @@ func TestWatchFollowsChanges(t *testing.T) {
 	}
 
 	f.put(testInstance("ORDERS", "o2", heureka.StatusStarting))
-	eventually(t, "o2", func() bool { return ids(cache, "ORDERS") == "o1,o2" })
+	proctest.Eventually(t, 10*time.Second, "o2", func() bool { return ids(cache, "ORDERS") == "o1,o2" })
 	f.put(testInstance("ORDERS", "o2", heureka.StatusUp))
-	eventually(t, "o2 UP", func() bool {
+	proctest.Eventually(t, 10*time.Second, "o2 UP", func() bool {
 		in, ok := cache.Instance("ORDERS", "o2")
 		return ok && in.Status == heureka.StatusUp
 	})
 	last := f.del("ORDERS", "o1")
-	eventually(t, "o1 to go", func() bool { return ids(cache, "ORDERS") == "o2" })
+	proctest.Eventually(t, 10*time.Second, "o1 to go", func() bool { return ids(cache, "ORDERS") == "o2" })
 
 	fulls, ws := f.counts()
 	if fulls != 1 || len(ws) != 1 {
@@ -282,7 +283,7 @@ func TestWatchFollowsChanges(t *testing.T) {
 	if ws[0].since != "1" || ws[0].lastEventID != "1" {
 		t.Errorf("watch request %+v; want since=1 and Last-Event-ID 1", ws[0])
 	}
-	eventually(t, "the status version", func() bool { return cache.Status()[0].Version == last })
+	proctest.Eventually(t, 10*time.Second, "the status version", func() bool { return cache.Status()[0].Version == last })
 }
 
 func TestWatchResumesAfterDrop(t *testing.T) {
@@ -290,7 +291,7 @@ func TestWatchResumesAfterDrop(t *testing.T) {
 	f.put(testInstance("ORDERS", "o1", heureka.StatusUp))
 	cache := startWatching(t, f, watchingCache())
 	seen := f.put(testInstance("ORDERS", "o2", heureka.StatusUp))
-	eventually(t, "o2", func() bool { return ids(cache, "ORDERS") == "o1,o2" })
+	proctest.Eventually(t, 10*time.Second, "o2", func() bool { return ids(cache, "ORDERS") == "o1,o2" })
 
 	// Drop the stream and hold the reconnection while changes happen.
 	hold := make(chan struct{})
@@ -298,14 +299,14 @@ func TestWatchResumesAfterDrop(t *testing.T) {
 	f.hold = hold
 	f.mu.Unlock()
 	f.dropStreams()
-	eventually(t, "the reconnection", func() bool { _, ws := f.counts(); return len(ws) == 2 })
+	proctest.Eventually(t, 10*time.Second, "the reconnection", func() bool { _, ws := f.counts(); return len(ws) == 2 })
 	f.put(testInstance("ORDERS", "o3", heureka.StatusUp))
 	f.del("ORDERS", "o1")
 	f.mu.Lock()
 	f.hold = nil
 	f.mu.Unlock()
 	close(hold)
-	eventually(t, "the missed changes", func() bool { return ids(cache, "ORDERS") == "o2,o3" })
+	proctest.Eventually(t, 10*time.Second, "the missed changes", func() bool { return ids(cache, "ORDERS") == "o2,o3" })
 
 	fulls, ws := f.counts()
 	if fulls != 1 {
@@ -324,14 +325,14 @@ func TestWatchGapRefetches(t *testing.T) {
 
 	f.putHidden(testInstance("ORDERS", "lost", heureka.StatusUp))
 	after := f.put(testInstance("ORDERS", "o2", heureka.StatusUp))
-	eventually(t, "the full fetch to bring the lost change", func() bool { return ids(cache, "ORDERS") == "lost,o1,o2" })
-	eventually(t, "a new watch from the fetched version", func() bool {
+	proctest.Eventually(t, 10*time.Second, "the full fetch to bring the lost change", func() bool { return ids(cache, "ORDERS") == "lost,o1,o2" })
+	proctest.Eventually(t, 10*time.Second, "a new watch from the fetched version", func() bool {
 		fulls, ws := f.counts()
 		return fulls == 2 && len(ws) == 2 && ws[1].since == strconv.FormatUint(after, 10)
 	})
 	// And the new watch carries on.
 	f.put(testInstance("ORDERS", "o3", heureka.StatusUp))
-	eventually(t, "o3", func() bool { return ids(cache, "ORDERS") == "lost,o1,o2,o3" })
+	proctest.Eventually(t, 10*time.Second, "o3", func() bool { return ids(cache, "ORDERS") == "lost,o1,o2,o3" })
 }
 
 func TestWatchResync(t *testing.T) {
@@ -346,18 +347,18 @@ func TestWatchResync(t *testing.T) {
 
 	f.sendResync()
 	v := f.put(testInstance("BILLING", "b1", heureka.StatusUp))
-	eventually(t, "a full fetch and a new watch", func() bool {
+	proctest.Eventually(t, 10*time.Second, "a full fetch and a new watch", func() bool {
 		fulls, ws := f.counts()
 		return fulls == 2 && len(ws) == 2
 	})
-	eventually(t, "b1", func() bool { return ids(cache, "BILLING") == "b1" })
+	proctest.Eventually(t, 10*time.Second, "b1", func() bool { return ids(cache, "BILLING") == "b1" })
 	_, ws := f.counts()
 	if since, _ := strconv.ParseUint(ws[1].since, 10, 64); since > v {
 		t.Errorf("re-watched from %d, beyond the server's %d", since, v)
 	}
 	f.put(testInstance("ORDERS", "o2", heureka.StatusUp))
 	f.put(testInstance("INVENTORY", "i1", heureka.StatusUp)) // not wanted
-	eventually(t, "o2", func() bool { return ids(cache, "ORDERS") == "o1,o2" })
+	proctest.Eventually(t, 10*time.Second, "o2", func() bool { return ids(cache, "ORDERS") == "o1,o2" })
 	if cache.Snapshot().App("INVENTORY") != nil {
 		t.Error("an unwanted application entered the view")
 	}
@@ -377,7 +378,7 @@ func TestWatchServerGoneFailsOver(t *testing.T) {
 	f.down = true
 	f.mu.Unlock()
 	f.dropStreams()
-	eventually(t, "the cache to give the stream up", func() bool {
+	proctest.Eventually(t, 10*time.Second, "the cache to give the stream up", func() bool {
 		st := cache.Status()[0]
 		return st.Mode == client.ModeStarting && st.Failures >= 1
 	})
@@ -388,10 +389,10 @@ func TestWatchServerGoneFailsOver(t *testing.T) {
 	f.mu.Lock()
 	f.down = false
 	f.mu.Unlock()
-	eventually(t, "o2", func() bool { return ids(cache, "ORDERS") == "o1,o2" })
-	eventually(t, "watching again", func() bool { return cache.Status()[0].Mode == client.ModeWatching })
+	proctest.Eventually(t, 10*time.Second, "o2", func() bool { return ids(cache, "ORDERS") == "o1,o2" })
+	proctest.Eventually(t, 10*time.Second, "watching again", func() bool { return cache.Status()[0].Mode == client.ModeWatching })
 	f.put(testInstance("ORDERS", "o3", heureka.StatusUp))
-	eventually(t, "o3", func() bool { return ids(cache, "ORDERS") == "o1,o2,o3" })
+	proctest.Eventually(t, 10*time.Second, "o3", func() bool { return ids(cache, "ORDERS") == "o1,o2,o3" })
 }
 
 // TestWatchDisabledFallsBackToPolling runs against the real server with a
@@ -405,15 +406,15 @@ func TestWatchDisabledFallsBackToPolling(t *testing.T) {
 	cfg.WatchRetryInterval = 200 * time.Millisecond
 	cache := startCache(t, newClient(t, srv.URL), cfg)
 	waitSynced(t, cache)
-	eventually(t, "a watch attempt", func() bool { return srv.watches.Load() >= 1 })
+	proctest.Eventually(t, 10*time.Second, "a watch attempt", func() bool { return srv.watches.Load() >= 1 })
 
 	srv.register(t, "ORDERS", "o2", heureka.StatusUp)
-	eventually(t, "o2 through deltas", func() bool { return ids(cache, "ORDERS") == "o1,o2" })
+	proctest.Eventually(t, 10*time.Second, "o2 through deltas", func() bool { return ids(cache, "ORDERS") == "o1,o2" })
 	if srv.deltas.Load() == 0 {
 		t.Error("no delta polled")
 	}
-	eventually(t, "the watch to be tried again", func() bool { return srv.watches.Load() >= 2 })
-	eventually(t, "polling mode", func() bool { return cache.Status()[0].Mode == client.ModePolling })
+	proctest.Eventually(t, 10*time.Second, "the watch to be tried again", func() bool { return srv.watches.Load() >= 2 })
+	proctest.Eventually(t, 10*time.Second, "polling mode", func() bool { return cache.Status()[0].Mode == client.ModePolling })
 }
 
 // TestWatchAgainstHeurekaServer follows the real server's /v1/watch: no
@@ -433,7 +434,7 @@ func TestWatchAgainstHeurekaServer(t *testing.T) {
 			}
 			cache := startCache(t, newClient(t, srv.URL), cfg)
 			waitSynced(t, cache)
-			eventually(t, "watching", func() bool { return cache.Status()[0].Mode == client.ModeWatching })
+			proctest.Eventually(t, 10*time.Second, "watching", func() bool { return cache.Status()[0].Mode == client.ModeWatching })
 
 			srv.register(t, "BILLING", "b1", heureka.StatusUp)
 			srv.register(t, "ORDERS", "o2", heureka.StatusStarting)
@@ -441,7 +442,7 @@ func TestWatchAgainstHeurekaServer(t *testing.T) {
 			if err := srv.registry().SetStatus("ORDERS", "o2", heureka.StatusUp, 0, false); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, "o2 UP", func() bool {
+			proctest.Eventually(t, 10*time.Second, "o2 UP", func() bool {
 				in, ok := cache.Instance("ORDERS", "o2")
 				return ok && in.Status == heureka.StatusUp
 			})
@@ -453,7 +454,7 @@ func TestWatchAgainstHeurekaServer(t *testing.T) {
 			srv.cancel(t, "ORDERS", "o1")
 			srv.register(t, "BILLING", "b3", heureka.StatusUp)
 			srv.register(t, "ORDERS", "o3", heureka.StatusUp)
-			eventually(t, "the changes made while reconnecting", func() bool { return ids(cache, "ORDERS") == "o2,o3" })
+			proctest.Eventually(t, 10*time.Second, "the changes made while reconnecting", func() bool { return ids(cache, "ORDERS") == "o2,o3" })
 
 			if n := srv.fulls.Load(); n != 1 {
 				t.Errorf("%d full fetches; want 1", n)
@@ -464,7 +465,7 @@ func TestWatchAgainstHeurekaServer(t *testing.T) {
 			if n := srv.watches.Load(); n < 2 {
 				t.Errorf("%d watch requests; want a reconnection", n)
 			}
-			eventually(t, "the status version", func() bool {
+			proctest.Eventually(t, 10*time.Second, "the status version", func() bool {
 				return cache.Status()[0].Version == srv.registry().Snapshot().Version || filtered
 			})
 		})

@@ -22,6 +22,26 @@
 //     (bounded by SyncTimeout, then the server starts empty and says so);
 //     Ready reports when that is over, for /readyz.
 //
+// The package owns both halves of the protocol and its wire types: the
+// sender (Replicator), the receive side (Receiver, which applies a batch
+// and answers per item, and serves the digest and one application for
+// anti-entropy), Digest and TombstoneJSON, and NodeHeader. The HTTP layer
+// (internal/httpapi) mounts Receiver on /peerreplication/batch,
+// /v1/replication/digest and /v1/replication/apps/{APP}, and does the HTTP
+// part only: the peer role, the body's bounds, error rendering.
+//
+// # Transport and clock
+//
+// Every call to a peer goes through Config.Transport: the HTTP client from
+// NewHTTPTransport in servers, a MemNetwork in tests (servers as handlers
+// on host names, partitions in both directions, no sockets). Every reading
+// of time and every wait goes through Config.Clock (SystemClock in
+// servers), so tests can make an outage last as long as they need.
+//
+// Config is used as given: start from DefaultConfig; zero is a value (a
+// BatchDelay of 0 sends at once, a SyncTimeout of 0 tries each peer once),
+// and Validate names the first setting that cannot work.
+//
 // # Security
 //
 // Calls to https peers use Config.TLS (the CA that signs the peers and
@@ -36,7 +56,9 @@
 //
 // Forward is called by the registry with its lock held; it only appends to
 // per-peer queues. Each peer has one sending goroutine; anti-entropy has
-// one more. Run owns them all and returns when its context ends.
+// one more. Run owns them all and returns when its context ends. A
+// Receiver is safe for concurrent requests (the registry serialises the
+// writes); a MemNetwork is safe for concurrent use.
 //
 // # What it does not do
 //

@@ -121,7 +121,7 @@ func (p *peer) run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(wait):
+		case <-p.rp.clock.After(wait):
 		}
 		var err error
 		if p.takeResync() {
@@ -215,7 +215,7 @@ func (p *peer) sendAll(ctx context.Context) error {
 	p.beats = map[[2]string]registry.Op{}
 	p.mu.Unlock()
 
-	start := time.Now()
+	start := p.rp.clock.Now()
 	snap := p.rp.reg.Snapshot()
 	var ops []registry.Op
 	for _, a := range snap.Apps().Apps {
@@ -238,7 +238,7 @@ func (p *peer) sendAll(ctx context.Context) error {
 		}
 	}
 	p.rp.log.Info("resynchronised peer", "peer", p.url, "instances", len(ops)-len(tombs), "cancels", len(tombs),
-		"took", time.Since(start).Round(time.Millisecond))
+		"took", p.rp.clock.Now().Sub(start).Round(time.Millisecond))
 	return nil
 }
 
@@ -351,11 +351,11 @@ func (p *peer) markUp() {
 	p.mu.Lock()
 	wasDown := !p.reachable
 	if wasDown {
-		p.reachable, p.since = true, time.Now()
+		p.reachable, p.since = true, p.rp.clock.Now()
 	}
 	outage := time.Duration(0)
 	if !p.failing.IsZero() {
-		outage = time.Since(p.failing)
+		outage = p.rp.clock.Now().Sub(p.failing)
 	}
 	p.failing, p.lastErr = time.Time{}, ""
 	p.mu.Unlock()
@@ -373,14 +373,15 @@ func (p *peer) markUp() {
 func (p *peer) markDown(err error) {
 	p.mu.Lock()
 	wasUp := p.reachable || p.failing.IsZero()
+	now := p.rp.clock.Now()
 	if p.failing.IsZero() {
-		p.failing = time.Now()
+		p.failing = now
 	}
 	p.lastErr = err.Error()
 	if p.reachable {
-		p.reachable, p.since = false, time.Now()
+		p.reachable, p.since = false, now
 	}
-	if time.Since(p.failing) > p.rp.cfg.MaxOutage {
+	if now.Sub(p.failing) > p.rp.cfg.MaxOutage {
 		p.dropForResync(fmt.Sprintf("unreachable for more than %s", p.rp.cfg.MaxOutage))
 	}
 	p.mu.Unlock()

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"github.com/heureka-project/heureka/internal/urlcheck"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -23,7 +22,9 @@ import (
 // between peers, so that a server recognises its own URL in its peer list.
 const NodeHeader = "X-Heureka-Node"
 
-// Config holds the replicator's settings. Start from DefaultConfig.
+// Config holds the replicator's settings. Start from DefaultConfig: every
+// field is used as given (zero is a value, not "the default"), and
+// Validate refuses what cannot work.
 type Config struct {
 	// Peers are the other servers' Eureka base URLs, e.g.
 	// http://10.0.0.2:8761/eureka. The list may include this server's own
@@ -62,7 +63,13 @@ type Config struct {
 	// every call to a peer (the peer role's credentials); it is called per
 	// request, so credentials can change without a restart.
 	Authorization func() string
-	Logger        *slog.Logger
+	// Transport carries the calls to peers; nil means the HTTP transport
+	// built from ConnectTimeout, RequestTimeout and TLS (NewHTTPTransport).
+	// Tests connect replicators through a MemNetwork.
+	Transport Transport
+	// Clock is the time replication reads and waits on.
+	Clock  Clock
+	Logger *slog.Logger
 }
 
 // DefaultConfig returns the defaults, each with its reason.
@@ -86,6 +93,7 @@ func DefaultConfig() Config {
 		AntiEntropyInterval: 30 * time.Second,
 		// A live peer answers in well under this.
 		SyncTimeout: 30 * time.Second,
+		Clock:       SystemClock{},
 		Logger:      slog.Default(),
 	}
 }
@@ -109,6 +117,18 @@ func (c Config) Validate() error {
 		return heureka.Errorf(heureka.EINVALID, "replication: BatchSize %d must be positive", c.BatchSize)
 	case c.QueueSize <= 0:
 		return heureka.Errorf(heureka.EINVALID, "replication: QueueSize %d must be positive", c.QueueSize)
+	case c.BatchDelay < 0 || c.MaxOutage < 0 || c.SyncTimeout < 0:
+		return heureka.Errorf(heureka.EINVALID, "replication: BatchDelay %s, MaxOutage %s and SyncTimeout %s may not be negative",
+			c.BatchDelay, c.MaxOutage, c.SyncTimeout)
+	case c.ConnectTimeout <= 0 || c.RequestTimeout <= 0:
+		return heureka.Errorf(heureka.EINVALID, "replication: ConnectTimeout %s and RequestTimeout %s must be positive",
+			c.ConnectTimeout, c.RequestTimeout)
+	case c.AntiEntropyInterval <= 0:
+		return heureka.Errorf(heureka.EINVALID, "replication: AntiEntropyInterval %s must be positive", c.AntiEntropyInterval)
+	case c.Clock == nil:
+		return heureka.Errorf(heureka.EINVALID, "replication: Clock is nil; start from DefaultConfig")
+	case c.Logger == nil:
+		return heureka.Errorf(heureka.EINVALID, "replication: Logger is nil; start from DefaultConfig, or give slog.New(slog.DiscardHandler) for none")
 	}
 	return nil
 }
@@ -119,7 +139,8 @@ type Replicator struct {
 	cfg    Config
 	reg    *registry.Registry
 	log    *slog.Logger
-	client *http.Client
+	client Transport
+	clock  Clock
 	peers  []*peer
 	ready  atomic.Bool
 	synced atomic.Value // string: how the start-up sync ended
@@ -127,51 +148,19 @@ type Replicator struct {
 
 // New returns a replicator for reg; it starts nothing. Call Run to start.
 func New(cfg Config, reg *registry.Registry) (*Replicator, error) {
-	def := DefaultConfig()
-	if cfg.BatchSize == 0 {
-		cfg.BatchSize = def.BatchSize
-	}
-	if cfg.BatchDelay == 0 {
-		cfg.BatchDelay = def.BatchDelay
-	}
-	if cfg.QueueSize == 0 {
-		cfg.QueueSize = def.QueueSize
-	}
-	if cfg.MaxOutage == 0 {
-		cfg.MaxOutage = def.MaxOutage
-	}
-	if cfg.ConnectTimeout == 0 {
-		cfg.ConnectTimeout = def.ConnectTimeout
-	}
-	if cfg.RequestTimeout == 0 {
-		cfg.RequestTimeout = def.RequestTimeout
-	}
-	if cfg.AntiEntropyInterval == 0 {
-		cfg.AntiEntropyInterval = def.AntiEntropyInterval
-	}
-	if cfg.SyncTimeout == 0 {
-		cfg.SyncTimeout = def.SyncTimeout
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = def.Logger
-	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	rp := &Replicator{
-		cfg: cfg,
-		reg: reg,
-		log: cfg.Logger.With("subsystem", "replication"),
-		client: &http.Client{
-			Timeout: cfg.RequestTimeout,
-			Transport: &http.Transport{
-				DialContext:         (&net.Dialer{Timeout: cfg.ConnectTimeout}).DialContext,
-				TLSClientConfig:     cfg.TLS,
-				TLSHandshakeTimeout: cfg.ConnectTimeout,
-				MaxIdleConnsPerHost: 4,
-				IdleConnTimeout:     90 * time.Second,
-			},
-		},
+		cfg:   cfg,
+		reg:   reg,
+		log:   cfg.Logger.With("subsystem", "replication"),
+		clock: cfg.Clock,
+	}
+	if cfg.Transport != nil {
+		rp.client = cfg.Transport
+	} else {
+		rp.client = NewHTTPTransport(cfg.ConnectTimeout, cfg.RequestTimeout, cfg.TLS)
 	}
 	self := normalize(cfg.SelfURL)
 	seen := map[string]bool{}
@@ -238,7 +227,9 @@ func (rp *Replicator) Run(ctx context.Context) error {
 		rp.antiEntropyLoop(ctx)
 	}()
 	wg.Wait()
-	rp.client.CloseIdleConnections()
+	if c, ok := rp.client.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
 	return nil
 }
 

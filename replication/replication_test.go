@@ -4,103 +4,84 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/http/httptest"
-	"sync"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/internal/httpapi"
+	"github.com/heureka-project/heureka/internal/proctest"
 	"github.com/heureka-project/heureka/registry"
 	"github.com/heureka-project/heureka/replication"
 )
 
-// node is one in-process registry server with a replicator, on loopback.
+// node is one in-process registry server with a replicator, on an
+// in-memory network.
 type node struct {
 	name string
+	host string // host:port on the network
 	url  string // Eureka base URL
+	net  *replication.MemNetwork
 	reg  *registry.Registry
 	rep  *replication.Replicator
-	id   string
-	cut  atomic.Bool // partitioned: every request to or from it fails
+	api  http.Handler
 	stop func()
 }
 
-func (n *node) partition(on bool) {
-	n.cut.Store(on)
-	if on {
-		cutNodes.Store(n.id, true)
-	} else {
-		cutNodes.Delete(n.id)
-	}
+// partition cuts the node off from every other (on) or reconnects it.
+func (n *node) partition(on bool) { n.net.Partition(n.host, on) }
+
+// options adjust a node's registry and replicator before they start.
+type options struct {
+	repl func(*replication.Config)
+	reg  func(*registry.Config)
 }
 
-// cutNodes holds the node IDs of the nodes currently cut off.
-var cutNodes sync.Map
-
-// handler drops every request while the node is cut off, and every request
-// from a node that is cut off: a partition in both directions.
-func (n *node) handler(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, fromCut := cutNodes.Load(r.Header.Get(replication.NodeHeader))
-		if n.cut.Load() || fromCut {
-			if hj, ok := w.(http.Hijacker); ok {
-				if c, _, err := hj.Hijack(); err == nil {
-					c.Close()
-					return
-				}
-			}
-			w.WriteHeader(http.StatusServiceUnavailable)
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
-}
-
-// cluster starts n nodes that list every node (themselves included) as
-// peers.
-func startCluster(t *testing.T, n int, mod func(*replication.Config)) []*node {
+// startCluster starts n nodes on one network; each lists every node
+// (itself included) as a peer.
+func startCluster(t *testing.T, n int, opt options) []*node {
 	t.Helper()
-	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	network := replication.NewMemNetwork()
 	nodes := make([]*node, n)
-	lns := make([]net.Listener, n)
 	var urls []string
 	for i := range nodes {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns[i] = ln
-		nodes[i] = &node{name: fmt.Sprintf("peer%d", i+1), url: "http://" + ln.Addr().String() + "/eureka"}
+		nodes[i] = newNode(network, fmt.Sprintf("peer%d", i+1))
 		urls = append(urls, nodes[i].url)
 	}
-	for i, nd := range nodes {
-		startNode(t, nd, lns[i], urls, logger, mod)
+	for _, nd := range nodes {
+		startNode(t, nd, urls, opt)
 	}
 	return nodes
 }
 
-func startNode(t *testing.T, nd *node, ln net.Listener, peers []string, logger *slog.Logger, mod func(*replication.Config)) {
+func newNode(network *replication.MemNetwork, name string) *node {
+	host := name + ".test:8761"
+	return &node{name: name, host: host, url: "http://" + host + "/eureka", net: network}
+}
+
+func startNode(t *testing.T, nd *node, peers []string, opt options) {
 	t.Helper()
+	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})).With("node", nd.name)
 	rcfg := registry.DefaultConfig()
-	rcfg.Logger = logger.With("node", nd.name)
+	rcfg.Logger = logger
+	if opt.reg != nil {
+		opt.reg(&rcfg)
+	}
 	reg, err := registry.New(rcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := nd.name + "-" + fmt.Sprint(time.Now().UnixNano())
-	nd.id = id
 	pcfg := replication.DefaultConfig()
 	pcfg.Peers = peers
-	pcfg.NodeID = id
+	pcfg.NodeID = nd.name
 	pcfg.SyncTimeout = 2 * time.Second
 	pcfg.AntiEntropyInterval = 200 * time.Millisecond
-	pcfg.Logger = rcfg.Logger
-	if mod != nil {
-		mod(&pcfg)
+	pcfg.Transport = nd.net.Transport(nd.host)
+	pcfg.Logger = logger
+	if opt.repl != nil {
+		opt.repl(&pcfg)
 	}
 	rep, err := replication.New(pcfg, reg)
 	if err != nil {
@@ -108,16 +89,14 @@ func startNode(t *testing.T, nd *node, ln net.Listener, peers []string, logger *
 	}
 	reg.SetForwarder(rep.Forward)
 	hcfg := httpapi.DefaultConfig()
-	hcfg.NodeID = id
+	hcfg.NodeID = nd.name
 	hcfg.Ready = rep.Ready
-	api, err := httpapi.New(hcfg, reg, rcfg.Logger)
+	api, err := httpapi.New(hcfg, reg, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewUnstartedServer(nd.handler(api.Handler()))
-	hs.Listener.Close()
-	hs.Listener = ln
-	hs.Start()
+	nd.api = api.Handler()
+	nd.net.Serve(nd.host, nd.api)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{}, 2)
 	go func() { _ = reg.Run(ctx); done <- struct{}{} }()
@@ -128,7 +107,7 @@ func startNode(t *testing.T, nd *node, ln net.Listener, peers []string, logger *
 		<-done
 		<-done
 		api.CloseStreams()
-		hs.Close()
+		nd.net.Serve(nd.host, nil)
 	}
 	t.Cleanup(func() {
 		if nd.stop != nil {
@@ -136,6 +115,32 @@ func startNode(t *testing.T, nd *node, ln net.Listener, peers []string, logger *
 			nd.stop = nil
 		}
 	})
+}
+
+// peerStatus is what nd says about the peer at url.
+func peerStatus(nd *node, url string) replication.PeerStatus {
+	for _, p := range nd.rep.Status() {
+		if p.URL == url {
+			return p
+		}
+	}
+	return replication.PeerStatus{}
+}
+
+// quiescent reports whether every node has delivered everything to every
+// other: nothing queued, no resync pending, and every peer it has called
+// reachable (one never called has no Since yet).
+func quiescent(nodes []*node) func() bool {
+	return func() bool {
+		for _, nd := range nodes {
+			for _, p := range nd.rep.Status() {
+				if !p.Self && (!(p.Reachable || p.Since.IsZero()) || p.Queued > 0 || p.Resync) {
+					return false
+				}
+			}
+		}
+		return true
+	}
 }
 
 func dn(id string, mods ...func(*heureka.Instance)) *heureka.Instance {
@@ -147,18 +152,6 @@ func dn(id string, mods ...func(*heureka.Instance)) *heureka.Instance {
 	}
 	in.Normalize()
 	return in
-}
-
-// eventually polls cond every 10 ms for up to 10 s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 func status(nd *node, id string) heureka.Status {
@@ -181,24 +174,24 @@ func everywhere(nodes []*node, id string, want heureka.Status) func() bool {
 }
 
 func TestWritesReachEveryPeer(t *testing.T) {
-	nodes := startCluster(t, 3, nil)
+	nodes := startCluster(t, 3, options{})
 	for _, nd := range nodes {
-		eventually(t, nd.name+" ready", nd.rep.Ready)
+		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
 	}
 	if err := nodes[0].reg.Register(dn("a"), false); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "a registered on every peer", everywhere(nodes, "a", heureka.StatusUp))
+	proctest.Eventually(t, 10*time.Second, "a registered on every peer", everywhere(nodes, "a", heureka.StatusUp))
 
 	if err := nodes[1].reg.SetStatus("HDFS-DATANODE.PROD", "a", heureka.StatusOutOfService, 0, false); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the override seen everywhere", everywhere(nodes, "a", heureka.StatusOutOfService))
+	proctest.Eventually(t, 10*time.Second, "the override seen everywhere", everywhere(nodes, "a", heureka.StatusOutOfService))
 
 	if err := nodes[2].reg.UpdateMetadata("HDFS-DATANODE.PROD", "a", map[string]string{"disk_used": "42"}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the metadata everywhere", func() bool {
+	proctest.Eventually(t, 10*time.Second, "the metadata everywhere", func() bool {
 		for _, nd := range nodes {
 			in, ok := nd.reg.Snapshot().Instance("HDFS-DATANODE.PROD", "a")
 			if !ok || in.Metadata["disk_used"] != "42" {
@@ -211,12 +204,12 @@ func TestWritesReachEveryPeer(t *testing.T) {
 	if err := nodes[2].reg.DeleteStatusOverride("HDFS-DATANODE.PROD", "a", heureka.StatusUp, 0, false); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the override removed everywhere", everywhere(nodes, "a", heureka.StatusUp))
+	proctest.Eventually(t, 10*time.Second, "the override removed everywhere", everywhere(nodes, "a", heureka.StatusUp))
 
 	if err := nodes[2].reg.Cancel("HDFS-DATANODE.PROD", "a", false); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "a gone everywhere", everywhere(nodes, "a", ""))
+	proctest.Eventually(t, 10*time.Second, "a gone everywhere", everywhere(nodes, "a", ""))
 
 	// Every node recognised itself in the peer list and skipped it.
 	for _, nd := range nodes {
@@ -233,30 +226,50 @@ func TestWritesReachEveryPeer(t *testing.T) {
 }
 
 func TestHeartbeatsKeepPeersLeasesAlive(t *testing.T) {
-	nodes := startCluster(t, 2, nil)
+	// Both registries read one clock that the test moves; replication
+	// runs on the wall clock, and the test waits for each renewal to arrive.
+	var now atomic.Int64
+	now.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	clock := func() time.Time { return time.Unix(0, now.Load()) }
+	nodes := startCluster(t, 2, options{reg: func(c *registry.Config) { c.Clock = clock }})
 	for _, nd := range nodes {
-		eventually(t, nd.name+" ready", nd.rep.Ready)
+		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
 	}
 	short := func(in *heureka.Instance) { in.Lease.RenewalIntervalSecs, in.Lease.DurationSecs = 1, 2 }
 	if err := nodes[0].reg.Register(dn("a", short), false); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "a on peer 2", everywhere(nodes, "a", heureka.StatusUp))
+	proctest.Eventually(t, 10*time.Second, "a on peer 2", everywhere(nodes, "a", heureka.StatusUp))
+	renewedAt := func(nd *node) int64 {
+		app, ok := nd.reg.LiveApp("HDFS-DATANODE.PROD")
+		if !ok || len(app.Instances) != 1 {
+			return 0
+		}
+		return app.Instances[0].Lease.LastRenewalTimestamp
+	}
 	// Renew on peer 1 only, for three lease periods: peer 2 must keep it.
-	for range 10 {
+	for range 20 {
+		now.Add(int64(300 * time.Millisecond))
 		if _, err := nodes[0].reg.Renew(registry.RenewRequest{App: "HDFS-DATANODE.PROD", ID: "a"}); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(300 * time.Millisecond)
+		proctest.Eventually(t, 10*time.Second, "the renewal on peer 2", func() bool { return renewedAt(nodes[1]) == clock().UnixMilli() })
+		nodes[1].reg.Tick()
 		if status(nodes[1], "a") != heureka.StatusUp {
 			t.Fatal("peer 2 let the lease expire although peer 1 forwarded the renewals")
 		}
 	}
+	// Without renewals the lease ends on peer 2 too: the check above could fail.
+	now.Add(int64(3 * time.Second))
+	nodes[1].reg.Tick()
+	if status(nodes[1], "a") != "" && !nodes[1].reg.Protection().Active {
+		t.Fatal("peer 2 kept a lease nobody renewed")
+	}
 }
 
 func TestStartupSyncCopiesTheRegistry(t *testing.T) {
-	nodes := startCluster(t, 1, nil)
-	eventually(t, "peer1 ready", nodes[0].rep.Ready)
+	nodes := startCluster(t, 1, options{})
+	proctest.Eventually(t, 10*time.Second, "peer1 ready", nodes[0].rep.Ready)
 	for i := range 50 {
 		if err := nodes[0].reg.Register(dn(fmt.Sprint(i)), false); err != nil {
 			t.Fatal(err)
@@ -265,14 +278,9 @@ func TestStartupSyncCopiesTheRegistry(t *testing.T) {
 	if err := nodes[0].reg.SetStatus("HDFS-DATANODE.PROD", "7", heureka.StatusOutOfService, 0, false); err != nil {
 		t.Fatal(err)
 	}
-	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	late := &node{name: "late", url: "http://" + ln.Addr().String() + "/eureka"}
-	startNode(t, late, ln, []string{nodes[0].url, late.url}, logger, nil)
-	eventually(t, "the new peer ready", late.rep.Ready)
+	late := newNode(nodes[0].net, "late")
+	startNode(t, late, []string{nodes[0].url, late.url}, options{})
+	proctest.Eventually(t, 10*time.Second, "the new peer ready", late.rep.Ready)
 	if n := late.reg.Snapshot().Len(); n != 50 {
 		t.Fatalf("new peer holds %d instances when ready, want 50", n)
 	}
@@ -289,36 +297,26 @@ func TestStartupSyncCopiesTheRegistry(t *testing.T) {
 }
 
 func TestStartupSyncGivesUpAndStartsEmpty(t *testing.T) {
-	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelError}))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadURL := "http://" + dead.Addr().String() + "/eureka"
-	dead.Close()
-	nd := &node{name: "alone", url: "http://" + ln.Addr().String() + "/eureka"}
-	startNode(t, nd, ln, []string{deadURL}, logger, func(c *replication.Config) { c.SyncTimeout = 300 * time.Millisecond })
-	eventually(t, "ready after the sync timeout", nd.rep.Ready)
+	nd := newNode(replication.NewMemNetwork(), "alone")
+	deadURL := "http://dead.test:8761/eureka" // nothing serves it
+	startNode(t, nd, []string{deadURL}, options{repl: func(c *replication.Config) { c.SyncTimeout = 300 * time.Millisecond }})
+	proctest.Eventually(t, 10*time.Second, "ready after the sync timeout", nd.rep.Ready)
 	if msg := nd.rep.SyncResult(); msg == "" || nd.reg.Snapshot().Len() != 0 {
 		t.Fatalf("sync result %q with %d instances", msg, nd.reg.Snapshot().Len())
 	}
 }
 
 func TestPartitionHealsWithoutLossOrResurrection(t *testing.T) {
-	nodes := startCluster(t, 3, nil)
+	nodes := startCluster(t, 3, options{})
 	for _, nd := range nodes {
-		eventually(t, nd.name+" ready", nd.rep.Ready)
+		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
 	}
 	for _, id := range []string{"stay", "cancelled", "overridden"} {
 		if err := nodes[0].reg.Register(dn(id), false); err != nil {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, "all three everywhere", func() bool {
+	proctest.Eventually(t, 10*time.Second, "all three everywhere", func() bool {
 		return everywhere(nodes, "stay", heureka.StatusUp)() && everywhere(nodes, "cancelled", heureka.StatusUp)()
 	})
 
@@ -334,32 +332,37 @@ func TestPartitionHealsWithoutLossOrResurrection(t *testing.T) {
 	if err := nodes[1].reg.SetStatus("HDFS-DATANODE.PROD", "overridden", heureka.StatusOutOfService, 0, false); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond) // several failed sends and anti-entropy rounds
+	for _, nd := range nodes[:2] {
+		proctest.Eventually(t, 10*time.Second, nd.name+" to find peer 3 cut off", func() bool {
+			st := peerStatus(nd, nodes[2].url)
+			return !st.Reachable && strings.Contains(st.LastError, "partitioned")
+		})
+	}
 	if status(nodes[2], "cancelled") != heureka.StatusUp || status(nodes[2], "new") != "" {
 		t.Fatal("the partition leaked")
 	}
 
 	nodes[2].partition(false)
-	eventually(t, "convergence after the partition healed", func() bool {
+	proctest.Eventually(t, 10*time.Second, "convergence after the partition healed", func() bool {
 		return everywhere(nodes, "stay", heureka.StatusUp)() &&
 			everywhere(nodes, "new", heureka.StatusUp)() &&
 			everywhere(nodes, "overridden", heureka.StatusOutOfService)() &&
 			everywhere(nodes, "cancelled", "")()
 	})
-	// And it stays that way through more anti-entropy rounds.
-	time.Sleep(time.Second)
+	// And it stays that way once everything in flight has been delivered.
+	proctest.Eventually(t, 10*time.Second, "every queue drained", quiescent(nodes))
 	if !everywhere(nodes, "cancelled", "")() {
 		t.Fatal("the cancelled instance was resurrected")
 	}
 }
 
 func TestOverflowedQueueIsResyncedInFull(t *testing.T) {
-	nodes := startCluster(t, 2, func(c *replication.Config) {
+	nodes := startCluster(t, 2, options{repl: func(c *replication.Config) {
 		c.QueueSize = 5
 		c.AntiEntropyInterval = time.Hour // only the resync may repair
-	})
+	}})
 	for _, nd := range nodes {
-		eventually(t, nd.name+" ready", nd.rep.Ready)
+		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
 	}
 	nodes[1].partition(true)
 	for i := range 20 {
@@ -367,7 +370,7 @@ func TestOverflowedQueueIsResyncedInFull(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	eventually(t, "peer 1 to give up the queue", func() bool {
+	proctest.Eventually(t, 10*time.Second, "peer 1 to give up the queue", func() bool {
 		for _, p := range nodes[0].rep.Status() {
 			if !p.Self && p.Resync {
 				return true
@@ -380,27 +383,23 @@ func TestOverflowedQueueIsResyncedInFull(t *testing.T) {
 	if err := nodes[0].reg.Register(dn("last"), false); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "peer 2 holds all 21", func() bool { return nodes[1].reg.Snapshot().Len() == 21 })
+	proctest.Eventually(t, 10*time.Second, "peer 2 holds all 21", func() bool { return nodes[1].reg.Snapshot().Len() == 21 })
 }
 
 func TestPeerRecognisedAsSelfByNodeID(t *testing.T) {
 	// The server is listed under another spelling of its own address.
-	nodes := startCluster(t, 1, nil)
-	eventually(t, "ready", nodes[0].rep.Ready)
-	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	nodes := startCluster(t, 1, options{})
+	proctest.Eventually(t, 10*time.Second, "ready", nodes[0].rep.Ready)
+	nd := newNode(nodes[0].net, "self-listed")
+	const port = "8761"
 	other := "http://localhost:" + port + "/eureka/"
-	nd := &node{name: "self-listed", url: "http://" + ln.Addr().String() + "/eureka"}
-	startNode(t, nd, ln, []string{other, nodes[0].url}, logger, nil)
-	eventually(t, "ready", nd.rep.Ready)
+	startNode(t, nd, []string{other, nodes[0].url}, options{})
+	nd.net.Serve("localhost:"+port, nd.api) // the same server under another name
+	proctest.Eventually(t, 10*time.Second, "ready", nd.rep.Ready)
 	if err := nd.reg.Register(dn("x"), false); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "localhost URL marked self", func() bool {
+	proctest.Eventually(t, 10*time.Second, "localhost URL marked self", func() bool {
 		for _, p := range nd.rep.Status() {
 			if p.URL == "http://localhost:"+port+"/eureka" && p.Self {
 				return true
@@ -408,4 +407,82 @@ func TestPeerRecognisedAsSelfByNodeID(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// shiftedClock is the wall clock moved forward by what the test adds:
+// waits stay real and short, while outages last as long as the test says.
+type shiftedClock struct{ offset atomic.Int64 }
+
+func (c *shiftedClock) Now() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }
+
+func (c *shiftedClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+func (c *shiftedClock) advance(d time.Duration) { c.offset.Add(int64(d)) }
+
+func TestLongOutageIsResyncedInFull(t *testing.T) {
+	clock := &shiftedClock{}
+	nodes := startCluster(t, 2, options{repl: func(c *replication.Config) {
+		c.Clock = clock
+		c.MaxOutage = 5 * time.Minute
+		c.AntiEntropyInterval = time.Hour // only the resync may repair
+	}})
+	for _, nd := range nodes {
+		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
+	}
+	nodes[1].partition(true)
+	if err := nodes[0].reg.Register(dn("a"), false); err != nil {
+		t.Fatal(err)
+	}
+	proctest.Eventually(t, 10*time.Second, "peer 1 to find peer 2 unreachable", func() bool {
+		st := peerStatus(nodes[0], nodes[1].url)
+		return !st.Reachable && st.Queued == 1
+	})
+	if peerStatus(nodes[0], nodes[1].url).Resync {
+		t.Fatal("a short outage already asks for a full resync")
+	}
+	clock.advance(5*time.Minute + time.Second)
+	proctest.Eventually(t, 10*time.Second, "peer 1 to give up the queue after MaxOutage", func() bool {
+		st := peerStatus(nodes[0], nodes[1].url)
+		return st.Resync && st.Queued == 0
+	})
+	nodes[1].partition(false)
+	if err := nodes[0].reg.Register(dn("b"), false); err != nil { // wakes the sender
+		t.Fatal(err)
+	}
+	proctest.Eventually(t, 10*time.Second, "peer 2 to hold a and b", everywhere(nodes, "a", heureka.StatusUp))
+	proctest.Eventually(t, 10*time.Second, "peer 2 to hold b", everywhere(nodes, "b", heureka.StatusUp))
+}
+
+func TestConfigZeroIsAValue(t *testing.T) {
+	reg, err := registry.New(registry.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := replication.DefaultConfig()
+	base.NodeID = "me"
+	for _, c := range []struct {
+		name string
+		mod  func(*replication.Config)
+		want string // "" = valid
+	}{
+		{"defaults", func(*replication.Config) {}, ""},
+		{"no batch delay", func(c *replication.Config) { c.BatchDelay = 0 }, ""},
+		{"no sync wait", func(c *replication.Config) { c.SyncTimeout = 0 }, ""},
+		{"zero batch", func(c *replication.Config) { c.BatchSize = 0 }, "BatchSize 0"},
+		{"zero request timeout", func(c *replication.Config) { c.RequestTimeout = 0 }, "RequestTimeout 0s"},
+		{"zero anti-entropy", func(c *replication.Config) { c.AntiEntropyInterval = 0 }, "AntiEntropyInterval 0s"},
+		{"negative delay", func(c *replication.Config) { c.BatchDelay = -time.Second }, "may not be negative"},
+		{"no clock", func(c *replication.Config) { c.Clock = nil }, "Clock is nil"},
+		{"no logger", func(c *replication.Config) { c.Logger = nil }, "Logger is nil"},
+	} {
+		cfg := base
+		c.mod(&cfg)
+		_, err := replication.New(cfg, reg)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: error %v, want one naming %q", c.name, err, c.want)
+		}
+	}
 }

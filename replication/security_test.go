@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heureka-project/heureka/internal/proctest"
 	"github.com/heureka-project/heureka/registry"
 	"github.com/heureka-project/heureka/replication"
 )
@@ -60,12 +61,12 @@ func TestPeerCredentials(t *testing.T) {
 	if err := reg.Register(dn("a"), false); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the refusal in the peer's status", func() bool {
+	proctest.Eventually(t, 10*time.Second, "the refusal in the peer's status", func() bool {
 		st := rep.Status()[0]
 		return !st.Reachable && strings.Contains(st.LastError, "refused our credentials") && strings.Contains(st.LastError, "403") && st.Queued == 1
 	})
 	want.Store("Bearer right")
-	eventually(t, "the queued write delivered", func() bool { return batches.Load() == 1 && rep.Status()[0].Reachable })
+	proctest.Eventually(t, 10*time.Second, "the queued write delivered", func() bool { return batches.Load() == 1 && rep.Status()[0].Reachable })
 }
 
 func TestPeerURLsCarryNoCredentials(t *testing.T) {

@@ -20,7 +20,7 @@ import (
 // is evicted before a full lease period of renewals has had a chance to
 // arrive here.
 func (rp *Replicator) startupSync(ctx context.Context) {
-	deadline := time.Now().Add(rp.cfg.SyncTimeout)
+	deadline := rp.clock.Now().Add(rp.cfg.SyncTimeout)
 	for attempt := 0; ; attempt++ {
 		others := 0
 		for _, p := range rp.peers {
@@ -52,7 +52,7 @@ func (rp *Replicator) startupSync(ctx context.Context) {
 			rp.synced.Store(msg)
 			return
 		}
-		if time.Now().After(deadline) {
+		if rp.clock.Now().After(deadline) {
 			msg := fmt.Sprintf("no peer answered within %s: started empty", rp.cfg.SyncTimeout)
 			rp.log.Warn("start-up sync gave up; serving an empty registry until clients and peers fill it", "timeout", rp.cfg.SyncTimeout)
 			rp.synced.Store(msg)
@@ -61,7 +61,7 @@ func (rp *Replicator) startupSync(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(min(time.Duration(attempt+1)*200*time.Millisecond, 2*time.Second)):
+		case <-rp.clock.After(min(time.Duration(attempt+1)*200*time.Millisecond, 2*time.Second)):
 		}
 	}
 }
@@ -137,8 +137,6 @@ type TombstoneJSON struct {
 func FormatDigest(d uint64) string { return strconv.FormatUint(d, 16) }
 
 func (rp *Replicator) antiEntropyLoop(ctx context.Context) {
-	t := time.NewTicker(rp.cfg.AntiEntropyInterval)
-	defer t.Stop()
 	repair := func(p *peer) {
 		if p.isSelf() {
 			return
@@ -151,15 +149,17 @@ func (rp *Replicator) antiEntropyLoop(ctx context.Context) {
 	for i, p := range rp.peers {
 		cases[i] = p.repairNow
 	}
+	round := rp.clock.After(rp.cfg.AntiEntropyInterval)
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-round:
+			round = rp.clock.After(rp.cfg.AntiEntropyInterval)
 			for _, p := range rp.peers {
 				repair(p)
 			}
-		case <-anyOf(ctx, cases):
+		case <-anyOf(ctx, rp.clock, cases):
 			for _, p := range rp.peers {
 				select {
 				case <-p.repairNow:
@@ -173,11 +173,9 @@ func (rp *Replicator) antiEntropyLoop(ctx context.Context) {
 
 // anyOf returns a channel that fires when any of chans has a value ready,
 // without taking it. It polls gently; repairs are not latency-critical.
-func anyOf(ctx context.Context, chans []<-chan struct{}) <-chan struct{} {
+func anyOf(ctx context.Context, clock Clock, chans []<-chan struct{}) <-chan struct{} {
 	out := make(chan struct{})
 	go func() {
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
 		for {
 			for _, c := range chans {
 				if len(c) > 0 {
@@ -188,7 +186,7 @@ func anyOf(ctx context.Context, chans []<-chan struct{}) <-chan struct{} {
 			select {
 			case <-ctx.Done():
 				return
-			case <-t.C:
+			case <-clock.After(100 * time.Millisecond):
 			}
 		}
 	}()

@@ -13,6 +13,7 @@ import (
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/internal/proctest"
 	"github.com/heureka-project/heureka/sim"
 )
 
@@ -95,19 +96,12 @@ func TestAgentInProcess(t *testing.T) {
 	}
 	const id = "prod-dn1.test-dc9.rack-7"
 	var in *heureka.Instance
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	proctest.Eventually(t, 10*time.Second, "the agent's registration", func() bool {
 		rctx, rcancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer rcancel()
 		in, err = c.Instance(rctx, "hdfs-datanode.prod", id)
-		rcancel()
-		if err == nil || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatalf("not registered: %v\n%s", err, stderr.String())
-	}
+		return err == nil
+	})
 	if in.Status != heureka.StatusUp || in.Metadata[hdfs.MetaRack] != "/dc9/rack-7" || in.Metadata[hdfs.MetaDataPort] != port {
 		t.Errorf("registered %s %v", in.Status, in.Metadata)
 	}

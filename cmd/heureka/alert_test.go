@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/internal/proctest"
 )
 
 // hookReceiver is a webhook endpoint that records what it gets.
@@ -88,7 +89,7 @@ func (h *hookReceiver) waitForNamed(t *testing.T, name string, want ...string) {
 		}
 		return out
 	}
-	eventually(t, 10*time.Second, "webhook alerts "+strings.Join(want, "; "), func() bool {
+	proctest.Eventually(t, 10*time.Second, "webhook alerts "+strings.Join(want, "; "), func() bool {
 		return len(named()) >= len(want)
 	})
 	time.Sleep(150 * time.Millisecond) // anything extra would show now
@@ -140,7 +141,7 @@ func startForwarder(t *testing.T, s *server.Server, registry string, edit func(*
 	r := &runningForwarder{f: f, cancel: cancel, done: make(chan struct{})}
 	go func() { r.err = f.Run(ctx); close(r.done) }()
 	t.Cleanup(func() { cancel(); <-r.done })
-	eventually(t, 10*time.Second, "the forwarder to follow the event stream", func() bool { return s.API.Watchers() > before })
+	proctest.Eventually(t, 10*time.Second, "the forwarder to follow the event stream", func() bool { return s.API.Watchers() > before })
 	return r
 }
 
@@ -257,7 +258,7 @@ func TestAlertSelfPreservation(t *testing.T) {
 func TestAlertResumesAfterDisconnect(t *testing.T) {
 	s := openServerWith(t, nil)
 	hook := newHookReceiver(t)
-	proxy := newCutProxy(t, s.Addr().String())
+	proxy := proctest.NewCutProxy(t, s.Addr().String())
 	dns := []*heureka.Instance{}
 	for _, h := range []string{"dn1", "dn2", "dn3", "dn4"} {
 		in := testDataNode(h+".example.com", "/dc1/rack-a", 40, 100, 300)
@@ -269,16 +270,16 @@ func TestAlertResumesAfterDisconnect(t *testing.T) {
 		c.Status = st
 		mustRegister(t, s, c)
 	}
-	r := startForwarder(t, s, "http://"+proxy.addr()+"/eureka", func(c *alert.Config) { c.Webhook = hook.URL })
+	r := startForwarder(t, s, "http://"+proxy.Addr()+"/eureka", func(c *alert.Config) { c.Webhook = hook.URL })
 	setStatus(dns[0], heureka.StatusDown)
 	hook.waitFor(t, "firing HeurekaInstanceDown "+dns[0].ID)
 
 	// The connection drops; meanwhile dn1 recovers and dn2 fails.
 	watchers := s.API.Watchers()
-	if proxy.cut() == 0 {
+	if proxy.Cut() == 0 {
 		t.Fatal("nothing to cut")
 	}
-	eventually(t, 5*time.Second, "the server to notice", func() bool { return s.API.Watchers() < watchers })
+	proctest.Eventually(t, 5*time.Second, "the server to notice", func() bool { return s.API.Watchers() < watchers })
 	setStatus(dns[0], heureka.StatusUp)
 	setStatus(dns[1], heureka.StatusDown)
 	hook.waitFor(t, "firing HeurekaInstanceDown "+dns[0].ID,
@@ -288,7 +289,7 @@ func TestAlertResumesAfterDisconnect(t *testing.T) {
 	hook.setFail(true)
 	setStatus(dns[2], heureka.StatusDown)
 	time.Sleep(700 * time.Millisecond)
-	proxy.cut()
+	proxy.Cut()
 	hook.setFail(false)
 	hook.waitFor(t, "firing HeurekaInstanceDown "+dns[0].ID,
 		"resolved HeurekaInstanceDown "+dns[0].ID, "firing HeurekaInstanceDown "+dns[1].ID,
@@ -364,7 +365,7 @@ func TestAlertAlertmanagerPayload(t *testing.T) {
 	startForwarder(t, s, eurekaURL(s), func(c *alert.Config) { c.Alertmanager = am.URL + "/" })
 	in.Status = heureka.StatusUp
 	mustRegister(t, s, in)
-	eventually(t, 10*time.Second, "two posts", func() bool {
+	proctest.Eventually(t, 10*time.Second, "two posts", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return strings.Count(strings.Join(bodies, ""), `"labels"`) >= 2

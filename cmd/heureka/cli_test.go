@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/internal/proctest"
 )
 
 func TestOperatorCommands(t *testing.T) {
@@ -113,7 +114,7 @@ func TestWatchAndEvents(t *testing.T) {
 	go func() {
 		done <- run(ctx, []string{"events", "-o", "json", "--app", "hdfs-datanode.prod", "--registry", eurekaURL(s)}, &jsonOut, &evErr)
 	}()
-	eventually(t, 10*time.Second, "three streams", func() bool { return s.API.Watchers() == 3 })
+	proctest.Eventually(t, 10*time.Second, "three streams", func() bool { return s.API.Watchers() == 3 })
 
 	down := dn1.Clone()
 	down.Status = heureka.StatusDown
@@ -124,20 +125,20 @@ func TestWatchAndEvents(t *testing.T) {
 			t.Logf("watch:\n%s\n%s\nevents:\n%s\n%s", watchOut.String(), watchErr.String(), evOut.String(), evErr.String())
 		}
 	}()
-	eventually(t, 10*time.Second, "watch lines", func() bool {
+	proctest.Eventually(t, 10*time.Second, "watch lines", func() bool {
 		return strings.Contains(watchOut.String(), "ORDERS/orders-1  UP  cause=register")
 	})
 	if w := watchOut.String(); !strings.Contains(w, "ADDED    HDFS-DATANODE.PROD/"+dn1.ID+"  DOWN (was UP)  cause=register  rack=/dc1/rack-a disk=41.0%") {
 		t.Errorf("watch output:\n%s", w)
 	}
-	eventually(t, 10*time.Second, "event lines", func() bool { return strings.Contains(evOut.String(), "ORDERS/orders-1") })
+	proctest.Eventually(t, 10*time.Second, "event lines", func() bool { return strings.Contains(evOut.String(), "ORDERS/orders-1") })
 	e := evOut.String()
 	for _, want := range []string{"#1      registered       HDFS-DATANODE.PROD/" + dn1.ID, "status_changed   HDFS-DATANODE.PROD/" + dn1.ID + "  UP → DOWN by instance"} {
 		if !strings.Contains(e, want) {
 			t.Errorf("events output lacks %q:\n%s", want, e)
 		}
 	}
-	eventually(t, 10*time.Second, "a JSON event", func() bool { return strings.Contains(jsonOut.String(), "\n") })
+	proctest.Eventually(t, 10*time.Second, "a JSON event", func() bool { return strings.Contains(jsonOut.String(), "\n") })
 	var ev map[string]any
 	if line, _, _ := strings.Cut(jsonOut.String(), "\n"); json.Unmarshal([]byte(line), &ev) != nil || ev["type"] != "status_changed" || ev["oldStatus"] != "UP" {
 		t.Errorf("events -o json: %q", jsonOut.String())
@@ -156,8 +157,8 @@ func TestWatchAndEvents(t *testing.T) {
 	http.DefaultClient.CloseIdleConnections() // they led to the old server
 	dn2 := testDataNode("dn2.example.com", "/dc1/rack-b", 10, 1, 300)
 	mustRegister(t, s2, dn2)
-	eventually(t, 20*time.Second, "watch to resync", func() bool { return strings.Contains(watchOut.String(), "cause=resync") })
-	eventually(t, 5*time.Second, "the whole resync", func() bool { return strings.Count(watchOut.String(), "cause=resync") == 3 })
+	proctest.Eventually(t, 20*time.Second, "watch to resync", func() bool { return strings.Contains(watchOut.String(), "cause=resync") })
+	proctest.Eventually(t, 5*time.Second, "the whole resync", func() bool { return strings.Count(watchOut.String(), "cause=resync") == 3 })
 	w := watchOut.String()
 	for _, want := range []string{
 		"DELETED  HDFS-DATANODE.PROD/" + dn1.ID + "  DOWN  cause=resync",
@@ -173,10 +174,10 @@ func TestWatchAndEvents(t *testing.T) {
 	}
 	// Changes on the new server follow.
 	mustRegister(t, s2, dn1)
-	eventually(t, 10*time.Second, "watch to follow the new server", func() bool {
+	proctest.Eventually(t, 10*time.Second, "watch to follow the new server", func() bool {
 		return strings.Contains(watchOut.String(), "ADDED    HDFS-DATANODE.PROD/"+dn1.ID+"  UP  cause=register")
 	})
-	eventually(t, 10*time.Second, "events to follow the new server", func() bool {
+	proctest.Eventually(t, 10*time.Second, "events to follow the new server", func() bool {
 		return strings.Contains(evOut.String(), "registered       HDFS-DATANODE.PROD/"+dn1.ID+"  registered UP") &&
 			strings.Count(evOut.String(), "registered       HDFS-DATANODE.PROD/"+dn1.ID) == 2
 	})
@@ -243,7 +244,7 @@ func TestCompletion(t *testing.T) {
 	if err != nil {
 		return
 	}
-	bin := buildHeureka(t)
+	bin := proctest.Bin(t)
 	script := `source <("$BIN" completion bash)
 heureka() { "$BIN" "$@"; }
 COMP_WORDS=(heureka status set "")
@@ -262,26 +263,9 @@ printf '%s\n' "${COMPREPLY[@]}"`
 	}
 }
 
-// buildHeureka builds the binary once per test run.
-func buildHeureka(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command on PATH")
-	}
-	bin := filepath.Join(t.TempDir(), "heureka")
-	if out, err := exec.Command(gobin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // TestExitCodesOfTheBinary checks that the process itself exits 3 and 1.
 func TestExitCodesOfTheBinary(t *testing.T) {
-	bin := buildHeureka(t)
+	bin := proctest.Bin(t)
 	s := openServerWith(t, nil)
 	for _, c := range []struct {
 		args []string

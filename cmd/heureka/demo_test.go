@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/heureka-project/heureka/internal/proctest"
 )
 
 // TestDemo runs `heureka demo` on free ports: three peers serve the
@@ -24,7 +26,7 @@ func TestDemo(t *testing.T) {
 	go func() {
 		done <- run(ctx, []string{"demo", "--base-port", "0", "--datanodes", "3", "--cluster", "try"}, &out, &errOut)
 	}()
-	eventually(t, 60*time.Second, "the demo's introduction", func() bool { return strings.Contains(out.String(), "Ctrl-C stops everything") })
+	proctest.Eventually(t, 60*time.Second, "the demo's introduction", func() bool { return strings.Contains(out.String(), "Ctrl-C stops everything") })
 	intro := out.String()
 	dash := regexp.MustCompile(`Dashboard:\s+(http://127\.0\.0\.1:\d+)/`).FindStringSubmatch(intro)
 	reg := regexp.MustCompile(`export HEUREKA_REGISTRY=(\S+)`).FindStringSubmatch(intro)
@@ -52,7 +54,7 @@ func TestDemo(t *testing.T) {
 	// Every peer has everything, once replication (asynchronous, retried
 	// while a peer is still starting) has run.
 	for _, base := range strings.Split(reg[1], ",") {
-		eventually(t, 15*time.Second, "every DataNode UP on "+base, func() bool {
+		proctest.Eventually(t, 15*time.Second, "every DataNode UP on "+base, func() bool {
 			code, stdout, _ := runCLI(t, "instances", "hdfs-datanode.try", "--registry", base)
 			return code == 0 && strings.Count(stdout, " UP ") == 3
 		})
@@ -62,14 +64,14 @@ func TestDemo(t *testing.T) {
 	if resp, err := http.Post(kill[1]+"/stop", "", nil); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("stop dn2: %v %v", err, resp)
 	}
-	eventually(t, 10*time.Second, "dn2 to show DOWN", func() bool {
+	proctest.Eventually(t, 10*time.Second, "dn2 to show DOWN", func() bool {
 		_, stdout, _ := runCLI(t, "instances", "hdfs-datanode.try", "--status", "DOWN")
 		return strings.Contains(stdout, "try-dn2.try-dc1.rack-b  DOWN")
 	})
 	if resp, err := http.Post(failover[1], "", nil); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("failover: %v %v", err, resp)
 	}
-	eventually(t, 10*time.Second, "nn2 to show active", func() bool {
+	proctest.Eventually(t, 10*time.Second, "nn2 to show active", func() bool {
 		_, stdout, _ := runCLI(t, "show", "try-nn2.try-dc1.rack-b")
 		return regexp.MustCompile(`ha state\s+active`).MatchString(stdout)
 	})

@@ -20,6 +20,7 @@ import (
 
 	"github.com/heureka-project/heureka/internal/auth"
 	"github.com/heureka-project/heureka/internal/auth/authtest"
+	"github.com/heureka-project/heureka/internal/proctest"
 )
 
 // logSink collects a server's log lines from its goroutines.
@@ -188,7 +189,7 @@ func TestServerMutualTLSPeersReplicate(t *testing.T) {
 		return authtest.User{User: auth.User{Name: name, Roles: []auth.Role{auth.RolePeer}, Certificate: true}}
 	}
 	authtest.WriteCredentials(t, creds, auth.ReadsAuthenticated, secAgent, secOps, peerUser("peer-a"), peerUser("peer-b"))
-	addrA, addrB := freeLoopbackAddr(t), freeLoopbackAddr(t)
+	addrA, addrB := proctest.FreeAddr(t, "127.0.0.1"), proctest.FreeAddr(t, "127.0.0.1")
 	urlA, urlB := "https://"+addrA+"/eureka", "https://"+addrB+"/eureka"
 	open := func(addr, name string, peers ...string) *server.Server {
 		serving := ca.Issue(name+"-server", name)
@@ -210,7 +211,7 @@ func TestServerMutualTLSPeersReplicate(t *testing.T) {
 	if code, body, _ := call(t, c, "POST", "https://"+a.Addr().String()+"/eureka/apps/ORDERS", registerBody, agent...); code != 204 {
 		t.Fatalf("register on A: %d %s", code, body)
 	}
-	waitFor(t, "the registration to reach B over mutual TLS", func() bool {
+	proctest.Eventually(t, 15*time.Second, "the registration to reach B over mutual TLS", func() bool {
 		_, ok := b.Registry.Snapshot().Instance("ORDERS", "10.0.0.5:orders:8080")
 		return ok
 	})
@@ -227,7 +228,7 @@ func TestServerMutualTLSPeersReplicate(t *testing.T) {
 	}
 
 	// A server without a client certificate cannot replicate to B.
-	addrC := freeLoopbackAddr(t)
+	addrC := proctest.FreeAddr(t, "127.0.0.1")
 	serving := ca.Issue("peer-c-server", "peer-c")
 	cs, _ := openSecureServer(t, func(cfg *server.Config) {
 		cfg.Listen = addrC
@@ -240,7 +241,7 @@ func TestServerMutualTLSPeersReplicate(t *testing.T) {
 	if code, body, _ := call(t, c, "POST", "https://"+addrC+"/eureka/apps/ORDERS", strings.Replace(registerBody, "10.0.0.5:orders:8080", "o-c", 1), agent...); code != 204 {
 		t.Fatalf("register on C: %d %s", code, body)
 	}
-	waitFor(t, "C to report that B refused its credentials", func() bool {
+	proctest.Eventually(t, 15*time.Second, "C to report that B refused its credentials", func() bool {
 		for _, p := range cs.Replicator.Status() {
 			if strings.Contains(p.LastError, "refused our credentials") && strings.Contains(p.LastError, "401") {
 				return true
@@ -354,27 +355,6 @@ func TestAuthCommand(t *testing.T) {
 		if code, _, errs := runWith(c.in, c.args...); code != c.code || !strings.Contains(errs, c.err) {
 			t.Errorf("heureka %q: exit %d, stderr %q; want %d with %q", c.args, code, errs, c.code, c.err)
 		}
-	}
-}
-
-func freeLoopbackAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -1,20 +1,18 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"github.com/heureka-project/heureka/server"
 	"io"
 	"log/slog"
 	"net/http"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/heureka-project/heureka/internal/proctest"
 )
 
 const registerBody = `{"instance":{
@@ -158,61 +156,11 @@ func TestCommandLine(t *testing.T) {
 	}
 }
 
-// TestBinary builds heureka, runs `heureka server` on port 0, reads the
+// TestBinary runs `heureka server` on port 0, reads the
 // address from its log, uses it and stops it with SIGTERM.
 func TestBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command on PATH")
-	}
-	bin := filepath.Join(t.TempDir(), "heureka")
-	build := exec.Command(gobin, "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "server", "--listen", "127.0.0.1:0", "--log-level", "debug")
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-
-	lines := make(chan string, 100)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
-	var log strings.Builder
-	addrRE := regexp.MustCompile(`addr=(\S+)`)
-	addr := ""
-	for addr == "" {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				t.Fatalf("heureka exited before listening:\n%s", log.String())
-			}
-			log.WriteString(line + "\n")
-			if strings.Contains(line, "heureka server listening") {
-				if m := addrRE.FindStringSubmatch(line); m != nil {
-					addr = m[1]
-				}
-			}
-		case <-ctx.Done():
-			t.Fatalf("no listening line:\n%s", log.String())
-		}
-	}
+	p := proctest.Start(t, "heureka server", "server", "--listen", "127.0.0.1:0", "--log-level", "debug")
+	addr := p.WaitAddr(60 * time.Second)
 	base := "http://" + addr
 	if code, body, _ := request(t, "POST", base+"/eureka/apps/ORDERS", registerBody); code != 204 {
 		t.Fatalf("register: %d %s", code, body)
@@ -221,17 +169,11 @@ func TestBinary(t *testing.T) {
 		t.Fatalf("GET /eureka/apps/: %d %s", code, body)
 	}
 
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
+	p.Signal(syscall.SIGTERM)
+	if code := p.Exit(60 * time.Second); code != 0 {
+		t.Fatalf("heureka server exited %d after SIGTERM:\n%s", code, p.Output())
 	}
-	// Read stderr to its end (the child closes it on exit) before Wait.
-	for line := range lines {
-		log.WriteString(line + "\n")
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("heureka server after SIGTERM: %v\n%s", err, log.String())
-	}
-	if !strings.Contains(log.String(), "heureka server stopped") {
-		t.Errorf("no clean-stop line in the log:\n%s", log.String())
+	if !strings.Contains(p.Output(), "heureka server stopped") {
+		t.Errorf("no clean-stop line in the log:\n%s", p.Output())
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/heureka-project/heureka/internal/proctest"
 )
 
 func TestSimCommand(t *testing.T) {
@@ -47,14 +49,10 @@ func TestSimInProcess(t *testing.T) {
 	}()
 	re := regexp.MustCompile(`heureka sim listening.*simulated=true http=(\S+) port=(\S+) control=(\S+)`)
 	var m []string
-	for deadline := time.Now().Add(10 * time.Second); m == nil; {
-		if m = re.FindStringSubmatch(stderr.String()); m == nil {
-			if time.Now().After(deadline) {
-				t.Fatalf("no listening line:\n%s", stderr.String())
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	proctest.Eventually(t, 10*time.Second, "the sim's listening line", func() bool {
+		m = re.FindStringSubmatch(stderr.String())
+		return m != nil
+	})
 	get := func(url string) string {
 		resp, err := http.Get(url)
 		if err != nil {

@@ -66,7 +66,9 @@
 //
 // It does not listen, own the registry or run its eviction loop: package
 // server wires those and owns the http.Server, its TLS and its timeouts. It does
-// not send to peers (it serves their /peerreplication/batch), gate reads
+// not send to peers, nor decide what a peer's batch does: it mounts
+// replication.Receiver on the peer endpoints (/peerreplication/batch and
+// /v1/replication/*) and does their HTTP part. It does not gate reads
 // during a startup window (Eureka's 403), trust X-Forwarded-For, or serve
 // the compact format. It holds no state besides the payload cache, the
 // metrics and the per-client counters of its limits.

@@ -31,20 +31,7 @@ func statusOf(err error) int {
 	if errors.As(err, &le) {
 		return http.StatusTooManyRequests
 	}
-	switch heureka.ErrorCode(err) {
-	case heureka.EINVALID:
-		return http.StatusBadRequest
-	case heureka.ENOTFOUND:
-		return http.StatusNotFound
-	case heureka.ECONFLICT:
-		return http.StatusConflict
-	case heureka.ETOOLARGE:
-		return http.StatusRequestEntityTooLarge
-	case heureka.EUNAVAILABLE:
-		return http.StatusServiceUnavailable
-	default:
-		return http.StatusInternalServerError
-	}
+	return heureka.HTTPStatus(err)
 }
 
 // writeError answers r with err's status and message, as JSON to clients

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/eureka"
 	"github.com/heureka-project/heureka/internal/auth"
 	"github.com/heureka-project/heureka/internal/dashboard"
 )
@@ -122,7 +123,7 @@ func (s *Server) routeTable() (eurekaRoutes, own []*route) {
 			http.MethodGet: s.getSecureVIP,
 		}),
 		newRoute("/peerreplication/batch", map[string]handlerFunc{
-			http.MethodPost: s.replicationBatch,
+			http.MethodPost: s.peerBatch,
 		}),
 	}
 	own = []*route{
@@ -132,13 +133,47 @@ func (s *Server) routeTable() (eurekaRoutes, own []*route) {
 		newRoute("/v1/status", map[string]handlerFunc{http.MethodGet: s.status}),
 		newRoute("/v1/watch", map[string]handlerFunc{http.MethodGet: s.watch}),
 		newRoute("/v1/events", map[string]handlerFunc{http.MethodGet: s.events}),
-		newRoute("/v1/replication/digest", map[string]handlerFunc{http.MethodGet: s.replicationDigest}),
-		newRoute("/v1/replication/apps/{app}", map[string]handlerFunc{http.MethodGet: s.replicationApp}),
+		newRoute("/v1/replication/digest", map[string]handlerFunc{http.MethodGet: s.peerDigest}),
+		newRoute("/v1/replication/apps/{app}", map[string]handlerFunc{http.MethodGet: s.peerApp}),
 		// The dashboard (internal/dashboard): the page at /, its assets at /ui/NAME.
 		newRoute("/", map[string]handlerFunc{http.MethodGet: func(w http.ResponseWriter, r *http.Request, _ params) error { return dashboard.ServeIndex(w, r) }}),
 		newRoute(dashboard.AssetPrefix+"{id}", map[string]handlerFunc{http.MethodGet: func(w http.ResponseWriter, r *http.Request, p params) error { return dashboard.ServeAsset(w, r, p.id) }}),
 	}
 	return eurekaRoutes, own
+}
+
+// peerBatch, peerDigest and peerApp mount the replication package's
+// receive side (replication.Receiver), which owns the protocol; what is
+// here is HTTP: the body's bounds and encoding, and the answer's.
+func (s *Server) peerBatch(w http.ResponseWriter, r *http.Request, _ params) error {
+	body, err := s.readBody(w, r)
+	if err != nil {
+		return err
+	}
+	out, err := s.peers.Batch(body)
+	if err != nil {
+		return err
+	}
+	writePayload(w, r, http.StatusOK, &payload{format: eureka.JSON, body: out})
+	return nil
+}
+
+func (s *Server) peerDigest(w http.ResponseWriter, r *http.Request, _ params) error {
+	out, err := s.peers.Digest()
+	if err != nil {
+		return err
+	}
+	writePayload(w, r, http.StatusOK, &payload{format: eureka.JSON, body: out})
+	return nil
+}
+
+func (s *Server) peerApp(w http.ResponseWriter, r *http.Request, p params) error {
+	out, err := s.peers.App(p.app)
+	if err != nil {
+		return err
+	}
+	writePayload(w, r, http.StatusOK, &payload{format: eureka.JSON, body: out})
+	return nil
 }
 
 func newRoute(pattern string, methods map[string]handlerFunc) *route {

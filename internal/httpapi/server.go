@@ -11,6 +11,7 @@ import (
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/internal/auth"
 	"github.com/heureka-project/heureka/registry"
+	"github.com/heureka-project/heureka/replication"
 )
 
 // Config holds the HTTP layer's settings. Start from DefaultConfig; every
@@ -111,6 +112,7 @@ type Server struct {
 	reg     *registry.Registry
 	logger  *slog.Logger
 	cache   *payloadCache
+	peers   *replication.Receiver
 	metrics *metrics
 	routes  []*route // Eureka resources, matched after the prefix
 	own     []*route // heureka's endpoints, matched on the whole path
@@ -172,6 +174,7 @@ func New(cfg Config, reg *registry.Registry, logger *slog.Logger) (*Server, erro
 		logger: logger.With("subsystem", "http"),
 		audit:  logger.With("subsystem", "audit"),
 		cache:  newPayloadCache(cfg.CacheEntries),
+		peers:  replication.NewReceiver(reg, cfg.NodeID, logger.With("subsystem", "replication")),
 		now:    time.Now,
 		done:   make(chan struct{}),
 	}
@@ -195,7 +198,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.now()
 	sw := &statusWriter{ResponseWriter: w}
 	if s.cfg.NodeID != "" {
-		w.Header().Set(nodeHeader, s.cfg.NodeID)
+		w.Header().Set(replication.NodeHeader, s.cfg.NodeID)
 	}
 	// Streams replace this deadline with their own, per write. It is set
 	// on every request because a connection keeps its deadline from one

@@ -3,11 +3,11 @@ package alert
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/internal/proctest"
 )
 
 const alertmanagerPath = "/usr/bin/prometheus-alertmanager"
@@ -23,7 +24,7 @@ const alertmanagerPath = "/usr/bin/prometheus-alertmanager"
 // webhook in the test that records its notifications.
 type alertmanager struct {
 	URL  string
-	proc *process
+	proc *proctest.Proc
 
 	mu            sync.Mutex
 	notifications []amNotification
@@ -85,18 +86,18 @@ receivers:
 	if err := os.WriteFile(cfgFile, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
+	addr := proctest.FreeAddr(t, "127.0.0.1")
 	am.URL = "http://" + addr
-	am.proc = startProcess(t, alertmanagerPath,
+	am.proc = proctest.StartCmd(t, "alertmanager", exec.Command(alertmanagerPath,
 		"--config.file="+cfgFile,
 		"--storage.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr,
 		"--cluster.listen-address=",
-		"--log.level=warn")
-	eventually(t, 30*time.Second, "Alertmanager to be ready", func() bool {
+		"--log.level=warn"))
+	proctest.Eventually(t, 30*time.Second, "Alertmanager to be ready", func() bool {
 		select {
-		case <-am.proc.done:
-			t.Fatalf("alertmanager exited:\n%s", am.proc.out.String())
+		case <-am.proc.Done():
+			t.Fatalf("alertmanager exited:\n%s", am.proc.Output())
 		default:
 		}
 		resp, err := http.Get(am.URL + "/-/ready")
@@ -107,17 +108,6 @@ receivers:
 		return resp.StatusCode == http.StatusOK
 	})
 	return am
-}
-
-// freeAddr returns a loopback address nobody listens on right now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // alerts returns Alertmanager's current (unresolved) alerts named name.
@@ -169,7 +159,7 @@ func (am *alertmanager) notified(name, instance, status string) bool {
 func TestAlertmanagerFiringAndResolved(t *testing.T) {
 	am := startAlertmanager(t)
 	ts := startServer(t)
-	proxy := newCutProxy(t, ts.Addr)
+	proxy := proctest.NewCutProxy(t, ts.Addr)
 	hook := newHookReceiver(t)
 	dn1 := dataNode("dn1.example.com", "/dc1/rack-a", 300)
 	dn2 := dataNode("dn2.example.com", "/dc1/rack-b", 300)
@@ -177,12 +167,12 @@ func TestAlertmanagerFiringAndResolved(t *testing.T) {
 	for _, in := range []*heureka.Instance{dn1, dn2, dn3} {
 		ts.register(t, in)
 	}
-	fwd := startForwarder(t, ts, "--alertmanager", am.URL, "--webhook", hook.URL, "--registry", proxy.url())
+	fwd := startForwarder(t, ts, "--alertmanager", am.URL, "--webhook", hook.URL, "--registry", "http://"+proxy.Addr()+"/eureka")
 
 	// DOWN: firing in Alertmanager, with the labels routing needs.
 	ts.setStatus(t, dn1, heureka.StatusDown)
 	var fired amAlert
-	eventually(t, 15*time.Second, "HeurekaInstanceDown for dn1 in Alertmanager", func() bool {
+	proctest.Eventually(t, 15*time.Second, "HeurekaInstanceDown for dn1 in Alertmanager", func() bool {
 		var ok bool
 		fired, ok = am.firing(t, "HeurekaInstanceDown", dn1.ID)
 		return ok
@@ -191,21 +181,21 @@ func TestAlertmanagerFiringAndResolved(t *testing.T) {
 		fired.Annotations["summary"] != "DataNode "+dn1.ID+" is DOWN" || fired.Annotations["description"] == "" {
 		t.Errorf("alert in Alertmanager: %+v", fired)
 	}
-	eventually(t, 15*time.Second, "Alertmanager to notify firing", func() bool { return am.notified("HeurekaInstanceDown", dn1.ID, "firing") })
+	proctest.Eventually(t, 15*time.Second, "Alertmanager to notify firing", func() bool { return am.notified("HeurekaInstanceDown", dn1.ID, "firing") })
 
 	// Back UP: resolved.
 	ts.setStatus(t, dn1, heureka.StatusUp)
-	eventually(t, 15*time.Second, "dn1's alert to resolve in Alertmanager", func() bool {
+	proctest.Eventually(t, 15*time.Second, "dn1's alert to resolve in Alertmanager", func() bool {
 		_, ok := am.firing(t, "HeurekaInstanceDown", dn1.ID)
 		return !ok
 	})
-	eventually(t, 15*time.Second, "Alertmanager to notify resolved", func() bool { return am.notified("HeurekaInstanceDown", dn1.ID, "resolved") })
+	proctest.Eventually(t, 15*time.Second, "Alertmanager to notify resolved", func() bool { return am.notified("HeurekaInstanceDown", dn1.ID, "resolved") })
 
 	// The stream drops; dn2 fails meanwhile; the forwarder resumes from
 	// its last event and sends dn2 once, and dn1 not again.
-	proxy.cut()
+	proxy.Cut()
 	ts.setStatus(t, dn2, heureka.StatusDown)
-	eventually(t, 15*time.Second, "HeurekaInstanceDown for dn2 in Alertmanager", func() bool {
+	proctest.Eventually(t, 15*time.Second, "HeurekaInstanceDown for dn2 in Alertmanager", func() bool {
 		_, ok := am.firing(t, "HeurekaInstanceDown", dn2.ID)
 		return ok
 	})
@@ -213,18 +203,18 @@ func TestAlertmanagerFiringAndResolved(t *testing.T) {
 		"firing HeurekaInstanceDown "+dn1.ID,
 		"resolved HeurekaInstanceDown "+dn1.ID,
 		"firing HeurekaInstanceDown "+dn2.ID)
-	if n := countLines(fwd.out.String(), "alert firing", dn2.ID); n != 1 {
+	if n := countLines(fwd.Output(), "alert firing", dn2.ID); n != 1 {
 		t.Errorf("dn2 fired %d times in the forwarder's log, want 1", n)
 	}
-	if !strings.Contains(fwd.out.String(), "reconnecting") {
-		t.Errorf("the forwarder's log does not show the reconnection:\n%s", fwd.out.String())
+	if !strings.Contains(fwd.Output(), "reconnecting") {
+		t.Errorf("the forwarder's log does not show the reconnection:\n%s", fwd.Output())
 	}
 
 	// dn4 stops renewing: its lease expires.
 	dn4 := dataNode("dn4.example.com", "/dc1/rack-a", 1)
 	ts.register(t, dn4)
 	var expired amAlert
-	eventually(t, 15*time.Second, "HeurekaInstanceExpired for dn4 in Alertmanager", func() bool {
+	proctest.Eventually(t, 15*time.Second, "HeurekaInstanceExpired for dn4 in Alertmanager", func() bool {
 		var ok bool
 		expired, ok = am.firing(t, "HeurekaInstanceExpired", dn4.ID)
 		return ok
@@ -232,16 +222,16 @@ func TestAlertmanagerFiringAndResolved(t *testing.T) {
 	if !strings.Contains(expired.Annotations["description"], "Lease expired") {
 		t.Errorf("expired alert: %+v", expired)
 	}
-	eventually(t, 15*time.Second, "Alertmanager to notify dn4 firing", func() bool {
+	proctest.Eventually(t, 15*time.Second, "Alertmanager to notify dn4 firing", func() bool {
 		return am.notified("HeurekaInstanceExpired", dn4.ID, "firing")
 	})
 	dn4.Lease.DurationSecs = 300
 	ts.register(t, dn4)
-	eventually(t, 15*time.Second, "dn4's expiry alert to resolve", func() bool {
+	proctest.Eventually(t, 15*time.Second, "dn4's expiry alert to resolve", func() bool {
 		_, ok := am.firing(t, "HeurekaInstanceExpired", dn4.ID)
 		return !ok
 	})
-	eventually(t, 15*time.Second, "Alertmanager to notify dn4 resolved", func() bool {
+	proctest.Eventually(t, 15*time.Second, "Alertmanager to notify dn4 resolved", func() bool {
 		return am.notified("HeurekaInstanceExpired", dn4.ID, "resolved")
 	})
 }
@@ -263,7 +253,7 @@ func TestAlertmanagerSelfPreservation(t *testing.T) {
 		ts.register(t, in)
 	}
 	var sp amAlert
-	eventually(t, 20*time.Second, "HeurekaSelfPreservation in Alertmanager", func() bool {
+	proctest.Eventually(t, 20*time.Second, "HeurekaSelfPreservation in Alertmanager", func() bool {
 		var ok bool
 		sp, ok = am.firing(t, "HeurekaSelfPreservation", ts.Addr)
 		return ok
@@ -271,18 +261,18 @@ func TestAlertmanagerSelfPreservation(t *testing.T) {
 	if sp.Labels["severity"] != "critical" || !strings.Contains(sp.Annotations["description"], "stopped renewing") {
 		t.Errorf("self-preservation alert: %+v", sp)
 	}
-	eventually(t, 15*time.Second, "Alertmanager to notify firing", func() bool {
+	proctest.Eventually(t, 15*time.Second, "Alertmanager to notify firing", func() bool {
 		return am.notified("HeurekaSelfPreservation", ts.Addr, "firing")
 	})
 	for _, in := range nodes {
 		in.Lease.DurationSecs = 300
 		ts.register(t, in)
 	}
-	eventually(t, 20*time.Second, "the self-preservation alert to resolve", func() bool {
+	proctest.Eventually(t, 20*time.Second, "the self-preservation alert to resolve", func() bool {
 		_, ok := am.firing(t, "HeurekaSelfPreservation", ts.Addr)
 		return !ok
 	})
-	eventually(t, 15*time.Second, "Alertmanager to notify resolved", func() bool {
+	proctest.Eventually(t, 15*time.Second, "Alertmanager to notify resolved", func() bool {
 		return am.notified("HeurekaSelfPreservation", ts.Addr, "resolved")
 	})
 }

@@ -1,22 +1,14 @@
 package alert
 
 import (
-	"github.com/heureka-project/heureka/internal/testbin"
-
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,12 +16,11 @@ import (
 	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/hdfs"
 	"github.com/heureka-project/heureka/internal/httpapi"
+	"github.com/heureka-project/heureka/internal/proctest"
 	"github.com/heureka-project/heureka/server"
 )
 
-var heurekaBin string // built once by TestMain
-
-func TestMain(m *testing.M) { testbin.Main(m, &heurekaBin) }
+func TestMain(m *testing.M) { proctest.Main(m) }
 
 // testServer is the real server wiring (package server) on a free
 // loopback port.
@@ -96,88 +87,14 @@ func dataNode(host, rack string, lease int) *heureka.Instance {
 	}
 }
 
-// process is a child process whose output is kept for failure messages.
-type process struct {
-	cmd  *exec.Cmd
-	out  *lockedBuffer
-	done chan struct{}
-}
-
-// startProcess runs name with args until the test ends; then it gets
-// SIGTERM, and SIGKILL if it lingers.
-func startProcess(t *testing.T, name string, args ...string) *process {
-	t.Helper()
-	out := &lockedBuffer{}
-	cmd := exec.Command(name, args...)
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", name, err)
-	}
-	p := &process{cmd: cmd, out: out, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(p.done) }()
-	t.Cleanup(func() {
-		p.stop()
-		if t.Failed() {
-			t.Logf("output of %s:\n%s", filepath.Base(name), tail(out.String(), 6000))
-		}
-	})
-	return p
-}
-
-func (p *process) stop() {
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(10 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func tail(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return "…" + s[len(s)-n:]
-}
-
 // startForwarder runs `heureka alert` with args and waits until it follows
 // ts's event stream.
-func startForwarder(t *testing.T, ts *testServer, args ...string) *process {
+func startForwarder(t *testing.T, ts *testServer, args ...string) *proctest.Proc {
 	t.Helper()
 	before := ts.API.Watchers()
-	p := startProcess(t, heurekaBin, append([]string{"alert", "--status-interval", "100ms", "--log-level", "debug"}, args...)...)
-	eventually(t, 15*time.Second, "heureka alert to follow the event stream", func() bool { return ts.API.Watchers() > before })
+	p := proctest.Start(t, "heureka alert", append([]string{"alert", "--status-interval", "100ms", "--log-level", "debug"}, args...)...)
+	proctest.Eventually(t, 15*time.Second, "heureka alert to follow the event stream", func() bool { return ts.API.Watchers() > before })
 	return p
-}
-
-// eventually polls cond until it holds or d passes.
-func eventually(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // hookAlert is an alert as `heureka alert --webhook` posts it.
@@ -226,63 +143,11 @@ func (h *hookReceiver) lines() []string {
 // expect waits until the webhook has got exactly want, in order.
 func (h *hookReceiver) expect(t *testing.T, want ...string) {
 	t.Helper()
-	eventually(t, 15*time.Second, "webhook alerts:\n  "+strings.Join(want, "\n  "), func() bool { return len(h.lines()) >= len(want) })
+	proctest.Eventually(t, 15*time.Second, "webhook alerts:\n  "+strings.Join(want, "\n  "), func() bool { return len(h.lines()) >= len(want) })
 	time.Sleep(300 * time.Millisecond) // a duplicate would arrive now
 	if got := h.lines(); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("webhook got:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
-}
-
-// cutProxy forwards TCP connections to target; cut drops them all.
-type cutProxy struct {
-	ln    net.Listener
-	mu    sync.Mutex
-	conns []net.Conn
-	wg    sync.WaitGroup
-}
-
-func newCutProxy(t *testing.T, target string) *cutProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &cutProxy{ln: ln}
-	p.wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			up, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, up)
-			p.mu.Unlock()
-			p.wg.Go(func() { _, _ = io.Copy(up, c); up.Close() })
-			p.wg.Go(func() { _, _ = io.Copy(c, up); c.Close() })
-		}
-	})
-	t.Cleanup(func() {
-		ln.Close()
-		p.cut()
-		p.wg.Wait()
-	})
-	return p
-}
-
-func (p *cutProxy) url() string { return "http://" + p.ln.Addr().String() + "/eureka" }
-
-func (p *cutProxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
 }
 
 // countLines counts the lines of s that contain every one of words.

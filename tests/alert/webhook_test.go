@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/heureka-project/heureka"
 )
@@ -45,7 +46,7 @@ func TestWebhook(t *testing.T) {
 	}
 
 	// Stop the forwarder; the NameNode recovers and dn2 fails meanwhile.
-	fwd.stop()
+	fwd.Stop(10 * time.Second)
 	if b, err := os.ReadFile(state); err != nil || !strings.Contains(string(b), `"lastSeq"`) {
 		t.Fatalf("state file: %v %s", err, b)
 	}

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/heureka-project/heureka/internal/proctest"
 )
 
 // BenchmarkServerMemory100k registers 100k DataNodes in a real server
@@ -112,17 +114,12 @@ func BenchmarkPartitionHeal100k(b *testing.B) {
 	want := digestOf(b, ps[0])
 	thaw := time.Now()
 	ps[2].signal(18) // SIGCONT
-	for digestOf(b, ps[2]) != want {
-		if time.Since(thaw) > 5*time.Minute {
-			b.Fatal("peer 3 did not converge within 5 minutes")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	proctest.Eventually(b, 5*time.Minute, "peer 3 to converge", func() bool { return digestOf(b, ps[2]) == want })
 	b.ReportMetric(time.Since(thaw).Seconds(), "converge-s")
 }
 
 func startBenchProc(b *testing.B) *proc {
-	return startProc(b, "bench", freeAddr(b, "127.0.0.2"), "--log-level", "info")
+	return startProc(b, "bench", proctest.FreeAddr(b, "127.0.0.2"), "--log-level", "info")
 }
 
 func startBenchCluster(b *testing.B, n int) []*proc {
@@ -214,22 +211,15 @@ func digestOf(b *testing.B, p *proc) string {
 }
 
 func waitLen(b *testing.B, p *proc, n int, limit time.Duration) {
-	deadline := time.Now().Add(limit)
-	for {
+	proctest.Eventually(b, limit, fmt.Sprintf("%s to hold %d instances", p.name, n), func() bool {
 		_, body := getRaw(p, "/v1/status")
-		if strings.Contains(string(body), fmt.Sprintf(`"instances":%d,`, n)) {
-			return
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("%s did not reach %d instances: %s", p.name, n, body)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return strings.Contains(string(body), fmt.Sprintf(`"instances":%d,`, n))
+	})
 }
 
 // rss reads the process's resident set size in bytes.
 func rss(b *testing.B, p *proc) int64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.run.Cmd.Process.Pid))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -258,7 +248,7 @@ func BenchmarkReplicationOverhead(b *testing.B) {
 					ps = startBenchCluster(b, 3)
 				} else {
 					for i := range 3 {
-						ps = append(ps, startProc(b, fmt.Sprintf("solo%d", i+1), freeAddr(b, fmt.Sprintf("127.0.0.%d", i+2)), "--log-level", "info"))
+						ps = append(ps, startProc(b, fmt.Sprintf("solo%d", i+1), proctest.FreeAddr(b, fmt.Sprintf("127.0.0.%d", i+2)), "--log-level", "info"))
 					}
 				}
 				const n = 10_000
@@ -282,7 +272,7 @@ func BenchmarkReplicationOverhead(b *testing.B) {
 				b.ReportMetric(cpu/3/10, "cpu-s/s/peer")
 				b.ReportMetric(float64(renewals)/10, "renewals/s")
 				if mode == "replicated" {
-					time.Sleep(time.Second) // let the last batches go
+					proctest.Eventually(b, 30*time.Second, "the last batches to go", func() bool { return drained(ps) })
 					var bytes float64
 					for _, p := range ps {
 						_, body := getRaw(p, "/v1/status")
@@ -341,7 +331,7 @@ func driveRenewals(b *testing.B, ps []*proc, n, rate int, d time.Duration) int {
 
 // cpuSeconds reads the process's user plus system CPU time.
 func cpuSeconds(b *testing.B, p *proc) float64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.run.Cmd.Process.Pid))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,19 +9,21 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/heureka-project/heureka/internal/proctest"
 )
 
 func TestWritesReplicateAcrossProcesses(t *testing.T) {
 	ps := startCluster(t, 3)
 	ps[0].register("dn1", 60)
-	eventually(t, 5*time.Second, "dn1 on peers 2 and 3", func() bool {
+	proctest.Eventually(t, 5*time.Second, "dn1 on peers 2 and 3", func() bool {
 		return ps[1].statuses()["dn1"] == "UP" && ps[2].statuses()["dn1"] == "UP"
 	})
 
 	if code, b := ps[1].do(http.MethodPut, "/eureka/apps/"+app+"/dn1/status?value=OUT_OF_SERVICE", nil); code != http.StatusOK {
 		t.Fatalf("status override on peer 2: %d %s", code, b)
 	}
-	eventually(t, 5*time.Second, "the override on every peer", func() bool {
+	proctest.Eventually(t, 5*time.Second, "the override on every peer", func() bool {
 		for _, p := range ps {
 			if p.statuses()["dn1"] != "OUT_OF_SERVICE" {
 				return false
@@ -33,7 +35,7 @@ func TestWritesReplicateAcrossProcesses(t *testing.T) {
 	if code, b := ps[2].do(http.MethodDelete, "/eureka/apps/"+app+"/dn1", nil); code != http.StatusOK {
 		t.Fatalf("cancel on peer 3: %d %s", code, b)
 	}
-	eventually(t, 5*time.Second, "dn1 gone everywhere", func() bool {
+	proctest.Eventually(t, 5*time.Second, "dn1 gone everywhere", func() bool {
 		for _, p := range ps {
 			if _, ok := p.statuses()["dn1"]; ok {
 				return false
@@ -52,16 +54,14 @@ func TestKilledPeerHoldsEverythingBeforeReady(t *testing.T) {
 	if code, b := ps[0].do(http.MethodPut, "/eureka/apps/"+app+"/dn007/status?value=OUT_OF_SERVICE", nil); code != http.StatusOK {
 		t.Fatalf("override: %d %s", code, b)
 	}
-	eventually(t, 10*time.Second, "all instances on peer 2", func() bool {
+	proctest.Eventually(t, 10*time.Second, "all instances on peer 2", func() bool {
 		s := ps[1].statuses()
 		return len(s) == n && s["dn007"] == "OUT_OF_SERVICE"
 	})
 
-	ps[1].signal(syscall.SIGKILL)
-	_ = ps[1].cmd.Wait()
-	ps[1].cmd = nil
+	ps[1].kill()
 	ps[1].start()
-	eventually(t, 10*time.Second, "restarted peer 2 ready", ps[1].ready)
+	proctest.Eventually(t, 10*time.Second, "restarted peer 2 ready", ps[1].ready)
 	s := ps[1].statuses()
 	if len(s) != n {
 		t.Fatalf("restarted peer 2 reports ready holding %d of %d instances", len(s), n)
@@ -76,7 +76,7 @@ func TestFrozenPeerConvergesWithoutLossOrResurrection(t *testing.T) {
 	for _, id := range []string{"stay1", "stay2", "cancelme", "drainme"} {
 		ps[0].register(id, 120)
 	}
-	eventually(t, 5*time.Second, "the registrations on peer 3", func() bool { return len(ps[2].statuses()) == 4 })
+	proctest.Eventually(t, 5*time.Second, "the registrations on peer 3", func() bool { return len(ps[2].statuses()) == 4 })
 
 	// Peer 3 freezes: no ticks, no answers. Meanwhile the others change
 	// things.
@@ -88,7 +88,12 @@ func TestFrozenPeerConvergesWithoutLossOrResurrection(t *testing.T) {
 	if code, _ := ps[1].do(http.MethodPut, "/eureka/apps/"+app+"/drainme/status?value=OUT_OF_SERVICE", nil); code != http.StatusOK {
 		t.Fatalf("override: %d", code)
 	}
-	time.Sleep(3 * time.Second) // several failed batches to peer 3
+	for _, p := range ps[:2] {
+		proctest.Eventually(t, 20*time.Second, p.name+" to count peer 3 unreachable", func() bool {
+			st, ok := p.peerStatus(ps[2].url())
+			return ok && !st.Reachable
+		})
+	}
 	ps[2].signal(syscall.SIGCONT)
 
 	want := map[string]string{"stay1": "UP", "stay2": "UP", "newcomer": "UP", "drainme": "OUT_OF_SERVICE"}
@@ -100,8 +105,10 @@ func TestFrozenPeerConvergesWithoutLossOrResurrection(t *testing.T) {
 		}
 		return true
 	}
-	eventually(t, 15*time.Second, "all three peers to converge", converged)
-	time.Sleep(2 * time.Second) // more replication and anti-entropy rounds
+	proctest.Eventually(t, 15*time.Second, "all three peers to converge", converged)
+	// Once every queue is drained and every peer reachable, nothing is
+	// left in flight that could still change what they serve.
+	proctest.Eventually(t, 15*time.Second, "every peer to drain its queues", func() bool { return drained(ps) })
 	for _, p := range ps {
 		if got := p.statuses(); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("%s drifted after convergence: %v, want %v", p.name, got, want)
@@ -113,7 +120,7 @@ func TestFrozenPeerConvergesWithoutLossOrResurrection(t *testing.T) {
 // dead node is evicted within a lease and a second; a mass loss across all
 // racks is held back and reported; recovery ends it.
 func TestSelfPreservationOnTheRealClock(t *testing.T) {
-	p := startProc(t, "solo", freeAddr(t, "127.0.0.2"))
+	p := startProc(t, "solo", proctest.FreeAddr(t, "127.0.0.2"))
 	var ids []string
 	for i := range 12 {
 		id := fmt.Sprintf("n%02d", i)
@@ -147,7 +154,7 @@ func TestSelfPreservationOnTheRealClock(t *testing.T) {
 	// One node dies: gone within its 2 s lease plus a second.
 	silent.Store(map[string]bool{"n00": true})
 	died := time.Now()
-	eventually(t, 6*time.Second, "n00 evicted", func() bool { _, ok := p.statuses()["n00"]; return !ok })
+	proctest.Eventually(t, 6*time.Second, "n00 evicted", func() bool { _, ok := p.statuses()["n00"]; return !ok })
 	if d := time.Since(died); d > 4*time.Second {
 		t.Errorf("eviction took %s, want about the 2 s lease", d)
 	}
@@ -159,7 +166,7 @@ func TestSelfPreservationOnTheRealClock(t *testing.T) {
 		quiet[id] = true
 	}
 	silent.Store(quiet)
-	eventually(t, 6*time.Second, "self-preservation to engage", func() bool {
+	proctest.Eventually(t, 6*time.Second, "self-preservation to engage", func() bool {
 		var st struct {
 			SelfPreservation struct {
 				Active bool   `json:"active"`
@@ -176,7 +183,7 @@ func TestSelfPreservationOnTheRealClock(t *testing.T) {
 
 	// They come back: protection ends, nothing was lost.
 	silent.Store(map[string]bool{"n00": true})
-	eventually(t, 6*time.Second, "self-preservation to end", func() bool {
+	proctest.Eventually(t, 6*time.Second, "self-preservation to end", func() bool {
 		_, b := p.do(http.MethodGet, "/v1/status", nil)
 		return strings.Contains(string(b), `"active":false`)
 	})

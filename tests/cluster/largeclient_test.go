@@ -6,6 +6,7 @@ import (
 	"time"
 
 	hclient "github.com/heureka-project/heureka/client"
+	"github.com/heureka-project/heureka/internal/proctest"
 )
 
 // TestClientReadsALargeRegistry fills a real server with 100k instances
@@ -15,7 +16,7 @@ func TestClientReadsALargeRegistry(t *testing.T) {
 	if testing.Short() {
 		t.Skip("registers 100k instances")
 	}
-	p := startProc(t, "large", freeAddr(t, "127.0.0.2"), "--log-level", "info")
+	p := startProc(t, "large", proctest.FreeAddr(t, "127.0.0.2"), "--log-level", "info")
 	const n = 100_000
 	registerMany(t, p, n)
 	cfg := hclient.DefaultConfig()

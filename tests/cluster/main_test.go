@@ -5,51 +5,33 @@
 package cluster_test
 
 import (
-	"github.com/heureka-project/heureka/internal/testbin"
-
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"os/exec"
-	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/heureka-project/heureka/internal/proctest"
+	"github.com/heureka-project/heureka/replication"
 )
 
-var bin string // the heureka binary, built once
+func TestMain(m *testing.M) { proctest.Main(m) }
 
-func TestMain(m *testing.M) { testbin.Main(m, &bin) }
-
-// proc is one heureka server process.
+// proc is one heureka server process on a fixed address, so that it can
+// be killed and started again where its peers expect it.
 type proc struct {
 	t    testing.TB
 	name string
 	addr string // host:port
 	args []string
-	cmd  *exec.Cmd
-	mu   sync.Mutex
-	log  bytes.Buffer
+	run  *proctest.Proc
 }
 
 func (p *proc) url() string { return "http://" + p.addr + "/eureka" }
-
-// freeAddr picks a free port on ip.
-func freeAddr(t testing.TB, ip string) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", ip+":0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
 
 // startProc runs `heureka server` on addr with args and waits for its
 // "listening" line.
@@ -57,68 +39,20 @@ func startProc(t testing.TB, name, addr string, args ...string) *proc {
 	t.Helper()
 	p := &proc{t: t, name: name, addr: addr, args: args}
 	p.start()
-	t.Cleanup(p.kill)
 	return p
 }
-
-var addrRE = regexp.MustCompile(`addr=(\S+)`)
 
 func (p *proc) start() {
 	p.t.Helper()
 	args := append([]string{"server", "--listen", p.addr, "--log-level", "debug"}, p.args...)
-	p.cmd = exec.Command(bin, args...)
-	stderr, err := p.cmd.StderrPipe()
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	if err := p.cmd.Start(); err != nil {
-		p.t.Fatal(err)
-	}
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		once := sync.Once{}
-		for sc.Scan() {
-			line := sc.Text()
-			p.mu.Lock()
-			p.log.WriteString(line + "\n")
-			p.mu.Unlock()
-			if strings.Contains(line, "heureka server listening") && addrRE.MatchString(line) {
-				once.Do(func() { close(ready) })
-			}
-		}
-	}()
-	select {
-	case <-ready:
-	case <-time.After(15 * time.Second):
-		p.t.Fatalf("%s did not start within 15 s:\n%s", p.name, p.logs())
-	}
+	p.run = proctest.Start(p.t, p.name, args...)
+	p.run.WaitAddr(15 * time.Second)
 }
 
-func (p *proc) logs() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.log.String()
-}
+func (p *proc) signal(s syscall.Signal) { p.run.Signal(s) }
 
-func (p *proc) signal(s syscall.Signal) {
-	if p.cmd != nil && p.cmd.Process != nil {
-		_ = p.cmd.Process.Signal(s)
-	}
-}
-
-func (p *proc) kill() {
-	if p.cmd == nil || p.cmd.Process == nil {
-		return
-	}
-	p.signal(syscall.SIGCONT)
-	_ = p.cmd.Process.Kill()
-	_ = p.cmd.Wait()
-	if p.t.Failed() {
-		p.t.Logf("%s log:\n%s", p.name, p.logs())
-	}
-	p.cmd = nil
-}
+// kill ends the process with SIGKILL, as a crash would.
+func (p *proc) kill() { p.run.Kill() }
 
 var client = &http.Client{Timeout: 5 * time.Second}
 
@@ -198,16 +132,42 @@ func (p *proc) ready() bool {
 	return code == http.StatusOK
 }
 
-// eventually polls cond every 20 ms for up to limit.
-func eventually(t testing.TB, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", limit, what)
-		}
-		time.Sleep(20 * time.Millisecond)
+// peerStatus is what p's /v1/status says about the peer at url.
+func (p *proc) peerStatus(url string) (replication.PeerStatus, bool) {
+	code, b := p.do(http.MethodGet, "/v1/status", nil)
+	if code != http.StatusOK {
+		return replication.PeerStatus{}, false
 	}
+	var st struct {
+		Peers []replication.PeerStatus `json:"peers"`
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		p.t.Fatalf("%s: /v1/status: %v", p.name, err)
+	}
+	for _, ps := range st.Peers {
+		if ps.URL == url {
+			return ps, true
+		}
+	}
+	return replication.PeerStatus{}, false
+}
+
+// drained reports whether every peer has delivered what it queued for
+// every other and reaches each it has called (one never called has no
+// Since yet).
+func drained(ps []*proc) bool {
+	for _, p := range ps {
+		for _, q := range ps {
+			if q == p {
+				continue
+			}
+			st, ok := p.peerStatus(q.url())
+			if !ok || !(st.Reachable || st.Since.IsZero()) || st.Queued > 0 || st.Resync {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // startCluster starts n peers on 127.0.0.2, .3, … each listing all peers.
@@ -216,7 +176,7 @@ func startCluster(t testing.TB, n int, extra ...string) []*proc {
 	addrs := make([]string, n)
 	urls := make([]string, n)
 	for i := range n {
-		addrs[i] = freeAddr(t, fmt.Sprintf("127.0.0.%d", i+2))
+		addrs[i] = proctest.FreeAddr(t, fmt.Sprintf("127.0.0.%d", i+2))
 		urls[i] = "http://" + addrs[i] + "/eureka"
 	}
 	procs := make([]*proc, n)
@@ -225,7 +185,7 @@ func startCluster(t testing.TB, n int, extra ...string) []*proc {
 		procs[i] = startProc(t, fmt.Sprintf("peer%d", i+1), addrs[i], args...)
 	}
 	for _, p := range procs {
-		eventually(t, 10*time.Second, p.name+" ready", p.ready)
+		proctest.Eventually(t, 10*time.Second, p.name+" ready", p.ready)
 	}
 	return procs
 }

@@ -194,13 +194,13 @@ func TestLatencyBenchmark(t *testing.T) {
 			w.await(t, "registered UP", 20*time.Second, statusIs(id, heureka.StatusUp))
 			time.Sleep(time.Duration(100+rand.IntN(500)) * time.Millisecond)
 			w.drain()
-			agent.signal(t, syscall.SIGTERM)
+			agent.Signal(syscall.SIGTERM)
 			sent := time.Now()
 			oos = append(oos, w.await(t, "OUT_OF_SERVICE", 10*time.Second, statusIs(id, heureka.StatusOutOfService)).Sub(sent))
 			w.await(t, "deregistered", 10*time.Second, func(ev watchEvent) bool {
 				return ev.change.ID == id && ev.change.Action == heureka.ActionDeleted
 			})
-			if code := agent.exit(t, 10*time.Second); code != 0 {
+			if code := agent.Exit(10 * time.Second); code != 0 {
 				t.Fatalf("agent exit %d", code)
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/internal/proctest"
 )
 
 // downBound is the acceptance criterion: a dead daemon is DOWN in the
@@ -69,19 +70,12 @@ func TestDaemonStoppedDownAndBack(t *testing.T) {
 
 	// Figures changed materially reach the registry too.
 	dn.do(t, "/sim/set?used=1200G&version=3.4.1")
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	proctest.Eventually(t, 20*time.Second, "the new figures in the registry", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
 		in, err = c.Instance(ctx, dnApp, id)
-		cancel()
-		if err == nil && in.Metadata[hdfs.MetaVersion] == "3.4.1" && in.Metadata[hdfs.MetaDiskUsed] == "1288490188800" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("new figures not registered: %v %v", in, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return err == nil && in.Metadata[hdfs.MetaVersion] == "3.4.1" && in.Metadata[hdfs.MetaDiskUsed] == "1288490188800"
+	})
 }
 
 // TestDaemonKilled: the simulator's process is SIGKILLed → DOWN within
@@ -94,9 +88,9 @@ func TestDaemonKilled(t *testing.T) {
 	const id = "prod-dn2.test-dc1.rack-b"
 	waitStatus(t, c, dnApp, id, heureka.StatusUp, 20*time.Second)
 
-	dn.signal(t, syscall.SIGKILL)
+	dn.Signal(syscall.SIGKILL)
 	killed := time.Now()
-	if code := dn.exit(t, 5*time.Second); code != -1 {
+	if code := dn.Exit(5 * time.Second); code != -1 {
 		t.Logf("killed sim exit code %d", code)
 	}
 	seen := waitStatus(t, c, dnApp, id, heureka.StatusDown, 15*time.Second)
@@ -121,11 +115,11 @@ func TestAgentSIGTERM(t *testing.T) {
 	const id = "prod-dn3.test-dc1.rack-c"
 	waitStatus(t, c, dnApp, id, heureka.StatusUp, 20*time.Second)
 
-	agent.signal(t, syscall.SIGTERM)
+	agent.Signal(syscall.SIGTERM)
 	sent := time.Now()
 	oos := waitStatus(t, c, dnApp, id, heureka.StatusOutOfService, 5*time.Second)
 	gone := waitStatus(t, c, dnApp, id, "", 10*time.Second)
-	if code := agent.exit(t, 10*time.Second); code != 0 {
+	if code := agent.Exit(10 * time.Second); code != 0 {
 		t.Errorf("agent exit code %d", code)
 	}
 	t.Logf("SIGTERM → OUT_OF_SERVICE in %v, gone after %v", oos.Sub(sent).Round(time.Millisecond), gone.Sub(sent).Round(time.Millisecond))
@@ -133,7 +127,7 @@ func TestAgentSIGTERM(t *testing.T) {
 		t.Errorf("deregistered %v after OUT_OF_SERVICE; the drain is 1.5 s", d)
 	}
 	for _, want := range []string{"draining: OUT_OF_SERVICE", "deregistered", "agent stopped"} {
-		if !strings.Contains(agent.output(), want) {
+		if !strings.Contains(agent.Output(), want) {
 			t.Errorf("agent log lacks %q", want)
 		}
 	}
@@ -159,17 +153,15 @@ func resolveActive(t *testing.T, c *client.Client) (hdfs.Resolution, error) {
 
 func waitActive(t *testing.T, c *client.Client, host string, bound time.Duration) (time.Time, hdfs.Resolution) {
 	t.Helper()
-	deadline := time.Now().Add(bound)
-	for {
-		res, err := resolveActive(t, c)
-		if err == nil && res.Active != nil && res.Active.HostName == host {
-			return time.Now(), res
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("active NameNode is not %s after %v: %+v %v", host, bound, res.Active, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var seen time.Time
+	var res hdfs.Resolution
+	proctest.Eventually(t, bound, "the active NameNode to be "+host, func() bool {
+		var err error
+		seen = time.Now()
+		res, err = resolveActive(t, c)
+		return err == nil && res.Active != nil && res.Active.HostName == host
+	})
+	return seen, res
 }
 
 // TestNameNodeFailover: two NameNodes with their agents; the active one
@@ -183,6 +175,8 @@ func TestNameNodeFailover(t *testing.T) {
 	startAgent(t, reg, "namenode", nnB, "nn-b.test", "/dc1/rack-b")
 	c := newClient(t, reg)
 
+	// Both agents register on their own schedule: wait for the standby too.
+	waitStatus(t, c, nnApp, "prod-nn-b.test-dc1.rack-b", heureka.StatusUp, 20*time.Second)
 	_, res := waitActive(t, c, "nn-a.test", 20*time.Second)
 	if len(res.Addresses) != 2 || res.Addresses[0] != "nn-a.test:"+nnA.portNumber() || res.Addresses[1] != "nn-b.test:"+nnB.portNumber() {
 		t.Fatalf("addresses %v", res.Addresses)
@@ -198,18 +192,17 @@ func TestNameNodeFailover(t *testing.T) {
 	if took := seen.Sub(switched); took > downBound {
 		t.Errorf("new active resolved after %v", took)
 	}
-	// Let both agents report, then check the whole resolution.
-	time.Sleep(1500 * time.Millisecond)
-	res, err := resolveActive(t, c)
-	if err != nil || res.Conflict != "" || res.Active.HostName != "nn-b.test" || res.Addresses[0] != "nn-b.test:"+nnB.portNumber() {
-		t.Errorf("after failover: %+v %v", res, err)
-	}
-	if res.Active.Metadata[hdfs.MetaHATransitionTime] == "" {
-		t.Errorf("no ha_transition_time: %v", res.Active.Metadata)
-	}
+	// Once both agents have reported, the whole resolution is settled.
+	proctest.Eventually(t, 10*time.Second, "both agents to report the failover", func() bool {
+		var err error
+		res, err = resolveActive(t, c)
+		return err == nil && res.Conflict == "" && res.Active != nil && res.Active.HostName == "nn-b.test" &&
+			len(res.Addresses) > 0 && res.Addresses[0] == "nn-b.test:"+nnB.portNumber() &&
+			res.Active.Metadata[hdfs.MetaHATransitionTime] != ""
+	})
 
 	// The new active dies: it is DOWN, and no NameNode claims active.
-	nnB.signal(t, syscall.SIGKILL)
+	nnB.Signal(syscall.SIGKILL)
 	waitStatus(t, c, nnApp, "prod-nn-b.test-dc1.rack-b", heureka.StatusDown, 10*time.Second)
 	if res, err := resolveActive(t, c); heureka.ErrorCode(err) != heureka.ENOTFOUND || res.Active != nil || len(res.NameNodes) != 1 {
 		t.Errorf("with the active dead: %+v %v", res, err)
@@ -266,7 +259,7 @@ func TestTopologyScript(t *testing.T) {
 	cache := filepath.Join(t.TempDir(), "topology.json")
 	topology := func(registryURL string) (string, string) {
 		t.Helper()
-		cmd := exec.Command(heurekaBin, append([]string{"topology", "--cache", cache, "--timeout", "2s"}, args...)...)
+		cmd := exec.Command(proctest.Bin(t), append([]string{"topology", "--cache", cache, "--timeout", "2s"}, args...)...)
 		cmd.Env = append(cmd.Environ(), "HEUREKA_REGISTRY="+registryURL)
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
@@ -301,8 +294,8 @@ func TestTopologyScript(t *testing.T) {
 	up, _ := topology(reg.URL())
 	check("registry up", up)
 
-	reg.signal(t, syscall.SIGKILL)
-	reg.exit(t, 5*time.Second)
+	reg.Signal(syscall.SIGKILL)
+	reg.Exit(5 * time.Second)
 	down, stderr := topology(reg.URL())
 	check("registry down", down)
 	if down != up || !strings.Contains(stderr, "cache file") {

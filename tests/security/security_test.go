@@ -6,25 +6,18 @@
 package security_test
 
 import (
-	"github.com/heureka-project/heureka/internal/testbin"
-
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"math/big"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -33,79 +26,28 @@ import (
 	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/internal/auth"
 	"github.com/heureka-project/heureka/internal/auth/authtest"
+	"github.com/heureka-project/heureka/internal/proctest"
 )
 
-var bin string // the heureka binary, built once
-
-func TestMain(m *testing.M) { testbin.Main(m, &bin) }
+func TestMain(m *testing.M) { proctest.Main(m) }
 
 // server is one `heureka server` process.
 type server struct {
-	t    *testing.T
-	cmd  *exec.Cmd
+	*proctest.Proc
 	addr string
-	mu   sync.Mutex
-	log  bytes.Buffer
 }
 
-var addrRE = regexp.MustCompile(`addr=(\S+)`)
-
-// startServer runs `heureka server` on a free loopback port with args.
+// startServer runs `heureka server` on a free loopback port with args
+// (a later --listen wins) and env added to the environment.
 func startServer(t *testing.T, env []string, args ...string) *server {
 	t.Helper()
-	s := &server{t: t}
-	s.cmd = exec.Command(bin, append([]string{"server", "--listen", "127.0.0.1:0"}, args...)...)
-	s.cmd.Env = append(os.Environ(), env...)
-	stderr, err := s.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = s.cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- s.cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = s.cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("server log:\n%s", s.logs())
-		}
-	})
-	ready := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			line := sc.Text()
-			s.mu.Lock()
-			s.log.WriteString(line + "\n")
-			s.mu.Unlock()
-			if m := addrRE.FindStringSubmatch(line); m != nil && strings.Contains(line, "heureka server listening") {
-				select {
-				case ready <- m[1]:
-				default:
-				}
-			}
-		}
-	}()
-	select {
-	case s.addr = <-ready:
-	case <-time.After(15 * time.Second):
-		t.Fatalf("server did not start:\n%s", s.logs())
-	}
-	return s
+	cmd := exec.Command(proctest.Bin(t), append([]string{"server", "--listen", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	p := proctest.StartCmd(t, "server", cmd)
+	return &server{Proc: p, addr: p.WaitAddr(15 * time.Second)}
 }
 
-func (s *server) logs() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.log.String()
-}
+func (s *server) logs() string { return s.Output() }
 
 // call sends one request over a fresh connection and returns the status,
 // the body and the serial of the server's certificate.
@@ -140,17 +82,6 @@ func call(t *testing.T, c *http.Client, method, u, body string, hdr ...string) (
 func trusting(ca *authtest.CA) *http.Client {
 	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{RootCAs: ca.Pool()}, DisableKeepAlives: true}}
-}
-
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 var (
@@ -232,7 +163,7 @@ func TestGoClientOverTLSWithScopedAgents(t *testing.T) {
 	if err := opsClient.SetStatus(ctx, "HDFS-NAMENODE.PROD", "nn1", heureka.StatusOutOfService); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the audit line", func() bool {
+	proctest.Eventually(t, 15*time.Second, "the audit line", func() bool {
 		return strings.Contains(s.logs(), `msg="operator action" subsystem=audit user=ops auth=basic action="set the status of" app=HDFS-NAMENODE.PROD id=nn1`)
 	})
 	if strings.Contains(s.logs(), "dn-pass") || strings.Contains(s.logs(), "ops-pass") || strings.Contains(s.logs(), "hk_nn_token") {
@@ -281,10 +212,10 @@ func TestSIGHUPReloads(t *testing.T) {
 	rotated := dnAgent
 	rotated.Password = "dn-pass-2"
 	authtest.WriteCredentials(t, creds, auth.ReadsOpen, rotated, ops)
-	if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+	if err := s.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the new certificate and password", func() bool {
+	proctest.Eventually(t, 15*time.Second, "the new certificate and password", func() bool {
 		code, _, serial := call(t, c, "PUT", u+"/dn1", "", basic("dn-agent", "dn-pass-2")...)
 		return code == 200 && serial.Cmp(second.Serial) == 0
 	})
@@ -296,10 +227,10 @@ func TestSIGHUPReloads(t *testing.T) {
 	if err := os.WriteFile(second.KeyFile, []byte("garbage"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+	if err := s.Cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the failed reload in the log", func() bool { return strings.Contains(s.logs(), "reload incomplete") })
+	proctest.Eventually(t, 15*time.Second, "the failed reload in the log", func() bool { return strings.Contains(s.logs(), "reload incomplete") })
 	if code, _, serial := call(t, c, "PUT", u+"/dn1", "", basic("dn-agent", "dn-pass-2")...); code != 200 || serial.Cmp(second.Serial) != 0 {
 		t.Fatalf("after a broken reload: %d with %v, want 200 with %v", code, serial, second.Serial)
 	}
@@ -312,7 +243,7 @@ func TestPeerCredentialsFromEnvironment(t *testing.T) {
 	creds := filepath.Join(t.TempDir(), "credentials.json")
 	peer := authtest.User{User: auth.User{Name: "peer", Roles: []auth.Role{auth.RolePeer}}, Password: "hk_peer_secret", Token: true}
 	authtest.WriteCredentials(t, creds, auth.ReadsAuthenticated, dnAgent, peer)
-	addrA, addrB := freeAddr(t), freeAddr(t)
+	addrA, addrB := proctest.FreeAddr(t, "127.0.0.1"), proctest.FreeAddr(t, "127.0.0.1")
 	peers := "http://" + addrA + "/eureka,http://" + addrB + "/eureka"
 	env := []string{"HEUREKA_PEER_AUTH=hk_peer_secret"}
 	a := startServer(t, env, "--listen", addrA, "--auth-file", creds, "--peers", peers, "--sync-timeout", "2s")
@@ -325,21 +256,11 @@ func TestPeerCredentialsFromEnvironment(t *testing.T) {
 		c.URLs = []string{"http://" + b.addr + "/eureka"}
 		c.BearerToken = "hk_peer_secret"
 	})
-	eventually(t, "the registration on B", func() bool {
+	proctest.Eventually(t, 15*time.Second, "the registration on B", func() bool {
 		_, err := onB.Instance(context.Background(), "HDFS-DATANODE.PROD", "dn1")
 		return err == nil
 	})
-	if strings.Contains(strings.Join(a.cmd.Args, " "), "hk_peer_secret") {
+	if strings.Contains(strings.Join(a.Cmd.Args, " "), "hk_peer_secret") {
 		t.Fatal("the peer secret is on the command line")
 	}
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }

@@ -1,0 +1,127 @@
+package replication
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/eureka"
+	"github.com/heureka-project/heureka/registry"
+)
+
+// Receiver is the side of replication that peers call: it applies the
+// batches they send (POST /peerreplication/batch) and answers what
+// anti-entropy asks (GET /v1/replication/digest and
+// GET /v1/replication/apps/{APP}). It does the protocol only; the HTTP
+// layer routes to it, checks the peer role, bounds and inflates the body,
+// sets NodeHeader and renders a returned error (a heureka.Error) with its
+// status.
+type Receiver struct {
+	reg    *registry.Registry
+	nodeID string
+	log    *slog.Logger
+}
+
+// NewReceiver returns a Receiver that writes into reg and names itself
+// nodeID in its digest.
+func NewReceiver(reg *registry.Registry, nodeID string, log *slog.Logger) *Receiver {
+	return &Receiver{reg: reg, nodeID: nodeID, log: log}
+}
+
+// Batch applies a batch body (Eureka's JSON replication list) and returns
+// the answer to send with 200: one result per item, in position, as
+// Netflix's servers answer, so Java peers can send to us too. Every item is
+// applied as a replicated write, never forwarded again. A bad item gets its
+// own status; only a body that is not a replication list is an error.
+func (rc *Receiver) Batch(body []byte) ([]byte, error) {
+	if !utf8.Valid(body) {
+		// encoding/json would accept it with U+FFFD in place of the bytes.
+		return nil, heureka.Errorf(heureka.EINVALID, "request body is not valid UTF-8, as JSON must be")
+	}
+	items, itemErrs, err := eureka.DecodeReplicationList(body)
+	if err != nil {
+		return nil, err
+	}
+	results := make([]eureka.ReplicationResult, len(items))
+	for i, it := range items {
+		if itemErrs[i] != nil {
+			rc.log.Warn("replication: bad item", "action", it.Action, "app", it.AppName, "id", it.ID, "err", itemErrs[i])
+			results[i].StatusCode = http.StatusBadRequest
+			continue
+		}
+		results[i] = rc.apply(it)
+	}
+	return eureka.EncodeReplicationResults(results), nil
+}
+
+func (rc *Receiver) apply(it eureka.ReplicationItem) eureka.ReplicationResult {
+	var err error
+	var res eureka.ReplicationResult
+	app := strings.ToUpper(it.AppName)
+	switch registry.Action(it.Action) {
+	case registry.ActionRegister:
+		if it.Instance == nil {
+			err = heureka.Errorf(heureka.EINVALID, "Register without instanceInfo")
+			break
+		}
+		err = rc.reg.Register(it.Instance, true)
+	case registry.ActionHeartbeat:
+		var in *heureka.Instance
+		in, err = rc.reg.Renew(registry.RenewRequest{App: app, ID: it.ID,
+			LastDirtyTimestamp: it.LastDirtyTimestamp, OverriddenStatus: it.OverriddenStatus, Replication: true})
+		if heureka.ErrorCode(err) == heureka.ECONFLICT {
+			res.Instance = in
+		}
+	case registry.ActionCancel:
+		err = rc.reg.Cancel(app, it.ID, true)
+	case registry.ActionStatusUpdate:
+		if it.Status == "" {
+			// Would store an empty status as the instance's override.
+			err = heureka.Errorf(heureka.EINVALID, "StatusUpdate without a status")
+			break
+		}
+		err = rc.reg.SetStatus(app, it.ID, it.Status, it.LastDirtyTimestamp, true)
+	case registry.ActionDeleteStatusOverride:
+		err = rc.reg.DeleteStatusOverride(app, it.ID, it.Status, it.LastDirtyTimestamp, true)
+	default:
+		err = heureka.Errorf(heureka.EINVALID, "unknown replication action %q", it.Action)
+	}
+	res.StatusCode = http.StatusOK
+	if err != nil {
+		res.StatusCode = heureka.HTTPStatus(err) // as the Eureka resource the item stands for would answer
+		if res.StatusCode >= 500 {
+			rc.log.Error("replication: item failed", "action", it.Action, "app", it.AppName, "id", it.ID, "err", err)
+		}
+	}
+	if registry.Action(it.Action) == registry.ActionRegister && res.StatusCode != http.StatusBadRequest {
+		res.StatusCode = http.StatusOK // Eureka answers 200 to every replicated register
+	}
+	return res
+}
+
+// Digest returns what GET /v1/replication/digest answers, as JSON: the
+// per-application digests anti-entropy compares, and the recent cancels.
+func (rc *Receiver) Digest() ([]byte, error) {
+	d := Digest{Node: rc.nodeID, Apps: map[string]string{}, Tombstones: []TombstoneJSON{}}
+	for app, v := range rc.reg.Snapshot().Digests() {
+		d.Apps[app] = FormatDigest(v)
+	}
+	for _, t := range rc.reg.Tombstones() {
+		d.Tombstones = append(d.Tombstones, TombstoneJSON{App: t.App, ID: t.ID, Time: t.Time.UnixMilli()})
+	}
+	return json.Marshal(d)
+}
+
+// App returns what GET /v1/replication/apps/{APP} answers: the live
+// application app (upper case) in Eureka JSON, with each lease's real last
+// renewal time; ENOTFOUND when it has no instances.
+func (rc *Receiver) App(app string) ([]byte, error) {
+	a, ok := rc.reg.LiveApp(app)
+	if !ok {
+		return nil, heureka.Errorf(heureka.ENOTFOUND, "application %s has no instances", app)
+	}
+	return eureka.EncodeApplication(eureka.JSON, a), nil
+}

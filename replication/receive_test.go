@@ -1,0 +1,112 @@
+package replication_test
+
+import (
+	"encoding/json"
+	"log/slog"
+	"testing"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/eureka"
+	"github.com/heureka-project/heureka/registry"
+	"github.com/heureka-project/heureka/replication"
+)
+
+func newReceiver(t *testing.T) (*replication.Receiver, *registry.Registry) {
+	t.Helper()
+	reg, err := registry.New(registry.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return replication.NewReceiver(reg, "node-a", slog.New(slog.DiscardHandler)), reg
+}
+
+// Every item gets its own answer, in position, with the status the Eureka
+// resource it stands for would give; the batch as a whole succeeds.
+func TestReceiverAnswersEachItem(t *testing.T) {
+	rc, reg := newReceiver(t)
+	const app = "HDFS-DATANODE.PROD"
+	newer := dn("b")
+	newer.LastDirtyTimestamp = 2000
+	if err := reg.Register(newer, false); err != nil {
+		t.Fatal(err)
+	}
+	items := []eureka.ReplicationItem{
+		{Action: "Register", AppName: app, ID: "a", Instance: dn("a")},
+		{Action: "Heartbeat", AppName: app, ID: "ghost"},
+		{Action: "Heartbeat", AppName: app, ID: "b", LastDirtyTimestamp: 1000},
+		{Action: "Cancel", AppName: app, ID: "ghost"},
+		{Action: "StatusUpdate", AppName: app, ID: "a"},
+		{Action: "StatusUpdate", AppName: app, ID: "a", Status: heureka.StatusOutOfService},
+		{Action: "Reboot", AppName: app, ID: "a"},
+	}
+	out, err := rc.Batch(eureka.EncodeReplicationList(items))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := eureka.DecodeReplicationResults(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []int{200, 404, 409, 404, 400, 200, 400}
+	if len(res) != len(want) {
+		t.Fatalf("%d answers to %d items: %s", len(res), len(want), out)
+	}
+	for i, w := range want {
+		if res[i].StatusCode != w {
+			t.Errorf("item %d (%s %s): status %d, want %d", i, items[i].Action, items[i].ID, res[i].StatusCode, w)
+		}
+	}
+	if res[2].Instance == nil || res[2].Instance.ID != "b" {
+		t.Errorf("a 409 heartbeat comes with the receiver's copy: %+v", res[2].Instance)
+	}
+	if in, ok := reg.Snapshot().Instance(app, "a"); !ok || in.Status != heureka.StatusOutOfService {
+		t.Errorf("a after the batch: %+v %v", in, ok)
+	}
+}
+
+func TestReceiverRefusesWhatIsNotABatch(t *testing.T) {
+	rc, reg := newReceiver(t)
+	for _, body := range []string{"\xff\xfe{}", `{"replicationList":`, `[]`} {
+		if _, err := rc.Batch([]byte(body)); heureka.ErrorCode(err) != heureka.EINVALID {
+			t.Errorf("batch %q: error %v, want EINVALID", body, err)
+		}
+	}
+	if reg.Snapshot().Len() != 0 {
+		t.Fatal("a refused batch changed the registry")
+	}
+}
+
+func TestReceiverDigestAndApp(t *testing.T) {
+	rc, reg := newReceiver(t)
+	for _, id := range []string{"a", "b"} {
+		if err := reg.Register(dn(id), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := reg.Cancel("HDFS-DATANODE.PROD", "b", false); err != nil {
+		t.Fatal(err)
+	}
+	body, err := rc.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d replication.Digest
+	if err := json.Unmarshal(body, &d); err != nil {
+		t.Fatal(err)
+	}
+	wantDigest := replication.FormatDigest(reg.Snapshot().Digests()["HDFS-DATANODE.PROD"])
+	if d.Node != "node-a" || d.Apps["HDFS-DATANODE.PROD"] != wantDigest || len(d.Tombstones) != 1 || d.Tombstones[0].ID != "b" {
+		t.Fatalf("digest %s", body)
+	}
+	app, err := rc.App("HDFS-DATANODE.PROD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := eureka.DecodeApplication(app, eureka.JSON)
+	if err != nil || len(a.Instances) != 1 || a.Instances[0].ID != "a" {
+		t.Fatalf("application %s: %v", app, err)
+	}
+	if _, err := rc.App("NOBODY"); heureka.ErrorCode(err) != heureka.ENOTFOUND {
+		t.Fatalf("unknown application: %v", err)
+	}
+}
