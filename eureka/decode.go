@@ -35,22 +35,14 @@ import (
 // The result has been normalised (heureka.Instance.Normalize) but not
 // validated. Errors are EINVALID and say what is wrong and where.
 func DecodeInstance(body []byte, f Format) (*heureka.Instance, error) {
-	n, err := parseRoot(body, f, "instance")
-	if err != nil {
-		return nil, err
-	}
-	return instanceFrom(n, false)
+	return decodeBody(body, f, "instance", func(n node) (*heureka.Instance, error) { return instanceFrom(n, false) })
 }
 
 // DecodeServerInstance reads an instance as a server writes it (the answer
 // to GET /apps/{APP}/{ID}, an instance in a watch event): as DecodeInstance
 // does, but keeping the lease timestamps too.
 func DecodeServerInstance(body []byte, f Format) (*heureka.Instance, error) {
-	n, err := parseRoot(body, f, "instance")
-	if err != nil {
-		return nil, err
-	}
-	return instanceFrom(n, true)
+	return decodeBody(body, f, "instance", func(n node) (*heureka.Instance, error) { return instanceFrom(n, true) })
 }
 
 // DecodeApplication reads one application as EncodeApplication writes it,
@@ -58,21 +50,40 @@ func DecodeServerInstance(body []byte, f Format) (*heureka.Instance, error) {
 // one-element array is accepted. Instances are read in full (lease
 // timestamps included) and normalised.
 func DecodeApplication(body []byte, f Format) (*heureka.Application, error) {
-	n, err := parseRoot(body, f, "application")
-	if err != nil {
-		return nil, err
-	}
-	return applicationFrom(n, "application")
+	return decodeBody(body, f, "application", func(n node) (*heureka.Application, error) { return applicationFrom(n, "application") })
 }
 
 // DecodeApplications reads a registry listing as EncodeApplications writes
 // it, wrapped or not, with the same leniency as DecodeApplication;
 // versions__delta may be a string or a number.
 func DecodeApplications(body []byte, f Format) (*heureka.Applications, error) {
-	n, err := parseRoot(body, f, "applications")
-	if err != nil {
-		return nil, err
+	return decodeBody(body, f, "applications", applicationsFrom)
+}
+
+// decodeBody finds the object inside body's root wrapper and reads it with
+// read. XML is first tried on the fast path (scanXML); if that gives up,
+// or read finds an error there, the body is read again through parseXML,
+// which decides and words every XML error.
+func decodeBody[T any](body []byte, f Format, root string, read func(node) (T, error)) (T, error) {
+	if f == XML {
+		if n, ok := scanXML(body, root); ok {
+			if n, err := asObject(n, root, false); err == nil {
+				if v, err := read(n); err == nil {
+					return v, nil
+				}
+			}
+		}
 	}
+	n, err := parseRoot(body, f, root)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return read(n)
+}
+
+// applicationsFrom reads a registry listing object.
+func applicationsFrom(n node) (*heureka.Applications, error) {
 	r := newFields(n, applicationsKeys, "")
 	apps := &heureka.Applications{
 		VersionDelta: r.int("versions__delta", "versions_delta", 64),
@@ -81,6 +92,7 @@ func DecodeApplications(body []byte, f Format) (*heureka.Applications, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
+	var err error
 	i := 0
 	eachListed(r.get1("application"), func(v node) bool {
 		var a *heureka.Application
@@ -335,8 +347,8 @@ type fields struct {
 
 // newFields reads the members of object n (an absent node is an empty
 // object) named in keys.
-func newFields(n node, keys keySet, path string) *fields {
-	r := &fields{keys: keys, path: path}
+func newFields(n node, keys keySet, path string) fields {
+	r := fields{keys: keys, path: path}
 	if n.ok {
 		n.each(func(k memberKey, v node) bool {
 			var i int
@@ -355,8 +367,11 @@ func newFields(n node, keys keySet, path string) *fields {
 	return r
 }
 
-func (r *fields) nested(n node, keys keySet, path string) *fields {
-	d := newFields(n, keys, r.path+path)
+func (r *fields) nested(n node, keys keySet, path string) fields {
+	if r.path != "" {
+		path = r.path + path
+	}
+	d := newFields(n, keys, path)
 	d.err = r.err
 	return d
 }
