@@ -54,6 +54,18 @@ func BenchmarkDecodeInstance(b *testing.B) {
 // BenchmarkDecodeReplicationList decodes a peer batch of 100 registrations
 // of DataNodes.
 func BenchmarkDecodeReplicationList(b *testing.B) {
+	body := replicationBatchBody()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if _, errs, err := DecodeReplicationList(body); err != nil || errs[0] != nil {
+			b.Fatal(err, errs[0])
+		}
+	}
+}
+
+// replicationBatchBody is a peer batch of 100 DataNode registrations.
+func replicationBatchBody() []byte {
 	items := make([]ReplicationItem, 100)
 	for i := range items {
 		in := dataNodeInstance()
@@ -62,12 +74,5 @@ func BenchmarkDecodeReplicationList(b *testing.B) {
 		items[i] = ReplicationItem{AppName: in.App, ID: in.ID, LastDirtyTimestamp: in.LastDirtyTimestamp,
 			Status: in.Status, Instance: in, Action: "Register"}
 	}
-	body := EncodeReplicationList(items)
-	b.ReportAllocs()
-	b.SetBytes(int64(len(body)))
-	for b.Loop() {
-		if _, errs, err := DecodeReplicationList(body); err != nil || errs[0] != nil {
-			b.Fatal(err, errs[0])
-		}
-	}
+	return EncodeReplicationList(items)
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/heureka-project/heureka"
 )
 
 // The typed decoder must decide exactly as the map[string]any decoder it
@@ -52,6 +54,13 @@ var trickyBodies = []string{
 	`{"applications":{"application":[{"name":"a","instance":null},{"name":["b"]}]}}`,
 	`{"applications":{"application":"  "}}`,
 	`{"application":{"name":"a","instance":{"instanceId":"i","leaseInfo":{"renewalTimestamp":"5","lastRenewalTimestamp":6}}}}`,
+	`{"replicationList":[{"appName":"A","id":"i","lastDirtyTimestamp":5,"status":"UP","overriddenStatus":"UNKNOWN","action":"Register","instanceInfo":{"hostName":"h","app":"A"}},{"action":"Cancel","instanceInfo":null,"x":[1]}],"other":1}`,
+	`{"replicationList":[{"appName":"A","appname":"B"}]}`, `{"replicationList":[{"AppName":"A"}]}`, `{"REPLICATIONLIST":[{"id":"x"}]}`,
+	`{"replicationList":[{"id":"x","id":"y"}]}`, `{"replicationList":[{"id":null}]}`, `{"replicationList":[null,{}]}`,
+	`{"replicationList":[{"lastDirtyTimestamp":"12"}]}`, `{"replicationList":[{"lastDirtyTimestamp":1.5}]}`, `{"replicationList":[{"lastDirtyTimestamp":"x"}]}`,
+	`{"replicationList":[{"instanceInfo":5},{"instanceInfo":{"port":[1]},"lastDirtyTimestamp":1e3}]}`, `{"replicationList":[{"id":5}]}`,
+	`{"replicationList":null}`, `{"replicationList":[]} trailing`, `{"replicationList":[{"id":"\u00e9\ud800"}]}`,
+	`{"replicationList":[],"replicationList":[{"id":"x"}]}`, `{"replicationList":{"id":"x"}}`, `[]`,
 	`  {"hostName":"a"}  `, "\xef\xbb\xbf\xef\xbb\xbf{}", `{} `, `{}}`, `{"a":1,}`, `{"a" 1}`, `[1,]`, `01`, `1.`, `-`, `1e`, `"\u12"`,
 	`"\x"`, "\"\x01\"", `tru`, `nul`, `{"a":nulll}`, `{"a":[1 2]}`, `{,}`, ` `, `{"instance":{}}x`,
 	strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
@@ -173,6 +182,27 @@ func checkAgree(t *testing.T, body []byte, f Format) {
 			t.Errorf("%s(%s, %q):\n new %+v\n old %+v", p.name, f, body, got, want)
 		}
 	}
+	if f != JSON {
+		return
+	}
+	items, errs, err := DecodeReplicationList(bytes.Clone(body))
+	oitems, oerrs, oerr := oldDecodeReplicationList(bytes.Clone(body))
+	if errText(err) != errText(oerr) || !reflect.DeepEqual(items, oitems) || len(errs) != len(oerrs) {
+		t.Errorf("DecodeReplicationList(%q):\n new %+v, %v, %v\n old %+v, %v, %v", body, items, errs, err, oitems, oerrs, oerr)
+		return
+	}
+	for i := range errs {
+		if errText(errs[i]) != errText(oerrs[i]) {
+			t.Errorf("DecodeReplicationList(%q) item %d:\n new %v\n old %v", body, i, errs[i], oerrs[i])
+		}
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return "error: " + err.Error()
 }
 
 func TestDecoderMatchesOld(t *testing.T) {
@@ -187,6 +217,14 @@ func TestDecoderMatchesOld(t *testing.T) {
 	for _, f := range []Format{JSON, XML} {
 		bodies = append(bodies, EncodeApplications(f, apps), EncodeApplication(f, apps.Apps[0]))
 	}
+	batch := EncodeReplicationList([]ReplicationItem{
+		{AppName: "A", ID: "a", LastDirtyTimestamp: 7, Status: heureka.StatusUp, Instance: dataNodeInstance(), Action: "Register"},
+		{AppName: "A", ID: "b", Status: heureka.StatusDown, OverriddenStatus: heureka.StatusOutOfService, Action: "StatusUpdate"},
+	})
+	if _, ok := scanReplicationList(batch); !ok {
+		t.Errorf("scanReplicationList gave up on EncodeReplicationList's %s", batch)
+	}
+	bodies = append(bodies, batch)
 	for _, body := range bodies {
 		for _, f := range []Format{JSON, XML} {
 			checkAgree(t, body, f)

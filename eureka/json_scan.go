@@ -99,31 +99,35 @@ func scanContainer(b []byte, i, depth int, closer byte, members bool) int {
 
 func scanString(b []byte, i int) int {
 	for i++; i < len(b); i++ {
-		switch c := b[i]; {
+		c := b[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		switch {
 		case c == '"':
 			return i + 1
 		case c < 0x20:
 			return -1
-		case c == '\\':
-			i++
-			if i >= len(b) {
+		}
+		// c is '\\'
+		i++
+		if i >= len(b) {
+			return -1
+		}
+		switch b[i] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		case 'u':
+			if i+4 >= len(b) {
 				return -1
 			}
-			switch b[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if i+4 >= len(b) {
+			for _, h := range b[i+1 : i+5] {
+				if !isHex(h) {
 					return -1
 				}
-				for _, h := range b[i+1 : i+5] {
-					if !isHex(h) {
-						return -1
-					}
-				}
-				i += 4
-			default:
-				return -1
 			}
+			i += 4
+		default:
+			return -1
 		}
 	}
 	return -1

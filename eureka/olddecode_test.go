@@ -454,3 +454,51 @@ func BenchmarkOldDecodeInstance(b *testing.B) {
 		})
 	}
 }
+
+// oldDecodeReplicationList is DecodeReplicationList as it was: the
+// envelope through encoding/json, each instance through oldDecodeInstance.
+func oldDecodeReplicationList(body []byte) ([]ReplicationItem, []error, error) {
+	var env struct {
+		List []wireItem `json:"replicationList"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&env); err != nil {
+		return nil, nil, heureka.Errorf(heureka.EINVALID, "malformed replication batch: %v", err)
+	}
+	items := make([]ReplicationItem, len(env.List))
+	errs := make([]error, len(env.List))
+	for i, w := range env.List {
+		it := ReplicationItem{AppName: w.AppName, ID: w.ID, Action: w.Action,
+			Status: heureka.LenientStatus(w.Status, ""), OverriddenStatus: heureka.LenientStatus(w.OverriddenStatus, "")}
+		if w.LastDirtyTimestamp != "" {
+			n, err := strconv.ParseInt(string(w.LastDirtyTimestamp), 10, 64)
+			if err != nil {
+				errs[i] = heureka.Errorf(heureka.EINVALID, "item %d: lastDirtyTimestamp %q is not an integer", i, w.LastDirtyTimestamp)
+			}
+			it.LastDirtyTimestamp = n
+		}
+		if len(w.InstanceInfo) > 0 && string(w.InstanceInfo) != "null" {
+			in, err := oldDecodeInstance(w.InstanceInfo, JSON)
+			if err != nil {
+				errs[i] = err
+			}
+			it.Instance = in
+		}
+		items[i] = it
+	}
+	return items, errs, nil
+}
+
+// BenchmarkOldDecodeReplicationList is BenchmarkDecodeReplicationList for
+// the old decoder.
+func BenchmarkOldDecodeReplicationList(b *testing.B) {
+	body := replicationBatchBody()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if _, errs, err := oldDecodeReplicationList(body); err != nil || errs[0] != nil {
+			b.Fatal(err, errs[0])
+		}
+	}
+}
