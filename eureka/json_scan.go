@@ -183,16 +183,58 @@ func scanDigits(b []byte, i int) int {
 	return i
 }
 
+// skipChecked returns the end of the value starting at b[i] in checked
+// JSON, without checking it again.
+func skipChecked(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipCheckedString(b, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				i = skipCheckedString(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	for i < len(b) && b[i] != ',' && b[i] != '}' && b[i] != ']' && !isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+// skipCheckedString returns the end of the checked string literal at b[i].
+// Eureka's strings are short: a plain loop beats bytes.IndexByte here.
+func skipCheckedString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
 // eachJSONMember calls fn with the raw (still quoted) key and the value of
 // each member of the checked object obj, in document order, until fn
 // returns false.
 func eachJSONMember(obj []byte, fn func(key, v []byte) bool) {
 	i := skipJSONSpace(obj, 1)
 	for i < len(obj) && obj[i] == '"' {
-		kend := scanString(obj, i)
+		kend := skipCheckedString(obj, i)
 		key := obj[i:kend]
 		vstart := skipJSONSpace(obj, skipJSONSpace(obj, kend)+1)
-		vend := scanValue(obj, vstart, 0)
+		vend := skipChecked(obj, vstart)
 		if !fn(key, obj[vstart:vend]) {
 			return
 		}
@@ -207,7 +249,7 @@ func eachJSONMember(obj []byte, fn func(key, v []byte) bool) {
 func eachJSONElem(arr []byte, fn func(v []byte) bool) {
 	i := skipJSONSpace(arr, 1)
 	for i < len(arr) && arr[i] != ']' {
-		end := scanValue(arr, i, 0)
+		end := skipChecked(arr, i)
 		if !fn(arr[i:end]) {
 			return
 		}

@@ -11,7 +11,9 @@ import (
 	"strconv"
 	"strings"
 
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/heureka-project/heureka"
 )
@@ -501,4 +503,65 @@ func BenchmarkOldDecodeReplicationList(b *testing.B) {
 			b.Fatal(err, errs[0])
 		}
 	}
+}
+
+// BenchmarkDecodeCPUSideBySide alternates the typed and the old decoder on
+// the same bodies, in batches, and reports the process CPU time each batch
+// took per decode (garbage collection included). On a shared machine the
+// wall-clock time of a benchmark mostly measures the neighbours; CPU time
+// measured in alternation is comparable between the two.
+func BenchmarkDecodeCPUSideBySide(b *testing.B) {
+	cases := []struct {
+		name     string
+		new, old func() error
+	}{}
+	for _, f := range []Format{JSON, XML} {
+		body := EncodeInstance(f, dataNodeInstance())
+		cases = append(cases, struct {
+			name     string
+			new, old func() error
+		}{"instance-" + f.String(),
+			func() error { _, err := DecodeInstance(body, f); return err },
+			func() error { _, err := oldDecodeInstance(body, f); return err }})
+	}
+	batch := replicationBatchBody()
+	cases = append(cases, struct {
+		name     string
+		new, old func() error
+	}{"replication-batch-100",
+		func() error { _, _, err := DecodeReplicationList(batch); return err },
+		func() error { _, _, err := oldDecodeReplicationList(batch); return err }})
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			const per = 50
+			var tnew, told time.Duration
+			for b.Loop() {
+				for _, side := range []struct {
+					fn  func() error
+					sum *time.Duration
+				}{{c.new, &tnew}, {c.old, &told}} {
+					start := cpuTime(b)
+					for range per {
+						if err := side.fn(); err != nil {
+							b.Fatal(err)
+						}
+					}
+					*side.sum += cpuTime(b) - start
+				}
+			}
+			n := float64(b.N * per)
+			b.ReportMetric(float64(tnew.Nanoseconds())/n, "new-cpu-ns/op")
+			b.ReportMetric(float64(told.Nanoseconds())/n, "old-cpu-ns/op")
+			b.ReportMetric(float64(told)/float64(tnew), "old/new")
+		})
+	}
+}
+
+// cpuTime is the CPU time this process has used.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
