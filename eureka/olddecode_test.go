@@ -511,29 +511,29 @@ func BenchmarkOldDecodeReplicationList(b *testing.B) {
 // wall-clock time of a benchmark mostly measures the neighbours; CPU time
 // measured in alternation is comparable between the two.
 func BenchmarkDecodeCPUSideBySide(b *testing.B) {
-	cases := []struct {
+	type sideCase = struct {
 		name     string
+		per      int // decodes per batch
 		new, old func() error
-	}{}
+	}
+	var cases []sideCase
 	for _, f := range []Format{JSON, XML} {
 		body := EncodeInstance(f, dataNodeInstance())
-		cases = append(cases, struct {
-			name     string
-			new, old func() error
-		}{"instance-" + f.String(),
+		cases = append(cases, sideCase{"instance-" + f.String(), 50,
 			func() error { _, err := DecodeInstance(body, f); return err },
 			func() error { _, err := oldDecodeInstance(body, f); return err }})
 	}
 	batch := replicationBatchBody()
-	cases = append(cases, struct {
-		name     string
-		new, old func() error
-	}{"replication-batch-100",
+	cases = append(cases, sideCase{"replication-batch-100", 2,
 		func() error { _, _, err := DecodeReplicationList(batch); return err },
 		func() error { _, _, err := oldDecodeReplicationList(batch); return err }})
+	listing := EncodeApplications(JSON, registry10k())
+	cases = append(cases, sideCase{"applications-10k-json", 1,
+		func() error { _, err := DecodeApplications(listing, JSON); return err },
+		func() error { _, err := oldDecodeApplications(listing, JSON); return err }})
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
-			const per = 50
+			per := c.per
 			var tnew, told time.Duration
 			for b.Loop() {
 				for _, side := range []struct {
