@@ -14,14 +14,15 @@ import (
 )
 
 // Decoding works in two steps. The body is checked and made into nodes
-// (node.go): JSON is checked once by scanJSON and then read in place; XML
-// is converted by parseXML to the shape Eureka's JSON has, which is the
-// XStream mapping: attributes become "@name" keys, the text of an element
-// with attributes becomes "$", repeated elements become arrays. One set of
-// lenient readers then turns the nodes into heureka values, so JSON and
-// XML accept exactly the same variations. The readers look up only the
-// members they know (the key sets below); anything else is skipped
-// without being decoded.
+// (node.go). JSON is checked once by scanJSON and then read in place. XML
+// is seen in the shape Eureka's JSON has, which is the XStream mapping:
+// attributes become "@name" keys, the text of an element with attributes
+// becomes "$", repeated elements become arrays; plain XML is read so by
+// scanXML into a flat table, any other XML is converted by parseXML into a
+// tree of maps. One set of lenient readers then turns the nodes into
+// heureka values, so JSON and XML accept exactly the same variations. The
+// readers look up only the members they know (the key sets below);
+// anything else is skipped without being decoded.
 
 // DecodeInstance reads a registration body: {"instance":{...}} or the bare
 // object in JSON, <instance>...</instance> in XML. It accepts every variation
@@ -310,6 +311,9 @@ func actionType(s string) heureka.ActionType {
 type keySet map[string]int
 
 func newKeySet(names ...string) keySet {
+	if len(names) > maxKeys {
+		panic("eureka: a key set has more than maxKeys names")
+	}
 	ks := make(keySet, len(names))
 	for i, n := range names {
 		ks[n] = i
