@@ -13,13 +13,16 @@ import (
 	"github.com/heureka-project/heureka"
 )
 
-// Decoding works in two steps. The body is parsed into a generic tree: JSON
-// as encoding/json reads it into `any` (numbers kept as json.Number), XML
-// converted to the same shape Eureka's JSON has, which is the XStream
-// mapping: attributes become "@name" keys, the text of an element with
-// attributes becomes "$", repeated elements become arrays. One set of
-// lenient readers then turns the tree into heureka values, so JSON and XML
-// accept exactly the same variations.
+// Decoding works in two steps. The body is checked and made into nodes
+// (node.go). JSON is checked once by scanJSON and then read in place. XML
+// is seen in the shape Eureka's JSON has, which is the XStream mapping:
+// attributes become "@name" keys, the text of an element with attributes
+// becomes "$", repeated elements become arrays; plain XML is read so by
+// scanXML into a flat table, any other XML is converted by parseXML into a
+// tree of maps. One set of lenient readers then turns the nodes into
+// heureka values, so JSON and XML accept exactly the same variations. The
+// readers look up only the members they know (the key sets below);
+// anything else is skipped without being decoded.
 
 // DecodeInstance reads a registration body: {"instance":{...}} or the bare
 // object in JSON, <instance>...</instance> in XML. It accepts every variation
@@ -33,22 +36,14 @@ import (
 // The result has been normalised (heureka.Instance.Normalize) but not
 // validated. Errors are EINVALID and say what is wrong and where.
 func DecodeInstance(body []byte, f Format) (*heureka.Instance, error) {
-	m, err := parseRoot(body, f, "instance")
-	if err != nil {
-		return nil, err
-	}
-	return instanceFrom(m, false)
+	return decodeBody(body, f, "instance", func(n node) (*heureka.Instance, error) { return instanceFrom(n, false) })
 }
 
 // DecodeServerInstance reads an instance as a server writes it (the answer
 // to GET /apps/{APP}/{ID}, an instance in a watch event): as DecodeInstance
 // does, but keeping the lease timestamps too.
 func DecodeServerInstance(body []byte, f Format) (*heureka.Instance, error) {
-	m, err := parseRoot(body, f, "instance")
-	if err != nil {
-		return nil, err
-	}
-	return instanceFrom(m, true)
+	return decodeBody(body, f, "instance", func(n node) (*heureka.Instance, error) { return instanceFrom(n, true) })
 }
 
 // DecodeApplication reads one application as EncodeApplication writes it,
@@ -56,22 +51,41 @@ func DecodeServerInstance(body []byte, f Format) (*heureka.Instance, error) {
 // one-element array is accepted. Instances are read in full (lease
 // timestamps included) and normalised.
 func DecodeApplication(body []byte, f Format) (*heureka.Application, error) {
-	m, err := parseRoot(body, f, "application")
-	if err != nil {
-		return nil, err
-	}
-	return applicationFrom(m, "application")
+	return decodeBody(body, f, "application", func(n node) (*heureka.Application, error) { return applicationFrom(n, "application") })
 }
 
 // DecodeApplications reads a registry listing as EncodeApplications writes
 // it, wrapped or not, with the same leniency as DecodeApplication;
 // versions__delta may be a string or a number.
 func DecodeApplications(body []byte, f Format) (*heureka.Applications, error) {
-	m, err := parseRoot(body, f, "applications")
-	if err != nil {
-		return nil, err
+	return decodeBody(body, f, "applications", applicationsFrom)
+}
+
+// decodeBody finds the object inside body's root wrapper and reads it with
+// read. XML is first tried on the fast path (scanXML); if that gives up,
+// or read finds an error there, the body is read again through parseXML,
+// which decides and words every XML error.
+func decodeBody[T any](body []byte, f Format, root string, read func(node) (T, error)) (T, error) {
+	if f == XML {
+		if n, ok := scanXML(body, root); ok {
+			if n, err := asObject(n, root, false); err == nil {
+				if v, err := read(n); err == nil {
+					return v, nil
+				}
+			}
+		}
 	}
-	r := fields{m: m}
+	n, err := parseRoot(body, f, root)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return read(n)
+}
+
+// applicationsFrom reads a registry listing object.
+func applicationsFrom(n node) (*heureka.Applications, error) {
+	r := newFields(n, applicationsKeys, "")
 	apps := &heureka.Applications{
 		VersionDelta: r.int("versions__delta", "versions_delta", 64),
 		HashCode:     r.str("apps__hashcode", "apps_hashcode"),
@@ -79,23 +93,30 @@ func DecodeApplications(body []byte, f Format) (*heureka.Applications, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	for i, v := range asList(m["application"]) {
-		a, err := applicationFrom(v, "application "+strconv.Itoa(i))
-		if err != nil {
-			return nil, err
+	var err error
+	i := 0
+	eachListed(r.get1("application"), func(v node) bool {
+		var a *heureka.Application
+		if a, err = applicationFrom(v, "application "+strconv.Itoa(i)); err != nil {
+			return false
 		}
 		apps.Apps = append(apps.Apps, a)
+		i++
+		return true
+	})
+	if err != nil {
+		return nil, err
 	}
 	return apps, nil
 }
 
 // applicationFrom reads an application object; where names it in errors.
-func applicationFrom(v any, where string) (*heureka.Application, error) {
-	m, err := asObject(v, "application", false)
+func applicationFrom(v node, where string) (*heureka.Application, error) {
+	n, err := asObject(v, "application", false)
 	if err != nil {
 		return nil, context(where, err)
 	}
-	r := fields{m: m}
+	r := newFields(n, applicationKeys, "")
 	app := &heureka.Application{Name: strings.ToUpper(r.str("name", ""))}
 	if r.err != nil {
 		return nil, context(where, r.err)
@@ -103,58 +124,76 @@ func applicationFrom(v any, where string) (*heureka.Application, error) {
 	if app.Name != "" {
 		where += " " + strconv.Quote(app.Name)
 	}
-	for i, v := range asList(m["instance"]) {
-		in, err := listedInstance(v)
-		if err != nil {
-			return nil, context(where+", instance "+strconv.Itoa(i), err)
+	i := 0
+	eachListed(r.get1("instance"), func(v node) bool {
+		var in *heureka.Instance
+		if in, err = listedInstance(v); err != nil {
+			err = context(where+", instance "+strconv.Itoa(i), err)
+			return false
 		}
 		app.Instances = append(app.Instances, in)
+		i++
+		return true
+	})
+	if err != nil {
+		return nil, err
 	}
 	return app, nil
 }
 
 // listedInstance reads an instance of a listing: server output, so read in
 // full.
-func listedInstance(v any) (*heureka.Instance, error) {
-	m, err := asObject(v, "instance", false)
+func listedInstance(v node) (*heureka.Instance, error) {
+	n, err := asObject(v, "instance", false)
 	if err != nil {
 		return nil, err
 	}
-	return instanceFrom(m, true)
+	return instanceFrom(n, true)
 }
 
 // parseRoot parses body and returns the object inside the root wrapper
 // named root. JSON may leave the wrapper out; XML must have it as its root
 // element.
-func parseRoot(body []byte, f Format, root string) (map[string]any, error) {
+func parseRoot(body []byte, f Format, root string) (node, error) {
 	body = bytes.TrimPrefix(body, utf8BOM)
 	if len(trimLeadingSpace(body)) == 0 {
-		return nil, heureka.Errorf(heureka.EINVALID, "empty body")
+		return node{}, heureka.Errorf(heureka.EINVALID, "empty body")
 	}
 	switch f {
 	case JSON:
-		v, err := parseJSON(body)
-		if err != nil {
-			return nil, err
-		}
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil, heureka.Errorf(heureka.EINVALID, "JSON body is %s, want an object such as {%q:{...}}", describe(v), root)
-		}
-		if inner, ok := m[root]; ok {
-			if m, ok = inner.(map[string]any); !ok {
-				return nil, heureka.Errorf(heureka.EINVALID, "%q must be an object, got %s", root, describe(inner))
+		if !scanJSON(body) {
+			_, err := parseJSON(body)
+			if err == nil { // cannot happen: scanJSON and encoding/json agree
+				err = heureka.Errorf(heureka.EINVALID, "malformed JSON")
 			}
+			return node{}, err
 		}
-		return m, nil
+		n := jsonNode(bytes.Trim(body, " \t\r\n"))
+		if n.kind() != kObject {
+			return node{}, heureka.Errorf(heureka.EINVALID, "JSON body is %s, want an object such as {%q:{...}}", describe(n.value()), root)
+		}
+		var inner node
+		n.each(func(k memberKey, v node) bool {
+			if k.is(root) {
+				inner = v
+			}
+			return true
+		})
+		if inner.ok {
+			if inner.kind() != kObject {
+				return node{}, heureka.Errorf(heureka.EINVALID, "%q must be an object, got %s", root, describe(inner.value()))
+			}
+			return inner, nil
+		}
+		return n, nil
 	case XML:
 		v, err := parseXML(body, root)
 		if err != nil {
-			return nil, err
+			return node{}, err
 		}
-		return asObject(v, root, false)
+		return asObject(treeNode(v), root, false)
 	}
-	return nil, heureka.Errorf(heureka.EINVALID, "unknown format %d", int(f))
+	return node{}, heureka.Errorf(heureka.EINVALID, "unknown format %d", int(f))
 }
 
 func parseJSON(body []byte) (any, error) {
@@ -181,8 +220,8 @@ func parseJSON(body []byte) (any, error) {
 // instanceFrom reads an instance object. full also takes what only a
 // server writes (lease timestamps); registrations leave them to the
 // registry.
-func instanceFrom(m map[string]any, full bool) (*heureka.Instance, error) {
-	r := fields{m: m}
+func instanceFrom(n node, full bool) (*heureka.Instance, error) {
+	r := newFields(n, instanceKeys, "")
 	in := &heureka.Instance{
 		ID:                   r.str("instanceId", ""),
 		App:                  r.str("app", ""),
@@ -211,14 +250,14 @@ func instanceFrom(m map[string]any, full bool) (*heureka.Instance, error) {
 	}
 	in.IsCoordinatingDiscoveryServer = r.bool("isCoordinatingDiscoveryServer")
 	in.Metadata = r.metadata("metadata")
-	if dc := r.object("dataCenterInfo"); dc != nil {
-		d := r.nested(dc, "dataCenterInfo.")
+	if dc, ok := r.object("dataCenterInfo"); ok {
+		d := r.nested(dc, dataCenterKeys, "dataCenterInfo.")
 		in.DataCenter.Name = dataCenterName(d.str("name", ""), d.str("@class", ""))
 		in.DataCenter.Metadata = d.metadata("metadata")
 		r.err = d.err
 	}
-	if li := r.object("leaseInfo"); li != nil {
-		l := r.nested(li, "leaseInfo.")
+	if li, ok := r.object("leaseInfo"); ok {
+		l := r.nested(li, leaseKeys, "leaseInfo.")
 		in.Lease.RenewalIntervalSecs = int(l.int("renewalIntervalInSecs", "", 32))
 		in.Lease.DurationSecs = int(l.int("durationInSecs", "", 32))
 		if full {
@@ -267,30 +306,100 @@ func actionType(s string) heureka.ActionType {
 	return ""
 }
 
-// fields reads the members of one object. The first error is kept and
-// later reads return zero values, so a reader is a plain sequence of calls
-// followed by one check.
+// keySet is the member names one kind of object has that the readers look
+// at; every other member is skipped.
+type keySet map[string]int
+
+func newKeySet(names ...string) keySet {
+	if len(names) > maxKeys {
+		panic("eureka: a key set has more than maxKeys names")
+	}
+	ks := make(keySet, len(names))
+	for i, n := range names {
+		ks[n] = i
+	}
+	return ks
+}
+
+// maxKeys bounds the size of a keySet, so that a fields fits on the stack.
+const maxKeys = 28
+
+var (
+	instanceKeys = newKeySet("instanceId", "app", "appGroupName", "hostName", "ipAddr", "sid", "status",
+		"overriddenStatus", "overriddenstatus", "port", "securePort", "countryId", "homePageUrl",
+		"statusPageUrl", "healthCheckUrl", "secureHealthCheckUrl", "vipAddress", "secureVipAddress",
+		"asgName", "lastUpdatedTimestamp", "lastDirtyTimestamp", "actionType",
+		"isCoordinatingDiscoveryServer", "metadata", "dataCenterInfo", "leaseInfo")
+	dataCenterKeys = newKeySet("name", "@class", "metadata")
+	leaseKeys      = newKeySet("renewalIntervalInSecs", "durationInSecs", "registrationTimestamp",
+		"lastRenewalTimestamp", "renewalTimestamp", "evictionTimestamp", "serviceUpTimestamp")
+	applicationKeys  = newKeySet("name", "instance")
+	applicationsKeys = newKeySet("versions__delta", "versions_delta", "apps__hashcode", "apps_hashcode", "application")
+)
+
+// fields reads the members of one object. It is filled in one pass over
+// the object, keeping the last value of each member named in its keySet.
+// The first error is kept and later reads return zero values, so a reader
+// is a plain sequence of calls followed by one check; the order of the
+// calls, not of the members, decides which error is reported.
 type fields struct {
-	m    map[string]any
+	keys keySet
+	vals [maxKeys]node
 	path string // prefix for error messages, e.g. "leaseInfo."
 	err  error
 }
 
-func (r *fields) nested(m map[string]any, path string) *fields {
-	return &fields{m: m, path: r.path + path, err: r.err}
+// newFields reads the members of object n (an absent node is an empty
+// object) named in keys.
+func newFields(n node, keys keySet, path string) fields {
+	r := fields{keys: keys, path: path}
+	if n.ok {
+		n.each(func(k memberKey, v node) bool {
+			var i int
+			var ok bool
+			if k.b != nil {
+				i, ok = keys[string(k.b)]
+			} else {
+				i, ok = keys[k.s]
+			}
+			if ok {
+				r.vals[i] = v
+			}
+			return true
+		})
+	}
+	return r
+}
+
+func (r *fields) nested(n node, keys keySet, path string) fields {
+	if r.path != "" {
+		path = r.path + path
+	}
+	d := newFields(n, keys, path)
+	d.err = r.err
+	return d
+}
+
+// get1 returns the member key, absent or not.
+func (r *fields) get1(key string) node {
+	i, ok := r.keys[key]
+	if !ok {
+		panic("eureka: member " + key + " is not in the key set")
+	}
+	return r.vals[i]
 }
 
 // get returns the member key, or alt when key is absent.
-func (r *fields) get(key, alt string) (any, string) {
-	if v, ok := r.m[key]; ok || alt == "" {
+func (r *fields) get(key, alt string) (node, string) {
+	if v := r.get1(key); v.ok || alt == "" {
 		return v, key
 	}
-	return r.m[alt], alt
+	return r.get1(alt), alt
 }
 
-func (r *fields) fail(key, want string, v any) {
+func (r *fields) fail(key, want string, v node) {
 	if r.err == nil {
-		r.err = heureka.Errorf(heureka.EINVALID, "%q must be %s, got %s", r.path+key, want, describe(v))
+		r.err = heureka.Errorf(heureka.EINVALID, "%q must be %s, got %s", r.path+key, want, describe(v.value()))
 	}
 }
 
@@ -308,7 +417,15 @@ func (r *fields) str(key, alt string) string {
 // bool reads a boolean written as a boolean or a string; anything but
 // "true" (in any case) is false.
 func (r *fields) bool(key string) bool {
-	v := r.m[key]
+	v := r.get1(key)
+	if v.json != nil {
+		switch v.json[0] {
+		case 't':
+			return true
+		case 'f', 'n':
+			return false
+		}
+	}
 	s, ok := scalarText(v)
 	if !ok {
 		r.fail(key, `true or false`, v)
@@ -320,6 +437,11 @@ func (r *fields) bool(key string) bool {
 // string. Missing, null and "" are 0.
 func (r *fields) int(key, alt string, bits int) int64 {
 	v, key := r.get(key, alt)
+	if v.json != nil {
+		if n, ok := jsonWhole(v.json, bits); ok {
+			return n
+		}
+	}
 	s, ok := scalarText(v)
 	if !ok {
 		r.fail(key, "a whole number", v)
@@ -336,20 +458,32 @@ func (r *fields) int(key, alt string, bits int) int64 {
 // What is missing comes from def. An @enabled that is neither "true" nor
 // "false" also means the default, as in Eureka's XML reader.
 func (r *fields) port(key string, def heureka.Port) heureka.Port {
-	v := r.m[key]
+	v := r.get1(key)
 	const want = `a number, a string or {"$":..,"@enabled":..}`
 	p := def
 	num := v
-	if m, ok := v.(map[string]any); ok {
-		if len(m) == 0 {
+	if v.kind() == kObject {
+		var enabled node
+		num = node{}
+		empty := true
+		v.each(func(k memberKey, m node) bool {
+			empty = false
+			switch {
+			case k.is("$"):
+				num = m
+			case k.is("@enabled"):
+				enabled = m
+			}
+			return true
+		})
+		if empty {
 			r.fail(key, want, v)
 			return p
 		}
-		num = m["$"]
-		if e, ok := m["@enabled"]; ok {
-			s, ok := scalarText(e)
+		if enabled.ok {
+			s, ok := scalarText(enabled)
 			if !ok {
-				r.fail(key+".@enabled", `"true" or "false"`, e)
+				r.fail(key+".@enabled", `"true" or "false"`, enabled)
 				return p
 			}
 			switch s = strings.TrimSpace(s); {
@@ -360,11 +494,17 @@ func (r *fields) port(key string, def heureka.Port) heureka.Port {
 			}
 		}
 	}
-	switch num.(type) {
-	case nil, string, json.Number:
+	switch num.kind() {
+	case kAbsent, kNull, kString, kNumber:
 	default:
 		r.fail(key, want, v)
 		return p
+	}
+	if num.json != nil {
+		if n, ok := jsonWhole(num.json, 32); ok {
+			p.Number = int(n)
+			return p
+		}
 	}
 	s, _ := scalarText(num)
 	if strings.TrimSpace(s) == "" {
@@ -379,71 +519,98 @@ func (r *fields) port(key string, def heureka.Port) heureka.Port {
 	return p
 }
 
-// object reads a member that must be an object; missing and null give nil.
-func (r *fields) object(key string) map[string]any {
-	v, ok := r.m[key]
-	if !ok || v == nil {
-		return nil
+// object reads a member that must be an object; ok is false when it is
+// missing or null.
+func (r *fields) object(key string) (n node, ok bool) {
+	v := r.get1(key)
+	if k := v.kind(); k == kAbsent || k == kNull {
+		return node{}, false
 	}
-	m, err := asObject(v, r.path+key, true)
+	n, err := asObject(v, r.path+key, true)
 	if err != nil && r.err == nil {
 		r.err = err
 	}
-	return m
+	return n, true
 }
 
 // metadata reads a string map. "@class" (Java's type hint) and null values
 // are dropped; numbers and booleans are taken as their text; an object or
-// array value is an error naming the key.
+// array value is an error naming the key. A key given more than once
+// counts with its last value.
 func (r *fields) metadata(key string) map[string]string {
-	m := r.object(key)
-	if len(m) == 0 {
+	n, ok := r.object(key)
+	if !ok || !n.ok {
 		return nil
 	}
-	md := make(map[string]string, len(m))
-	for k, v := range m {
-		if k == "@class" || v == nil {
-			continue
+	size := n.size()
+	if size == 0 {
+		return nil
+	}
+	md := make(map[string]string, size)
+	var bad []string // keys whose (last) value is not a scalar, in order
+	var badVals map[string]node
+	n.each(func(k memberKey, v node) bool {
+		if k.is("@class") {
+			return true
+		}
+		name := k.String()
+		if badVals != nil {
+			delete(badVals, name)
+		}
+		if v.kind() == kNull {
+			delete(md, name)
+			return true
 		}
 		s, ok := scalarText(v)
 		if !ok {
+			if badVals == nil {
+				badVals = map[string]node{}
+			}
+			badVals[name] = v
+			bad = append(bad, name)
+			delete(md, name)
+			return true
+		}
+		md[name] = s
+		return true
+	})
+	for _, k := range bad {
+		if v, still := badVals[k]; still {
 			if r.err == nil {
-				r.err = heureka.Errorf(heureka.EINVALID, "%s key %q must have a string, number or boolean value, got %s", r.path+key, k, describe(v))
+				r.err = heureka.Errorf(heureka.EINVALID, "%s key %q must have a string, number or boolean value, got %s", r.path+key, k, describe(v.value()))
 			}
 			return nil
 		}
-		md[k] = s
 	}
 	return md
 }
 
 // scalarText returns the text of a string, number, boolean or null, and
 // also of an XML text node with attributes ({"$":text,"@attr":..}).
-func scalarText(v any) (string, bool) {
-	switch v := v.(type) {
-	case nil:
+func scalarText(v node) (string, bool) {
+	switch v.kind() {
+	case kAbsent, kNull:
 		return "", true
-	case string:
-		return v, true
-	case json.Number:
-		return string(v), true
-	case bool:
-		return strconv.FormatBool(v), true
-	case map[string]any:
-		t, ok := v["$"]
-		if !ok {
+	case kString, kNumber, kBool:
+		return v.text(), true
+	case kObject:
+		var t node
+		plain := true
+		v.each(func(k memberKey, m node) bool {
+			switch {
+			case k.is("$"):
+				t = m
+			case !k.hasAtPrefix():
+				plain = false
+			}
+			return true
+		})
+		if !plain || !t.ok {
 			return "", false
 		}
-		for k := range v {
-			if k != "$" && !strings.HasPrefix(k, "@") {
-				return "", false
-			}
-		}
-		switch t := t.(type) {
-		case string:
-			return t, true
-		case json.Number:
-			return string(t), true
+		switch t.kind() {
+		case kString, kNumber:
+			return t.text(), true
 		}
 	}
 	return "", false
@@ -469,33 +636,34 @@ func parseWhole(s string, bits int) (int64, error) {
 }
 
 // asObject returns v as an object. XML gives an empty element as a string
-// of white space; lenient accepts that (and null) as an empty object.
-func asObject(v any, what string, lenient bool) (map[string]any, error) {
-	switch v := v.(type) {
-	case map[string]any:
+// of white space; lenient accepts that (and null) as an empty object,
+// which is an absent node: every member read from it is absent.
+func asObject(v node, what string, lenient bool) (node, error) {
+	switch v.kind() {
+	case kObject:
 		return v, nil
-	case string:
-		if strings.TrimSpace(v) == "" {
-			return map[string]any{}, nil
+	case kString:
+		if strings.TrimSpace(v.text()) == "" {
+			return node{}, nil
 		}
-	case nil:
+	case kNull, kAbsent:
 		if lenient {
-			return map[string]any{}, nil
+			return node{}, nil
 		}
 	}
-	return nil, heureka.Errorf(heureka.EINVALID, "%q must be an object, got %s", what, describe(v))
+	return node{}, heureka.Errorf(heureka.EINVALID, "%q must be an object, got %s", what, describe(v.value()))
 }
 
-// asList returns v as a list: Eureka lists may be written as an array or,
-// with one element, as that element alone.
-func asList(v any) []any {
-	switch v := v.(type) {
-	case nil:
-		return nil
-	case []any:
-		return v
+// eachListed calls fn with each element of a Eureka list, which may be
+// written as an array or, with one element, as that element alone.
+func eachListed(v node, fn func(v node) bool) {
+	switch v.kind() {
+	case kAbsent, kNull:
+	case kArray:
+		v.elems(fn)
+	default:
+		fn(v)
 	}
-	return []any{v}
 }
 
 // describe renders a decoded value for an error message, as compact JSON

@@ -35,6 +35,24 @@
 // the problem and the field. XML with a DOCTYPE is refused and entities are
 // never expanded.
 //
+// Decoders build no generic tree. JSON is checked once against
+// encoding/json's grammar and nesting bound by a small scanner, then read
+// in place: only the members the readers know are decoded, the rest are
+// skipped. Strings with escapes or invalid UTF-8 are decoded by
+// encoding/json, so they mean what they meant (invalid UTF-8 becomes
+// U+FFFD), and every JSON syntax error is worded by encoding/json. Plain
+// XML (ASCII, no comments, CDATA, namespaces or declarations other than
+// version 1.0 in UTF-8: what fargo, XStream and heureka's encoder write) is
+// read by a scanner of its own into a flat table of elements; any other
+// XML, and any XML body with an error, goes through encoding/xml, which
+// decides and words every XML error. Replication batches as peers send
+// them are read with the JSON scanner; a batch that uses encoding/json's
+// struct rules (names matching only ignoring case, repeated members,
+// nulls) goes through encoding/json. Both paths of each format give the
+// same result for every body: a differential test and fuzz target check
+// the decoders against the map[string]any decoder they replaced, kept in
+// a test file.
+//
 // # Concurrency
 //
 // Every function is pure: it reads its arguments, keeps nothing and may be

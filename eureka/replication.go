@@ -70,36 +70,46 @@ func EncodeReplicationList(items []ReplicationItem) []byte {
 // error; a malformed instance inside one item is reported in that item's
 // Err so the rest of the batch still applies.
 func DecodeReplicationList(body []byte) ([]ReplicationItem, []error, error) {
-	var env struct {
-		List []wireItem `json:"replicationList"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(&env); err != nil {
-		return nil, nil, heureka.Errorf(heureka.EINVALID, "malformed replication batch: %v", err)
-	}
-	items := make([]ReplicationItem, len(env.List))
-	errs := make([]error, len(env.List))
-	for i, w := range env.List {
-		it := ReplicationItem{AppName: w.AppName, ID: w.ID, Action: w.Action,
-			Status: heureka.LenientStatus(w.Status, ""), OverriddenStatus: heureka.LenientStatus(w.OverriddenStatus, "")}
-		if w.LastDirtyTimestamp != "" {
-			n, err := strconv.ParseInt(string(w.LastDirtyTimestamp), 10, 64)
-			if err != nil {
-				errs[i] = heureka.Errorf(heureka.EINVALID, "item %d: lastDirtyTimestamp %q is not an integer", i, w.LastDirtyTimestamp)
-			}
-			it.LastDirtyTimestamp = n
+	list, ok := scanReplicationList(body)
+	if !ok {
+		var env struct {
+			List []wireItem `json:"replicationList"`
 		}
-		if len(w.InstanceInfo) > 0 && string(w.InstanceInfo) != "null" {
-			in, err := DecodeInstance(w.InstanceInfo, JSON)
-			if err != nil {
-				errs[i] = err
-			}
-			it.Instance = in
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.UseNumber()
+		if err := dec.Decode(&env); err != nil {
+			return nil, nil, heureka.Errorf(heureka.EINVALID, "malformed replication batch: %v", err)
 		}
-		items[i] = it
+		list = env.List
+	}
+	items := make([]ReplicationItem, len(list))
+	errs := make([]error, len(list))
+	for i, w := range list {
+		items[i], errs[i] = w.item(i)
 	}
 	return items, errs, nil
+}
+
+// item reads the i'th item of a batch.
+func (w wireItem) item(i int) (ReplicationItem, error) {
+	var err error
+	it := ReplicationItem{AppName: w.AppName, ID: w.ID, Action: w.Action,
+		Status: heureka.LenientStatus(w.Status, ""), OverriddenStatus: heureka.LenientStatus(w.OverriddenStatus, "")}
+	if w.LastDirtyTimestamp != "" {
+		n, perr := strconv.ParseInt(string(w.LastDirtyTimestamp), 10, 64)
+		if perr != nil {
+			err = heureka.Errorf(heureka.EINVALID, "item %d: lastDirtyTimestamp %q is not an integer", i, w.LastDirtyTimestamp)
+		}
+		it.LastDirtyTimestamp = n
+	}
+	if len(w.InstanceInfo) > 0 && string(w.InstanceInfo) != "null" {
+		in, ierr := DecodeInstance(w.InstanceInfo, JSON)
+		if ierr != nil {
+			err = ierr
+		}
+		it.Instance = in
+	}
+	return it, err
 }
 
 // EncodeReplicationResults renders the answers, one per item, in order.
