@@ -476,6 +476,17 @@ func TestConfigValidate(t *testing.T) {
 		{"DiskChange", func(c *Config) { c.DiskChange = 1 }},
 		{"BlockChange", func(c *Config) { c.BlockChange = -0.1 }},
 		{"CallTimeout", func(c *Config) { c.CallTimeout = 0 }},
+		{"HangAfter", func(c *Config) { c.HangAfter = 0 }},
+		{"HungMarkAfter", func(c *Config) { c.HungMarkAfter = -time.Second }},
+		{"UpAfter", func(c *Config) { c.UpAfter = -time.Second }},
+		{"FlapWindow", func(c *Config) { c.FlapWindow = 0 }},
+		{"FlapHoldMax", func(c *Config) { c.FlapHoldMax = time.Second }},
+		{"PID", func(c *Config) { c.PID, c.PIDFile = 12, "/run/dn.pid" }},
+		{"PID", func(c *Config) { c.PIDFile, c.SystemdUnit = "/run/dn.pid", "hadoop-hdfs-datanode" }},
+		{"PID", func(c *Config) { c.PID = -1 }},
+		{"PID", func(c *Config) { c.PID = 1 << 23 }},
+		{"SystemdUnit", func(c *Config) { c.SystemdUnit = "--all" }},
+		{"SystemdUnit", func(c *Config) { c.SystemdUnit = "a b.service" }},
 	} {
 		cfg := good
 		c.f(&cfg)
