@@ -18,10 +18,13 @@ const maxPID = 1 << 22
 // pidFileSlack is how much later than its pid file a process may have
 // started and still be the one the file names. The file is written after
 // the fork (Hadoop's scripts write $$ before exec'ing java, and $! after
-// starting it), so the daemon started before the file's time; the slack
-// covers the coarse clocks behind both times. A process that started more
-// than this after the file was written got a reused PID.
-const pidFileSlack = time.Second
+// starting it), so the daemon started before the file's time; but the
+// start time is computed from the boot clock, and a wall clock stepped
+// since (not slewed: NTP's slewing moves both clocks) shifts it. 10 s
+// absorbs ordinary steps, while a PID reused within 10 s of its daemon's
+// start would need the daemon to die at once and the PID space to wrap
+// in that time. A process that started later got a reused PID.
+const pidFileSlack = 10 * time.Second
 
 // systemctlTimeout bounds one `systemctl show`.
 const systemctlTimeout = 5 * time.Second
