@@ -26,7 +26,7 @@ type process struct {
 // that: if the process is still running, /proc/PID was the pidfd's
 // process, not a successor.
 func openProcess(pid int) (*process, error) {
-	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	fd, err := unix.PidfdOpen(pid, 0) // no flags: PIDFD_NONBLOCK needs Linux 5.10, and poll(2) does not need it
 	if errors.Is(err, unix.ESRCH) {
 		return nil, fmt.Errorf("PID %d: %w", pid, errNoProcess)
 	}

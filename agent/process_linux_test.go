@@ -205,3 +205,18 @@ func TestFollowsSystemdUnit(t *testing.T) {
 		t.Errorf("registered %+v", in)
 	}
 }
+
+// TestStaticPID: a PID given directly is watched until it exits (DOWN
+// "process exited"), then never again, whatever later runs under it.
+func TestStaticPID(t *testing.T) {
+	cmd := sleeper(t)
+	cfg := testConfig(t, hdfs.RoleDataNode)
+	cfg.PID, cfg.ProbeInterval, cfg.ProbeTimeout = cmd.Process.Pid, 100*time.Millisecond, 50*time.Millisecond
+	a, _ := runReal(t, cfg)
+	waitAgent(t, a, "watching", func(st Status) bool { return st.PID == cmd.Process.Pid })
+	_ = cmd.Process.Kill()
+	st := waitAgent(t, a, "DOWN after the exit", func(st Status) bool { return st.Cause == CauseProcessExited })
+	if st.PID != 0 || st.Health != heureka.StatusDown {
+		t.Errorf("after the exit: %+v", st)
+	}
+}
