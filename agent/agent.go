@@ -28,7 +28,10 @@ type Registry interface {
 type Daemon interface {
 	// Probe says whether the daemon answers: an error means it does not.
 	// It is called every Config.ProbeInterval and must be cheap; for a
-	// NameNode it also reports the HA state.
+	// NameNode it also reports the HA state. An error wrapping ErrRefused
+	// means the daemon is dead; one wrapping ErrNoAnswer that it is
+	// paused or hung (held for Config.HangAfter); any other error counts
+	// toward Config.FailureThreshold like a refusal.
 	Probe(ctx context.Context) (Health, error)
 	// Collect reads the daemon's figures (every Config.MetadataInterval).
 	// Rack, ports and status are filled in by the agent where Config says.
@@ -70,6 +73,20 @@ type Status struct {
 	Pending bool
 	// LastError is the last failed registry call, "" after a success.
 	LastError string
+	// Cause is why the daemon is DOWN (a Cause constant), "" otherwise.
+	Cause string
+	// Hung says the daemon accepts connections but has not answered since
+	// HungSince; its status is held for Config.HangAfter.
+	Hung      bool
+	HungSince time.Time
+	// Pauses counts the pauses seen since Run started.
+	Pauses uint64
+	// RecentDowns counts the DOWN reports within Config.FlapWindow, and
+	// Hold is how long the daemon must now answer to be UP again.
+	RecentDowns int
+	Hold        time.Duration
+	// PID is the daemon's process being watched, 0 when none.
+	PID int
 }
 
 // Agent registers one HDFS daemon and keeps its registration true. Build it
@@ -99,6 +116,14 @@ type state struct {
 	haSeen   bool   // a probe has reported the HA state
 	gen      uint64 // bumped for every change the registry must hear
 	lastErr  string
+
+	cause       string      // while DOWN: why (a Cause constant)
+	hungSince   time.Time   // start of the first unanswered probe of a pause; zero when none
+	markedHung  bool        // probe_state=hung is (to be) registered
+	steadySince time.Time   // while DOWN: the first of an unbroken run of answers
+	downs       []time.Time // DOWN reports within FlapWindow, oldest first
+	pauses      uint64      // pauses seen (probes accepted but unanswered)
+	pid         int         // the daemon's process being watched, 0 when none
 
 	// What the registry holds.
 	pushedGen    uint64
@@ -145,7 +170,9 @@ func (a *Agent) Status() Status {
 	return Status{
 		Phase: a.s.phase, Health: a.s.health, Reported: a.s.pushedStatus, Info: a.s.info,
 		Failures: a.s.failures, Pending: a.s.gen != a.s.pushedGen || a.s.phase == PhaseRegistering,
-		LastError: a.s.lastErr,
+		LastError: a.s.lastErr, Cause: a.s.cause, Hung: !a.s.hungSince.IsZero(), HungSince: a.s.hungSince,
+		Pauses: a.s.pauses, RecentDowns: len(recent(a.s.downs, time.Now(), a.cfg.FlapWindow)),
+		Hold: a.holdFor(time.Now()), PID: a.s.pid,
 	}
 }
 
@@ -171,6 +198,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { a.probeLoop(ctx) })
 	wg.Go(func() { a.collectLoop(ctx) })
+	if a.cfg.PID != 0 || a.cfg.PIDFile != "" || a.cfg.SystemdUnit != "" {
+		wg.Go(func() { a.processLoop(ctx) })
+	}
 	err := a.syncLoop(ctx)
 	wg.Wait()
 	a.setPhase(PhaseStopped)
@@ -194,10 +224,11 @@ func (a *Agent) poke(ch chan struct{}) {
 // firstLook probes and reads the daemon once, so the first registration
 // carries a verdict and figures.
 func (a *Agent) firstLook(ctx context.Context) {
+	began := time.Now()
 	pctx, cancel := context.WithTimeout(ctx, a.cfg.ProbeTimeout)
 	h, err := a.d.Probe(pctx)
 	cancel()
-	a.observe(h, err)
+	a.observe(h, err, began)
 	if err != nil {
 		return
 	}
@@ -221,13 +252,14 @@ func (a *Agent) probeLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		began := time.Now()
 		pctx, cancel := context.WithTimeout(ctx, a.cfg.ProbeTimeout)
 		h, err := a.d.Probe(pctx)
 		cancel()
 		if ctx.Err() != nil {
 			return
 		}
-		t.Reset(a.observe(h, err))
+		t.Reset(a.observe(h, err, began))
 	}
 }
 
@@ -240,35 +272,63 @@ func (a *Agent) nextProbe() time.Duration {
 	return a.cfg.ProbeInterval
 }
 
-// observe applies one probe's outcome to the daemon state machine and
-// returns when to probe next.
-func (a *Agent) observe(h Health, err error) time.Duration {
+// The causes of DOWN the agent registers as hdfs.MetaDownCause.
+const (
+	CauseProcessExited = "process exited" // the kernel said the daemon's process ended
+	CausePortRefused   = "port refused"   // its port or web server refuses connections
+	CauseNotAnswering  = "not answering"  // it accepts connections but has not answered for HangAfter
+	CauseProbeFailed   = "probe failed"   // it answers, but not as a healthy daemon does
+)
+
+// observe applies one probe's outcome (the probe started at began) to the
+// daemon state machine and returns when to probe next.
+func (a *Agent) observe(h Health, err error, began time.Time) time.Duration {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := &a.s
-	if err != nil {
+	now := time.Now()
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrNoAnswer):
+		return a.hung(began, now, err)
+	default:
+		s.steadySince = time.Time{}
+		a.unhang(now, "")
 		s.failures++
 		if s.failures >= a.cfg.FailureThreshold {
-			if s.health != heureka.StatusDown {
-				s.health = heureka.StatusDown
-				s.gen++
-				a.poke(a.kick)
-				a.log.Warn("daemon is not answering; reporting DOWN", "failures", s.failures, "err", err)
+			cause := CauseProbeFailed
+			if errors.Is(err, ErrRefused) {
+				cause = CausePortRefused
 			}
+			a.down(now, cause, "failures", s.failures, "err", err)
 			return a.cfg.ProbeInterval
 		}
 		a.log.Debug("probe failed; checking again", "failures", s.failures, "err", err)
 		return a.cfg.RecheckInterval
 	}
 	s.failures = 0
-	if s.health != heureka.StatusUp {
-		if s.health == heureka.StatusDown {
-			a.log.Info("daemon answers again; reporting UP")
-			a.poke(a.collectNow)
+	a.unhang(now, "daemon answers again; status unchanged")
+	next := a.cfg.ProbeInterval
+	switch s.health {
+	case heureka.StatusDown:
+		hold := a.holdFor(now)
+		if s.steadySince.IsZero() {
+			s.steadySince = now
+			if hold > a.cfg.UpAfter {
+				a.log.Warn("daemon is flapping; holding it DOWN until it answers steadily", "downs", len(s.downs),
+					"within", a.cfg.FlapWindow, "hold", hold)
+			} else {
+				a.log.Info("daemon answers again; reporting UP once it answers steadily", "for", hold)
+			}
 		}
-		s.health = heureka.StatusUp
-		s.gen++
-		a.poke(a.kick)
+		if left := hold - now.Sub(s.steadySince); left > 0 {
+			return min(next, left)
+		}
+		a.log.Info("daemon answers steadily; reporting UP", "after", now.Sub(s.steadySince).Round(time.Millisecond))
+		a.poke(a.collectNow)
+		a.up()
+	case heureka.StatusStarting:
+		a.up()
 	}
 	if a.cfg.Role == hdfs.RoleNameNode {
 		if h.HAState != s.info.HAState || h.HATransitionTime != s.info.HATransitionTime {
@@ -282,7 +342,115 @@ func (a *Agent) observe(h Health, err error) time.Duration {
 		}
 		s.haSeen = true
 	}
+	return next
+}
+
+// hung handles a probe whose connections were accepted but not answered:
+// the status holds for HangAfter from the first such probe, with at most
+// one mark (probe_state=hung) after HungMarkAfter. a.mu must be held.
+func (a *Agent) hung(began, now time.Time, err error) time.Duration {
+	s := &a.s
+	s.failures, s.steadySince = 0, time.Time{}
+	if s.health == heureka.StatusDown {
+		return a.cfg.ProbeInterval // already DOWN: nothing to hold
+	}
+	if s.hungSince.IsZero() {
+		s.hungSince = began
+		s.pauses++
+		a.log.Warn("daemon accepts connections but does not answer (paused, e.g. a full GC); holding its status",
+			"for_up_to", a.cfg.HangAfter, "err", err)
+	}
+	paused := now.Sub(s.hungSince)
+	switch {
+	case paused >= a.cfg.HangAfter:
+		a.down(now, CauseNotAnswering, "paused_for", paused.Round(time.Millisecond), "err", err)
+	case paused >= a.cfg.HungMarkAfter && !s.markedHung:
+		s.markedHung = true
+		s.gen++
+		a.poke(a.kick)
+		a.log.Warn("daemon still paused; marking it probe_state=hung so placement takes it last",
+			"paused_for", paused.Round(time.Millisecond))
+	default:
+		a.log.Debug("daemon still paused", "paused_for", paused.Round(time.Millisecond))
+	}
 	return a.cfg.ProbeInterval
+}
+
+// unhang ends a pause, if one was under way, and removes the hung mark;
+// msg, if set, is logged. a.mu must be held.
+func (a *Agent) unhang(now time.Time, msg string) {
+	s := &a.s
+	if s.hungSince.IsZero() {
+		return
+	}
+	if msg != "" {
+		a.log.Info(msg, "paused_for", now.Sub(s.hungSince).Round(time.Millisecond))
+	}
+	s.hungSince = time.Time{}
+	if s.markedHung {
+		s.markedHung = false
+		s.gen++
+		a.poke(a.kick)
+	}
+}
+
+// down reports the daemon DOWN with cause, at once. A daemon already DOWN
+// only has its cause updated. a.mu must be held.
+func (a *Agent) down(now time.Time, cause string, logArgs ...any) {
+	s := &a.s
+	s.steadySince, s.hungSince, s.markedHung = time.Time{}, time.Time{}, false
+	if s.health == heureka.StatusDown {
+		// Only the kernel's word replaces a cause: probes refused after
+		// an exit must not flip the cause back and forth.
+		if cause == CauseProcessExited && s.cause != cause {
+			s.cause = cause
+			s.gen++
+			a.poke(a.kick)
+		}
+		return
+	}
+	s.health, s.cause = heureka.StatusDown, cause
+	s.downs = append(recent(s.downs, now, a.cfg.FlapWindow), now)
+	s.gen++
+	a.poke(a.kick)
+	a.log.Warn("reporting the daemon DOWN", append([]any{"cause", cause}, logArgs...)...)
+}
+
+// up reports the daemon UP. a.mu must be held.
+func (a *Agent) up() {
+	s := &a.s
+	s.health, s.cause, s.steadySince = heureka.StatusUp, "", time.Time{}
+	s.gen++
+	a.poke(a.kick)
+}
+
+// holdFor is how long a DOWN daemon must answer before it is UP:
+// UpAfter, doubled for every other DOWN within FlapWindow, at most
+// FlapHoldMax. a.mu must be held.
+func (a *Agent) holdFor(now time.Time) time.Duration {
+	a.s.downs = recent(a.s.downs, now, a.cfg.FlapWindow)
+	hold := a.cfg.UpAfter
+	for i := 1; i < len(a.s.downs) && hold < a.cfg.FlapHoldMax; i++ {
+		hold *= 2
+	}
+	return min(hold, a.cfg.FlapHoldMax)
+}
+
+// recent drops the times older than window before now.
+func recent(ts []time.Time, now time.Time, window time.Duration) []time.Time {
+	i := 0
+	for i < len(ts) && now.Sub(ts[i]) > window {
+		i++
+	}
+	return ts[i:]
+}
+
+// exited is the process watcher's news: the daemon's process pid ended.
+func (a *Agent) exited(pid int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.s.failures = 0
+	a.down(time.Now(), CauseProcessExited, "pid", pid)
 }
 
 // collectLoop reads the daemon's figures every MetadataInterval, and at
@@ -510,7 +678,7 @@ func (a *Agent) push(ctx context.Context) error {
 	case first:
 		a.log.Info("registered", "status", string(status), "ha_state", string(info.HAState))
 	case status != prevStatus:
-		a.log.Info("status reported", "status", string(status), "was", string(prevStatus))
+		a.log.Info("status reported", "status", string(status), "was", string(prevStatus), "cause", in.Metadata[hdfs.MetaDownCause])
 	default:
 		a.log.Debug("registration updated", "ha_state", string(info.HAState))
 	}
@@ -582,6 +750,19 @@ func (a *Agent) drain(attempted bool) error {
 	return nil
 }
 
+// metadata is info's metadata with the agent's verdict: down_cause while
+// DOWN, probe_state while marked hung. a.mu must be held.
+func (a *Agent) metadata(status heureka.Status, info hdfs.NodeInfo) map[string]string {
+	md := info.WriteMetadata(nil)
+	if status == heureka.StatusDown && a.s.cause != "" {
+		md[hdfs.MetaDownCause] = a.s.cause
+	}
+	if status != heureka.StatusDown && a.s.markedHung {
+		md[hdfs.MetaProbeState] = hdfs.ProbeStateHung
+	}
+	return md
+}
+
 // instance builds the registration record. a.mu must be held.
 func (a *Agent) instance(status heureka.Status, info hdfs.NodeInfo, dirty int64) *heureka.Instance {
 	port := info.DataPort
@@ -599,7 +780,7 @@ func (a *Agent) instance(status heureka.Status, info hdfs.NodeInfo, dirty int64)
 		VIPAddress:         a.app,
 		DataCenter:         heureka.DataCenterInfo{Name: heureka.DataCenterMyOwn},
 		Lease:              heureka.LeaseInfo{RenewalIntervalSecs: secs(a.cfg.RenewInterval), DurationSecs: secs(a.cfg.LeaseDuration)},
-		Metadata:           info.WriteMetadata(nil),
+		Metadata:           a.metadata(status, info),
 		HomePageURL:        a.cfg.StatusPageURL,
 		StatusPageURL:      a.cfg.StatusPageURL,
 		LastDirtyTimestamp: dirty,

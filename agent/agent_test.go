@@ -80,8 +80,11 @@ func TestDownWithinAFewProbes(t *testing.T) {
 		if took := downAt.Sub(killed); took > cfg.ProbeInterval+cfg.RecheckInterval+20*time.Millisecond {
 			t.Errorf("DOWN took %v", took)
 		}
-		if st := r.a.Status(); st.Health != heureka.StatusDown || st.Failures != 2 {
+		if st := r.a.Status(); st.Health != heureka.StatusDown || st.Failures != 2 || st.Cause != CausePortRefused {
 			t.Errorf("status %+v", st)
+		}
+		if c := r.instance(t).Metadata[hdfs.MetaDownCause]; c != CausePortRefused {
+			t.Errorf("down_cause %q, want %q", c, CausePortRefused)
 		}
 
 		// Still dead: probes go on every second, nothing more is pushed,
@@ -98,11 +101,18 @@ func TestDownWithinAFewProbes(t *testing.T) {
 			d.alive = true
 			d.info.Version = "3.4.0" // it came back upgraded
 		})
-		time.Sleep(cfg.ProbeInterval + 10*time.Millisecond)
+		// UP only once it has answered for UpAfter (3 s): the first
+		// answer within a probe interval, UP three seconds later.
+		time.Sleep(cfg.ProbeInterval + cfg.UpAfter - 20*time.Millisecond)
+		synctest.Wait()
+		if in := r.instance(t); in.Status != heureka.StatusDown {
+			t.Errorf("%v after revival: %s; want DOWN until it answered for %v", time.Since(revived), in.Status, cfg.UpAfter)
+		}
+		time.Sleep(cfg.ProbeInterval)
 		synctest.Wait()
 		in := r.instance(t)
-		if in.Status != heureka.StatusUp || in.Metadata[hdfs.MetaVersion] != "3.4.0" {
-			t.Errorf("%v after revival: status %s, version %s", time.Since(revived), in.Status, in.Metadata[hdfs.MetaVersion])
+		if in.Status != heureka.StatusUp || in.Metadata[hdfs.MetaVersion] != "3.4.0" || in.Metadata[hdfs.MetaDownCause] != "" {
+			t.Errorf("%v after revival: status %s, metadata %v", time.Since(revived), in.Status, in.Metadata)
 		}
 	})
 }
@@ -143,7 +153,7 @@ func TestStartsBeforeItsDaemon(t *testing.T) {
 			t.Fatalf("after two failures %s, want DOWN", in.Status)
 		}
 		d.set(func(d *fakeDaemon) { d.alive = true })
-		time.Sleep(time.Second)
+		time.Sleep(time.Second + DefaultConfig().UpAfter)
 		synctest.Wait()
 		in := r.instance(t)
 		if in.Status != heureka.StatusUp || in.Metadata[hdfs.MetaBlockCount] != "10000" {
@@ -466,6 +476,17 @@ func TestConfigValidate(t *testing.T) {
 		{"DiskChange", func(c *Config) { c.DiskChange = 1 }},
 		{"BlockChange", func(c *Config) { c.BlockChange = -0.1 }},
 		{"CallTimeout", func(c *Config) { c.CallTimeout = 0 }},
+		{"HangAfter", func(c *Config) { c.HangAfter = 0 }},
+		{"HungMarkAfter", func(c *Config) { c.HungMarkAfter = -time.Second }},
+		{"UpAfter", func(c *Config) { c.UpAfter = -time.Second }},
+		{"FlapWindow", func(c *Config) { c.FlapWindow = 0 }},
+		{"FlapHoldMax", func(c *Config) { c.FlapHoldMax = time.Second }},
+		{"PID", func(c *Config) { c.PID, c.PIDFile = 12, "/run/dn.pid" }},
+		{"PID", func(c *Config) { c.PIDFile, c.SystemdUnit = "/run/dn.pid", "hadoop-hdfs-datanode" }},
+		{"PID", func(c *Config) { c.PID = -1 }},
+		{"PID", func(c *Config) { c.PID = 1 << 23 }},
+		{"SystemdUnit", func(c *Config) { c.SystemdUnit = "--all" }},
+		{"SystemdUnit", func(c *Config) { c.SystemdUnit = "a b.service" }},
 	} {
 		cfg := good
 		c.f(&cfg)

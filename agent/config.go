@@ -51,6 +51,35 @@ type Config struct {
 	ProbeTimeout     time.Duration
 	RecheckInterval  time.Duration
 	FailureThreshold int
+	// HangAfter is how long a daemon that accepts connections but does
+	// not answer (a stop-the-world GC pause, a SIGSTOP) keeps its status
+	// before it is reported DOWN with the cause "not answering".
+	// HungMarkAfter is how long such a pause lasts before the agent marks
+	// the registration probe_state=hung (one write, undone by one more
+	// when it answers again) so pickers rank the node last; a value of
+	// HangAfter or more never marks it.
+	HangAfter     time.Duration
+	HungMarkAfter time.Duration
+	// UpAfter is how long a DOWN daemon must answer every probe before it
+	// is reported UP again. A daemon that went DOWN n times within
+	// FlapWindow must answer for UpAfter × 2^(n-1) instead, at most
+	// FlapHoldMax: a flapping daemon is held DOWN with a backoff.
+	UpAfter     time.Duration
+	FlapWindow  time.Duration
+	FlapHoldMax time.Duration
+
+	// PID, PIDFile and SystemdUnit name the daemon's process; at most one
+	// may be set. With one, the agent learns of the process's exit from
+	// the kernel (pidfd on Linux) and reports DOWN with the cause "process
+	// exited" at once, without waiting for a probe. PIDFile is a Hadoop
+	// pid file ($HADOOP_PID_DIR/hadoop-USER-datanode.pid: the PID and a
+	// newline), read again after an exit so a restarted daemon is
+	// followed; SystemdUnit's MainPID is followed the same way. PID is
+	// watched until it exits, then the probes alone decide.
+	PID         int
+	PIDFile     string
+	SystemdUnit string
+
 	// MetadataInterval is how often the daemon's figures are read in
 	// full; CollectTimeout bounds one read.
 	MetadataInterval time.Duration
@@ -99,6 +128,30 @@ func DefaultConfig() Config {
 		RecheckInterval: 250 * time.Millisecond,
 		// Two consecutive failures: one can be a blip.
 		FailureThreshold: 2,
+		// Full GC pauses of a few seconds are ordinary on big-heap Hadoop
+		// JVMs, and the field report behind this project saw false alarms
+		// from heartbeats that did not allow for them. Hadoop's own
+		// JvmPauseMonitor logs a pause of 1 s at INFO and only calls one
+		// of 10 s a problem (jvm.pause.warn-threshold.ms = 10000), and
+		// ZKFC gives a NameNode's health RPC 45 s. 10 s rides out every
+		// pause Hadoop itself calls ordinary while a daemon that is truly
+		// stuck is still DOWN long before the NameNode would notice
+		// (10.5 min for a DataNode).
+		HangAfter: 10 * time.Second,
+		// Half of HangAfter: pauses under 5 s pass without a registry
+		// write; one that lasts longer is long enough that writers should
+		// prefer other nodes for new blocks.
+		HungMarkAfter: 5 * time.Second,
+		// Three probes in a row: a daemon that is restarting, or in a GC
+		// storm, answers once between failures; one that is back answers
+		// every second.
+		UpAfter: 3 * time.Second,
+		// A DataNode that dies twice in ten minutes is not well: each DOWN
+		// in the window doubles the steady time, up to five minutes, so a
+		// crash-looping node costs the registry one DOWN/UP pair per few
+		// minutes, not one per restart.
+		FlapWindow:  10 * time.Minute,
+		FlapHoldMax: 5 * time.Minute,
 		// Figures move slowly; one full read per renewal keeps the
 		// registry within one renewal of the daemon without loading it.
 		MetadataInterval: 10 * time.Second,
@@ -160,6 +213,7 @@ func (c Config) Validate() error {
 		{"RecheckInterval", c.RecheckInterval}, {"MetadataInterval", c.MetadataInterval},
 		{"CollectTimeout", c.CollectTimeout}, {"MetadataMaxAge", c.MetadataMaxAge},
 		{"CallTimeout", c.CallTimeout}, {"BackoffMin", c.BackoffMin}, {"BackoffMax", c.BackoffMax},
+		{"HangAfter", c.HangAfter}, {"FlapWindow", c.FlapWindow}, {"FlapHoldMax", c.FlapHoldMax},
 	} {
 		if d.v <= 0 {
 			return bad(d.name, "is %v; want a positive duration", d.v)
@@ -182,6 +236,18 @@ func (c Config) Validate() error {
 		return bad("DiskChange", "is %v; want a fraction in [0, 1)", c.DiskChange)
 	case !(c.BlockChange >= 0 && c.BlockChange < 1):
 		return bad("BlockChange", "is %v; want a fraction in [0, 1)", c.BlockChange)
+	case c.HungMarkAfter < 0:
+		return bad("HungMarkAfter", "is %v; want zero or more", c.HungMarkAfter)
+	case c.UpAfter < 0:
+		return bad("UpAfter", "is %v; want zero or more", c.UpAfter)
+	case c.FlapHoldMax < c.UpAfter:
+		return bad("FlapHoldMax", "%v is less than UpAfter %v", c.FlapHoldMax, c.UpAfter)
+	case countSet(c.PID != 0, c.PIDFile != "", c.SystemdUnit != "") > 1:
+		return bad("PID", "%d, PIDFile %q and SystemdUnit %q: give at most one", c.PID, c.PIDFile, c.SystemdUnit)
+	case c.PID < 0 || c.PID > maxPID:
+		return bad("PID", "%d is out of range 1-%d", c.PID, maxPID)
+	case strings.ContainsAny(c.SystemdUnit, " \t\r\n/") || strings.HasPrefix(c.SystemdUnit, "-"):
+		return bad("SystemdUnit", "%q is not a unit name", c.SystemdUnit)
 	}
 	return nil
 }
@@ -193,3 +259,13 @@ func (c Config) App() string { return hdfs.AppName(c.Role, c.Cluster) }
 // InstanceID is the instance ID the agent registers, e.g.
 // "prod-dn1.example.com-dc1.rack-a".
 func (c Config) InstanceID() string { return hdfs.InstanceID(c.Cluster, c.Host, c.Rack) }
+
+func countSet(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
+}

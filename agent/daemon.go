@@ -8,8 +8,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/heureka-project/heureka"
@@ -90,8 +93,14 @@ func NewJMXDaemon(cfg DaemonConfig) (*JMXDaemon, error) {
 func (d *JMXDaemon) JMXURL() string { return d.jmx.String() }
 
 // Probe connects to the main port and reads one small bean, at the same
-// time; both must succeed. For a NameNode it returns the HA state.
+// time; both must succeed. For a NameNode it returns the HA state. A
+// refused connection wraps ErrRefused; connections that were accepted but
+// went unanswered until ctx ended wrap ErrNoAnswer.
 func (d *JMXDaemon) Probe(ctx context.Context) (Health, error) {
+	var connected atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn: func(httptrace.GotConnInfo) { connected.Store(true) },
+	})
 	tcpErr := make(chan error, 1)
 	if d.cfg.PortAddr != "" {
 		go func() {
@@ -121,13 +130,30 @@ func (d *JMXDaemon) Probe(ctx context.Context) (Health, error) {
 		body.Close()
 	}
 	if terr := <-tcpErr; terr != nil {
+		if errors.Is(terr, syscall.ECONNREFUSED) {
+			return Health{}, fmt.Errorf("port %s: %w: %w", d.cfg.PortAddr, ErrRefused, terr)
+		}
 		return Health{}, fmt.Errorf("port %s: %w", d.cfg.PortAddr, terr)
 	}
-	if err != nil {
-		return Health{}, err
+	switch {
+	case err == nil:
+		return h, nil
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return Health{}, fmt.Errorf("%w: %w", ErrRefused, err)
+	case connected.Load() && ctx.Err() != nil:
+		return Health{}, fmt.Errorf("%w: %s accepted the connection: %w", ErrNoAnswer, d.jmx.Redacted(), err)
 	}
-	return h, nil
+	return Health{}, err
 }
+
+// The probe failures the agent tells apart (see Daemon.Probe).
+var (
+	// ErrRefused: the daemon's port refuses connections; it is dead.
+	ErrRefused = errors.New("connection refused")
+	// ErrNoAnswer: the daemon accepts connections but says nothing; it is
+	// paused (a full GC, SIGSTOP) or hung.
+	ErrNoAnswer = errors.New("no answer")
+)
 
 // Collect reads all of the daemon's own beans (qry=Hadoop:service=X,*).
 // A DataNode whose JMX gives no capacity gets it from DataDirs.

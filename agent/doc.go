@@ -3,15 +3,17 @@
 // "hdfs-namenode.<cluster>" with instance ID hdfs.InstanceID and the
 // metadata of hdfs.NodeInfo, and keeps that registration true: alive while
 // the daemon answers, DOWN within about ProbeInterval + RecheckInterval of
-// it dying, with its HA state and figures current, and drained before the
-// agent leaves.
+// it dying (within milliseconds when it knows the daemon's process), with
+// its HA state and figures current, and drained before the agent leaves. A
+// daemon paused by a long GC keeps its status for Config.HangAfter.
 //
 //	a, err := agent.New(cfg, registryClient, daemon) // *client.Client, *agent.JMXDaemon
 //	err = a.Run(ctx) // until ctx is done; then drain, deregister, nil
 //
 // # Three loops
 //
-// Run starts three goroutines that share one state under a mutex:
+// Run starts three goroutines (four with a process to watch, see below)
+// that share one state under a mutex:
 //
 //   - The prober calls Daemon.Probe every ProbeInterval (for JMXDaemon: a
 //     TCP connect to the data or RPC port and a read of one small bean, at
@@ -28,17 +30,62 @@
 //
 // # The daemon state machine (prober)
 //
-//	STARTING ──probe ok──▶ UP ◀──probe ok── DOWN
-//	    │                   │                 ▲
-//	    └──FailureThreshold consecutive failures┘ (from STARTING or UP)
+//	STARTING ──probe ok──▶ UP ◀── answered every probe for the hold ── DOWN
+//	    │                  │ ▲                                           ▲
+//	    │                  │ └─ answers ── HUNG (status held) ──────────┤ HangAfter unanswered:
+//	    │                  └─ accepted, unanswered ─▶┘                   │ "not answering"
+//	    └──────────── FailureThreshold refused or failed probes ────────┤ "port refused", "probe failed"
+//	                       the process exited (PID known) ─────────────┘ "process exited", at once
 //
-// A failed probe is retried after RecheckInterval rather than a whole
+// Probe errors come in three kinds. A refused connection (ErrRefused) is
+// a dead daemon, and any other failure (a 500, a missing bean) one that is
+// not well: both are retried after RecheckInterval rather than a whole
 // ProbeInterval, so "two consecutive failures" (the default threshold)
-// takes a quarter of a second to confirm, not a second. One success after
-// DOWN is UP again at once, and the figures are read again at once. For a
-// NameNode, every successful probe compares the HA state and its
-// transition time with the last known ones; any difference is pushed at
-// once (ha_state, ha_transition_time).
+// takes a quarter of a second to confirm. Connections accepted but not
+// answered before ProbeTimeout (ErrNoAnswer) are what a stop-the-world GC
+// pause or SIGSTOP looks like from outside: the status is held, measured
+// from the first unanswered probe, for HangAfter; past HungMarkAfter the
+// registration gains probe_state=hung (one write, and one more to remove
+// it when the daemon answers) so placement takes the node last; past
+// HangAfter it is DOWN. While it is held the agent logs the pause and
+// Status reports Hung, HungSince and Pauses; no probe writes to the
+// registry.
+//
+// DOWN carries its cause to the registry as the metadata down_cause
+// (hdfs.MetaDownCause; the Cause constants), where watchers, events and
+// alerts see it with the status. Only "process exited" replaces an
+// earlier cause, so the refused probes that follow an exit do not write.
+//
+// A DOWN daemon is UP again only once it has answered every probe for
+// the hold: UpAfter, doubled for each other DOWN within FlapWindow, at
+// most FlapHoldMax. A failure restarts the hold. A hold longer than
+// UpAfter is logged ("daemon is flapping"), and Status reports
+// RecentDowns and Hold. The figures are read again at once when it is
+// UP. For a NameNode, every successful probe compares the HA state and
+// its transition time with the last known ones; any difference is pushed
+// at once (ha_state, ha_transition_time).
+//
+// # The process watcher
+//
+// With Config.PID, PIDFile or SystemdUnit a fourth goroutine holds the
+// daemon's process and reports DOWN "process exited" the moment the
+// kernel says it ended, without waiting for a probe. On Linux it holds a
+// pidfd (pidfd_open) and sleeps in poll(2) on it and on a pipe that the
+// context's end writes to, so it wakes at once for either; elsewhere on
+// Unix it polls kill(pid, 0) every RecheckInterval. A pidfd refers to one
+// process, so once open a reused PID cannot be mistaken for the daemon.
+// Before that, the PID must be the daemon's: the process's start time
+// (/proc/PID/stat) must not be later than the pid file's modification
+// time (plus 10 s for clock steps), since the file is written after the
+// fork and a stale file's PID given to a later program fails the check;
+// a unit's PID must still be its MainPID once held (systemd keeps MainPID
+// itself); a PID given directly is the operator's word, looked at once.
+// The start time, not the daemon's command line or listening port, is
+// the check because /proc/PID/stat is readable for another user's
+// process, while /proc/PID/fd (which sockets a process holds) is not, and
+// the agent runs as its own user. After an exit the pid file or the unit
+// is read every ProbeInterval until a new process is found, which is then
+// watched in turn: a restarted daemon is followed.
 //
 // # Material changes (collector)
 //
@@ -107,7 +154,9 @@
 //
 // # What it does not do
 //
-// It does not start, stop or restart the daemon, decide its rack by itself
+// It does not start, stop or restart the daemon, tell a GC pause from any
+// other hang (both accept and do not answer), serve metrics of its own
+// (Status is the snapshot to export), decide its rack by itself
 // (Config.Rack, or TableRack/ScriptRack, is the operator's), read the
 // DataNode's admin state (the NameNode knows it; Config.AdminState), or
 // talk to more than one registry cluster (the Registry does failover).

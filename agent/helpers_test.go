@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"maps"
 	"sync"
@@ -143,26 +144,38 @@ func (f *fakeRegistry) log() []call {
 type fakeDaemon struct {
 	mu       sync.Mutex
 	alive    bool
+	paused   bool // accepts connections, never answers
 	health   Health
 	info     hdfs.NodeInfo
 	probes   int
 	collects int
 }
 
-func (d *fakeDaemon) Probe(context.Context) (Health, error) {
+func (d *fakeDaemon) Probe(ctx context.Context) (Health, error) {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	d.probes++
-	if !d.alive {
-		return Health{}, heureka.Errorf(heureka.EUNAVAILABLE, "connection refused")
+	alive, paused, h := d.alive, d.paused, d.health
+	d.mu.Unlock()
+	switch {
+	case !alive:
+		return Health{}, fmt.Errorf("port 127.0.0.1:9866: %w", ErrRefused)
+	case paused:
+		<-ctx.Done()
+		return Health{}, fmt.Errorf("%w: %w", ErrNoAnswer, ctx.Err())
 	}
-	return d.health, nil
+	return h, nil
 }
 
-func (d *fakeDaemon) Collect(context.Context) (hdfs.NodeInfo, error) {
+func (d *fakeDaemon) Collect(ctx context.Context) (hdfs.NodeInfo, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.collects++
+	if d.paused {
+		d.mu.Unlock()
+		<-ctx.Done()
+		d.mu.Lock()
+		return hdfs.NodeInfo{}, ctx.Err()
+	}
 	if !d.alive {
 		return hdfs.NodeInfo{}, heureka.Errorf(heureka.EUNAVAILABLE, "connection refused")
 	}

@@ -53,6 +53,10 @@ func (s agentSpec) config() agent.Config {
 	cfg := agent.DefaultConfig()
 	cfg.Role, cfg.Cluster, cfg.Host, cfg.IPAddr, cfg.Rack = s.Role, s.Cluster, s.Host, "127.0.0.1", "/dc1/rack-a"
 	cfg.RenewInterval, cfg.LeaseDuration = s.T.Renew, s.T.Lease
+	// The failure workload stops and starts one daemon many times in a
+	// row, which flap damping would hold DOWN for longer each time: the
+	// benchmark measures detection, so UP follows the first steady answer.
+	cfg.UpAfter, cfg.FlapHoldMax = 200*time.Millisecond, 200*time.Millisecond
 	return cfg
 }
 
@@ -70,7 +74,8 @@ func heurekaAgentArgs(bin string, s agentSpec) ([]string, error) {
 	return []string{bin, "agent", "--role", string(s.Role), "--cluster", s.Cluster,
 		"--registry", "http://" + s.Addr + "/eureka", "--jmx", s.JMX, portFlag, port,
 		"--host", cfg.Host, "--ip", cfg.IPAddr, "--rack", cfg.Rack,
-		"--renew-interval", s.T.Renew.String(), "--lease-duration", s.T.Lease.String()}, nil
+		"--renew-interval", s.T.Renew.String(), "--lease-duration", s.T.Lease.String(),
+		"--up-after", cfg.UpAfter.String(), "--flap-hold-max", cfg.FlapHoldMax.String()}, nil
 }
 
 // hasAgentCommand reports whether bin has the `agent` subcommand.

@@ -16,7 +16,8 @@
 //     hold JSON inside a string, and bare beans without the "beans" wrapper.
 //   - Placement. ChooseDataNodes picks DataNodes for a new block the way
 //     HDFS's default placement policy does, skipping nodes that are down,
-//     draining, full or penalised (Penalties).
+//     draining, full or penalised (Penalties), and taking nodes whose agent
+//     marked them probe_state=hung (a long GC pause) last.
 //   - NameNode resolution. ResolveNameNodes finds the one active NameNode
 //     and orders the rest for client failover.
 //   - The client's last hop. A Picker chooses DataNodes (ChooseDataNodes

@@ -21,7 +21,14 @@ const (
 	MetaHATransitionTime = "ha_transition_time" // NameNodes: ms since the epoch of the last HA change
 	MetaDataPort         = "data_port"          // DataNodes: data-transfer port (dfs.datanode.address)
 	MetaRPCPort          = "rpc_port"           // NameNode client RPC port; DataNode IPC port
+	MetaDownCause        = "down_cause"         // while DOWN: why, e.g. "process exited" (heureka's agent)
+	MetaProbeState       = "probe_state"        // ProbeStateHung while the daemon is paused but not yet DOWN
 )
+
+// ProbeStateHung is MetaProbeState's value while a daemon accepts
+// connections but does not answer (a long GC pause): it is still UP, and
+// placement takes it last.
+const ProbeStateHung = "hung"
 
 // HAState is a NameNode's high-availability state as Hadoop reports it
 // (HAServiceProtocol.HAServiceState, lower case).

@@ -98,6 +98,7 @@ type candidate struct {
 	rack    string
 	known   bool    // capacity known
 	usedPct float64 // 0-100 when known
+	hung    bool    // probe_state=hung: paused, taken last
 }
 
 // ChooseDataNodes chooses req.Replicas DataNodes for a new block following
@@ -116,7 +117,9 @@ type candidate struct {
 // racks. Candidates are the UP DataNodes that are not draining (IsDraining),
 // not in req.Penalized and not full; nodes whose capacity is unknown
 // (disk_total missing, zero or garbled, or disk_used missing or garbled) are
-// candidates but are only taken when no node of known capacity fits a step.
+// candidates but are only taken when no node of known capacity fits a step,
+// and nodes marked probe_state=hung (paused, not yet DOWN) only when no
+// other node fits it.
 // A node's rack is its metadata rack, normalised; none means DefaultRack.
 //
 // When fewer nodes than requested can be chosen, the Placement holds those
@@ -245,7 +248,7 @@ func (req *PlacementRequest) candidate(in *heureka.Instance) (*candidate, SkipRe
 	if _, ok := req.Penalized[in.ID]; ok {
 		return nil, SkipPenalized
 	}
-	c := &candidate{in: in, rack: NormalizeRack(in.Metadata[MetaRack])}
+	c := &candidate{in: in, rack: NormalizeRack(in.Metadata[MetaRack]), hung: in.Metadata[MetaProbeState] == ProbeStateHung}
 	total, okT := metaInt(in.Metadata, MetaDiskTotal)
 	used, okU := metaInt(in.Metadata, MetaDiskUsed)
 	if okT && okU && total > 0 {
@@ -352,17 +355,18 @@ func (p *placer) usable(c *candidate) bool {
 
 // pick tries each scope in turn and returns a random usable candidate from
 // the first scope that has one: among nodes of known capacity if any, else
-// among those of unknown capacity.
+// among those of unknown capacity, else among hung ones.
 func (p *placer) pick(scopes ...func(*candidate) bool) *candidate {
 	for _, scope := range scopes {
-		var known, unknown []*candidate
+		var known, unknown, hung []*candidate
 		for _, c := range p.cands {
-			if !p.usable(c) || !scope(c) {
-				continue
-			}
-			if c.known {
+			switch {
+			case !p.usable(c) || !scope(c):
+			case c.hung:
+				hung = append(hung, c)
+			case c.known:
 				known = append(known, c)
-			} else {
+			default:
 				unknown = append(unknown, c)
 			}
 		}
@@ -371,6 +375,8 @@ func (p *placer) pick(scopes ...func(*candidate) bool) *candidate {
 			return p.choose(known)
 		case len(unknown) > 0:
 			return unknown[p.intN(len(unknown))]
+		case len(hung) > 0:
+			return hung[p.intN(len(hung))]
 		}
 	}
 	return nil

@@ -501,3 +501,29 @@ func TestMaxNodesPerRack(t *testing.T) {
 		}
 	}
 }
+
+// A node marked probe_state=hung (its agent sees a long pause) is taken
+// only when no other node fits: never while others are free, and still
+// rather than a short placement.
+func TestChooseDataNodesHungLast(t *testing.T) {
+	hung := func(in *heureka.Instance) { in.Metadata[MetaProbeState] = ProbeStateHung }
+	nodes := modify(cluster3(), hung, "a1", "b1")
+	for seed := range uint64(200) {
+		pl, err := ChooseDataNodes(nodes, PlacementRequest{Replicas: 3, Rand: rand.New(rand.NewPCG(seed, 1))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range pl.Nodes {
+			if in.ID == "a1" || in.ID == "b1" {
+				t.Fatalf("seed %d: hung %s chosen among free nodes: %v", seed, in.ID, ids(pl.Nodes))
+			}
+		}
+	}
+	pl, err := ChooseDataNodes(nodes, PlacementRequest{Replicas: 8, Rand: rand.New(rand.NewPCG(1, 1))})
+	if err != nil || len(pl.Nodes) != 8 {
+		t.Fatalf("all 8 wanted: %v %v", ids(pl.Nodes), err)
+	}
+	if got := ids(pl.Nodes)[6:]; !slices.Contains(got, "a1") || !slices.Contains(got, "b1") {
+		t.Errorf("the hung nodes are not the last two: %v", ids(pl.Nodes))
+	}
+}

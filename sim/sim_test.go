@@ -7,6 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -279,5 +282,26 @@ func TestGlob(t *testing.T) {
 		if got := glob(c.pat, c.s); got != c.want {
 			t.Errorf("glob(%q, %q) = %v", c.pat, c.s, got)
 		}
+	}
+}
+
+func TestWritePIDFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hadoop-hdfs-datanode.pid")
+	if err := os.WriteFile(path, []byte("1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	remove, err := WritePIDFile(path) // replaces a stale file
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != strconv.Itoa(os.Getpid())+"\n" {
+		t.Errorf("pid file holds %q", b)
+	}
+	remove()
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("after remove: %v", err)
+	}
+	if _, err := WritePIDFile(filepath.Join(t.TempDir(), "no", "such", "dir.pid")); err == nil {
+		t.Error("a pid file in a missing directory was written")
 	}
 }

@@ -39,6 +39,10 @@ func TestAgentCommandLine(t *testing.T) {
 		{[]string{"agent", "--role", "datanode", "--cluster", "prod", "--jmx", "http://h:1"}, 2, "--registry"},
 		{[]string{"agent", "--role", "datanode", "--cluster", "prod", "--registry", base}, 2, "--jmx"},
 		{append([]string{"agent", "--role", "datanode", "--topology-table", "/nonexistent"}, common...), 1, "topology table"},
+		{append([]string{"agent", "--role", "datanode", "--pid", "12", "--pid-file", "/run/dn.pid"}, common...), 2, "at most one"},
+		{append([]string{"agent", "--role", "datanode", "--systemd-unit", "--all"}, common...), 2, "SystemdUnit"},
+		{append([]string{"agent", "--role", "datanode", "--hang-after", "0s"}, common...), 2, "HangAfter"},
+		{append([]string{"agent", "--role", "datanode", "--up-after", "10m"}, common...), 2, "FlapHoldMax"},
 	} {
 		t.Setenv(registryEnvVar, "")
 		code, _, errs := runHeureka(t, c.args...)

@@ -43,6 +43,7 @@ func runSim(ctx context.Context, args []string, _, stderr io.Writer) error {
 	ha := fs.String("ha-state", string(cfg.HAState), "a namenode's HA state at start: active or standby")
 	var volumes repeatedFlag
 	fs.Var(&volumes, "volume", "a datanode storage `directory` to report (repeatable; default /data/1/dfs/dn)")
+	pidFile := fs.String("pid-file", "", "write this process's PID and a newline to `file` once listening, as Hadoop does in HADOOP_PID_DIR (removed on SIGTERM, left behind by SIGKILL)")
 	fs.BoolVar(&cfg.Stopped, "stopped", false, "start stopped: only the control API answers until POST /sim/start")
 	logFormat := fs.String("log-format", "text", "log format: text or json (logs go to stderr)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
@@ -60,7 +61,8 @@ func runSim(ctx context.Context, args []string, _, stderr io.Writer) error {
 		fmt.Fprintf(w, "\tPOST /sim/ha?state=active|standby      namenode failover\n")
 		fmt.Fprintf(w, "\tPOST /sim/set?capacity=&used=&blocks=&version=&safemode=on|off\n")
 		fmt.Fprintf(w, "Signals: SIGUSR1 makes a namenode active, SIGUSR2 standby; SIGINT/SIGTERM stop\n")
-		fmt.Fprintf(w, "the simulator (exit 0); SIGKILL kills it like any daemon.\n\nFlags:\n")
+		fmt.Fprintf(w, "the simulator (exit 0); SIGKILL kills it like any daemon; SIGSTOP pauses it as a\n")
+		fmt.Fprintf(w, "full GC does (connections accepted, nothing answered) until SIGCONT.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if len(args) == 0 {
@@ -126,6 +128,16 @@ func runSim(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}
 	if err := s.Open(); err != nil {
 		return err
+	}
+	if *pidFile != "" {
+		remove, err := sim.WritePIDFile(*pidFile)
+		if err != nil {
+			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = s.Close(cctx)
+			return err
+		}
+		defer remove()
 	}
 	logger.Info("heureka sim listening", "role", string(cfg.Role), "simulated", true,
 		"http", s.HTTPAddr(), "port", s.PortAddr(), "control", s.ControlAddr(), "pid", os.Getpid())

@@ -163,7 +163,9 @@ func TestLatencyBenchmark(t *testing.T) {
 
 	t.Run("daemon killed → DOWN", func(t *testing.T) {
 		dn := startSim(t, "datanode", "--hostname", "bench-dn.test")
-		startAgent(t, reg, "datanode", dn, "bench-dn.test", "/bench")
+		// Every trial is a DOWN: keep flap damping from holding the
+		// later ones (the UP figure then includes --up-after).
+		startAgent(t, reg, "datanode", dn, "bench-dn.test", "/bench", "--up-after", "200ms", "--flap-hold-max", "200ms")
 		const id = "prod-bench-dn.test-bench"
 		w.await(t, "registered UP", 20*time.Second, statusIs(id, heureka.StatusUp))
 		var down, up []time.Duration

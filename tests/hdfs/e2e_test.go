@@ -31,7 +31,8 @@ const (
 func TestDaemonStoppedDownAndBack(t *testing.T) {
 	reg := startServer(t)
 	dn := startSim(t, "datanode", "--hostname", "dn1.test", "--capacity", "2T", "--used", "1T", "--blocks", "5000")
-	startAgent(t, reg, "datanode", dn, "dn1.test", "/dc1/rack-a", "--metadata-interval", "1s")
+	// --up-after 1s: the UP below is bounded like the DOWN.
+	startAgent(t, reg, "datanode", dn, "dn1.test", "/dc1/rack-a", "--metadata-interval", "1s", "--up-after", "1s")
 	c := newClient(t, reg)
 	const id = "prod-dn1.test-dc1.rack-a"
 	waitStatus(t, c, dnApp, id, heureka.StatusUp, 20*time.Second)
