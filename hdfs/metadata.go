@@ -21,6 +21,7 @@ const (
 	MetaHATransitionTime = "ha_transition_time" // NameNodes: ms since the epoch of the last HA change
 	MetaDataPort         = "data_port"          // DataNodes: data-transfer port (dfs.datanode.address)
 	MetaRPCPort          = "rpc_port"           // NameNode client RPC port; DataNode IPC port
+	MetaHTTPPort         = "http_port"          // web port serving /jmx and /webhdfs/v1 (Hadoop 3: NameNode 9870, DataNode 9864)
 )
 
 // HAState is a NameNode's high-availability state as Hadoop reports it
@@ -121,6 +122,9 @@ type NodeInfo struct {
 	HATransitionTime int64   // ms since the epoch; 0 = never (non-HA)
 	DataPort         int
 	RPCPort          int
+	// HTTPPort is the daemon's web port (/jmx, /webhdfs/v1): what a
+	// WebHDFS client or gateway talks to.
+	HTTPPort int
 }
 
 // WriteMetadata stores n in md under the Meta* keys and returns md (a new map
@@ -155,6 +159,7 @@ func (n NodeInfo) WriteMetadata(md map[string]string) map[string]string {
 	setInt(MetaHATransitionTime, n.HATransitionTime)
 	setInt(MetaDataPort, int64(n.DataPort))
 	setInt(MetaRPCPort, int64(n.RPCPort))
+	setInt(MetaHTTPPort, int64(n.HTTPPort))
 	return md
 }
 
@@ -193,6 +198,7 @@ func ReadNodeInfo(md map[string]string) (NodeInfo, error) {
 	n.HATransitionTime = getInt(MetaHATransitionTime, 1<<63-1)
 	n.DataPort = int(getInt(MetaDataPort, 65535))
 	n.RPCPort = int(getInt(MetaRPCPort, 65535))
+	n.HTTPPort = int(getInt(MetaHTTPPort, 65535))
 	if len(bad) > 0 {
 		return n, heureka.Errorf(heureka.EINVALID, "hdfs metadata: %s", strings.Join(bad, "; "))
 	}
