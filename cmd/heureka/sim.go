@@ -45,6 +45,9 @@ func runSim(ctx context.Context, args []string, _, stderr io.Writer) error {
 	ha := fs.String("ha-state", string(cfg.HAState), "a namenode's HA state at start: active or standby")
 	var volumes repeatedFlag
 	fs.Var(&volumes, "volume", "a datanode storage `directory` to report (repeatable; default /data/1/dfs/dn)")
+	fs.StringVar(&cfg.WebHDFS.Dir, "webhdfs-dir", "", "serve a SIMULATED WebHDFS (/webhdfs/v1) storing files in this `directory`, shared by every sim of the cluster")
+	var webDNs repeatedFlag
+	fs.Var(&webDNs, "webhdfs-datanode", "a namenode's DataNode to redirect CREATE/APPEND/OPEN to, as `HTTP_ADDR=XFER_ADDR` (repeatable)")
 	fs.BoolVar(&cfg.Stopped, "stopped", false, "start stopped: only the control API answers until POST /sim/start")
 	logFormat := fs.String("log-format", "text", "log format: text or json (logs go to stderr)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
@@ -98,6 +101,13 @@ func runSim(ctx context.Context, args []string, _, stderr io.Writer) error {
 		cfg.PortAddr = *port
 	}
 	cfg.HAState = hdfs.HAState(strings.ToLower(*ha))
+	for _, v := range webDNs {
+		dn, err := sim.ParseDataNodeAddr(v)
+		if err != nil {
+			return bad("--webhdfs-datanode: %v", err)
+		}
+		cfg.WebHDFS.DataNodes = append(cfg.WebHDFS.DataNodes, dn)
+	}
 	if len(volumes) > 0 {
 		cfg.Volumes = volumes
 	}
