@@ -110,11 +110,17 @@ It logs one line "heureka gateway listening addr=ADDR".`, stderr)
 		return err
 	}
 	defer cache.Close(context.Background())
-	mux := http.NewServeMux()
-	mux.Handle(webhdfs.Prefix+"/", gw)
-	mux.Handle(webhdfs.Prefix, gw)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	srv := &http.Server{Handler: mux, TLSConfig: serverTLS, ReadHeaderTimeout: 10 * time.Second,
+	// Not a ServeMux: it would "clean" /a/../b into a redirect, and the
+	// gateway answers such paths itself, as WebHDFS errors.
+	metricsHandler := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/metrics" && r.Method == http.MethodGet {
+			metricsHandler.ServeHTTP(w, r)
+			return
+		}
+		gw.ServeHTTP(w, r)
+	})
+	srv := &http.Server{Handler: root, TLSConfig: serverTLS, ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout: cfg.RequestTimeout + 10*time.Second, WriteTimeout: cfg.RequestTimeout + 10*time.Second,
 		IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
 	done := make(chan error, 1)
