@@ -9,7 +9,11 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -415,4 +419,75 @@ func runHeureka(t *testing.T, args ...string) (string, int) {
 	p := start(t, "heureka "+args[0], args...)
 	code := p.exit(t, 30*time.Second)
 	return p.output(), code
+}
+
+// TestWebHDFSNodeClient runs tests/webhdfs (the npm webhdfs client) against
+// a cluster started here. It needs node and `npm ci` in tests/webhdfs.
+func TestWebHDFSNodeClient(t *testing.T) {
+	dir := filepath.Join("..", "webhdfs")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "webhdfs")); err != nil {
+		t.Skip("tests/webhdfs has no node_modules: run `npm ci` there (scripts/test does)")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	wc := startWebCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "gateway.test.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(),
+		"GATEWAY="+wc.gw,
+		"DEAD_DN_PID="+strconv.Itoa(wc.dns[0].cmd.Process.Pid),
+		"LIVE_DN_CONTROLS="+wc.dns[1].control+","+wc.dns[2].control,
+		"NN_CONTROLS="+wc.nns[0].control+","+wc.nns[1].control)
+	out, err := cmd.CombinedOutput()
+	t.Logf("node --test gateway.test.mjs:\n%s", out)
+	if err != nil {
+		t.Fatalf("the npm webhdfs suite failed: %v", err)
+	}
+}
+
+// TestGatewayCurl: curl, the two-step CREATE by hand, through a failover.
+func TestGatewayCurl(t *testing.T) {
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Skip("curl is not installed")
+	}
+	wc := startWebCluster(t, 2)
+	local := filepath.Join(t.TempDir(), "payload")
+	run := func(args ...string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, curl, append([]string{"-sS", "--max-time", "20"}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("curl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	locRE := regexp.MustCompile(`(?mi)^Location: (\S+)`)
+	for i, phase := range []string{"before", "failed-over"} {
+		if i == 1 {
+			wc.nns[0].do(t, "/sim/ha?state=standby")
+			wc.nns[1].do(t, "/sim/ha?state=active")
+		}
+		data := strings.Repeat(phase+" via curl\n", 100)
+		if err := os.WriteFile(local, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		path := "/curl/" + phase
+		head := run("-i", "-X", "PUT", wc.url(path, "CREATE"))
+		m := locRE.FindStringSubmatch(head)
+		if !strings.HasPrefix(head, "HTTP/1.1 307") || m == nil {
+			t.Fatalf("CREATE step 1: want a 307 with a Location:\n%s", head)
+		}
+		if created := run("-i", "-X", "PUT", "-T", local, m[1]); !strings.HasPrefix(created, "HTTP/1.1 201") {
+			t.Fatalf("CREATE step 2: want 201 Created:\n%s", created)
+		}
+		if got := run("-L", wc.url(path, "OPEN")); got != data {
+			t.Fatalf("OPEN %s through curl -L: %d bytes, want %d", path, len(got), len(data))
+		}
+	}
 }
