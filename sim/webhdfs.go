@@ -199,6 +199,8 @@ func (s *Sim) serveWebHDFS(w http.ResponseWriter, r *http.Request) {
 		writeRemote(w, ioException(http.StatusNotFound, "java.lang.UnsupportedOperationException", "this simulated daemon was started without WebHDFS (give --webhdfs-dir)"))
 		return
 	}
+	// Which simulated daemon answered, for tests and benchmarks.
+	w.Header().Set("X-Heureka-Simulator-Hostname", s.cfg.Hostname)
 	req, rerr := parseWebHDFS(r)
 	if rerr != nil {
 		writeRemote(w, rerr)
