@@ -1,0 +1,112 @@
+package webhdfs_test
+
+import (
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync/atomic"
+	"testing"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/webhdfs"
+)
+
+func portOf(t *testing.T, srv *httptest.Server) int {
+	t.Helper()
+	_, p, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	n, _ := strconv.Atoi(p)
+	return n
+}
+
+func node(id string, st heureka.Status, info hdfs.NodeInfo) *heureka.Instance {
+	return &heureka.Instance{ID: id, HostName: id + ".test", IPAddr: "127.0.0.1", Status: st, Metadata: info.WriteMetadata(nil)}
+}
+
+// TestStandbyRetriedOnNewActive: a StandbyException from the resolved
+// active is retried once on the NameNode the registry names next.
+func TestStandbyRetriedOnNewActive(t *testing.T) {
+	var flipped atomic.Bool
+	var g *webhdfs.Gateway
+	var nn1Calls, nn2Calls atomic.Int32
+	nn1 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		nn1Calls.Add(1)
+		flipped.Store(true) // the failover happens while this request is in flight
+		g.Notify()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		w.Write([]byte(`{"RemoteException":{"exception":"StandbyException","javaClassName":"org.apache.hadoop.ipc.StandbyException","message":"Operation category READ is not supported in state standby"}}`))
+	}))
+	defer nn1.Close()
+	nn2 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		nn2Calls.Add(1)
+		w.Write([]byte(`{"FileStatus":{"type":"DIRECTORY"}}`))
+	}))
+	defer nn2.Close()
+	cfg := webhdfs.DefaultConfig()
+	cfg.Cluster = "prod"
+	cfg.NameNodes = func() []*heureka.Instance {
+		a, b := hdfs.HAActive, hdfs.HAStandby
+		if flipped.Load() {
+			a, b = b, a
+		}
+		return []*heureka.Instance{
+			node("nn1", heureka.StatusUp, hdfs.NodeInfo{HAState: a, HATransitionTime: 1, HTTPPort: portOf(t, nn1)}),
+			node("nn2", heureka.StatusUp, hdfs.NodeInfo{HAState: b, HATransitionTime: 2, HTTPPort: portOf(t, nn2)}),
+		}
+	}
+	cfg.DataNodes = func() []*heureka.Instance { return nil }
+	var err error
+	if g, err = webhdfs.New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	g.ServeHTTP(rec, httptest.NewRequest("GET", "/webhdfs/v1/?op=GETFILESTATUS&user.name=u", nil))
+	if rec.Code != 200 || nn1Calls.Load() != 1 || nn2Calls.Load() != 1 {
+		t.Fatalf("status %d, nn1 %d calls, nn2 %d calls; want 200 after one call to each: %s", rec.Code, nn1Calls.Load(), nn2Calls.Load(), rec.Body)
+	}
+}
+
+// TestCreateExcludesAndChecksRedirect: CREATE carries excludedatanodes for
+// the DOWN and the full DataNode, and a redirect to the DOWN one is asked
+// again with it excluded.
+func TestCreateExcludesAndChecksRedirect(t *testing.T) {
+	live := httptest.NewServer(http.NotFoundHandler()) // the live DataNode's web port, for the probe
+	defer live.Close()
+	dead := node("dn-dead", heureka.StatusDown, hdfs.NodeInfo{DataPort: 1001, HTTPPort: 1002})
+	full := node("dn-full", heureka.StatusUp, hdfs.NodeInfo{DataPort: 2001, HTTPPort: 2002, DiskTotal: 100, DiskUsed: 95})
+	ok := node("dn-ok", heureka.StatusUp, hdfs.NodeInfo{DataPort: 3001, HTTPPort: portOf(t, live), DiskTotal: 100, DiskUsed: 10})
+	var seen []string
+	nn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = append(seen, r.URL.Query().Get("excludedatanodes"))
+		target := "127.0.0.1:1002" // first the dead node, as a NameNode that has not noticed would
+		if len(seen) > 1 {
+			target = live.Listener.Addr().String()
+		}
+		w.Header().Set("Location", "http://"+target+r.URL.Path+"?op=CREATE&namenoderpcaddress=nn:8020")
+		w.WriteHeader(http.StatusTemporaryRedirect)
+	}))
+	defer nn.Close()
+	cfg := webhdfs.DefaultConfig()
+	cfg.Cluster = "prod"
+	cfg.NameNodes = func() []*heureka.Instance {
+		return []*heureka.Instance{node("nn1", heureka.StatusUp, hdfs.NodeInfo{HAState: hdfs.HAActive, HTTPPort: portOf(t, nn)})}
+	}
+	cfg.DataNodes = func() []*heureka.Instance { return []*heureka.Instance{dead, full, ok} }
+	g, err := webhdfs.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	g.ServeHTTP(rec, httptest.NewRequest("PUT", "/webhdfs/v1/f?op=CREATE&excludedatanodes=10.9.9.9:9866", nil))
+	if rec.Code != http.StatusTemporaryRedirect {
+		t.Fatalf("status %d: %s", rec.Code, rec.Body)
+	}
+	if want := "http://" + live.Listener.Addr().String(); rec.Header().Get("Location")[:len(want)] != want {
+		t.Errorf("Location %s, want the live DataNode %s", rec.Header().Get("Location"), want)
+	}
+	if len(seen) != 2 || seen[0] != "10.9.9.9:9866,127.0.0.1:1001,127.0.0.1:2001" {
+		t.Errorf("excludedatanodes sent: %q; want the caller's entry, then the DOWN and the full node as ip:data_port", seen)
+	}
+}
