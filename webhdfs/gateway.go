@@ -108,6 +108,7 @@ type call struct {
 	query   url.Values
 	method  string
 	header  http.Header
+	remote  string // the caller's IP address
 	started time.Time
 }
 
@@ -177,7 +178,8 @@ func (g *Gateway) parse(r *http.Request) (*call, *remoteError) {
 			return nil, illegalArgument("Invalid value for webhdfs parameter %q: %s needs it", need, op)
 		}
 	}
-	return &call{op: op, path: r.URL.EscapedPath(), query: q, method: r.Method, header: r.Header, started: time.Now()}, nil
+	remote, _, _ := net.SplitHostPort(r.RemoteAddr)
+	return &call{op: op, path: r.URL.EscapedPath(), query: q, method: r.Method, header: r.Header, remote: remote, started: time.Now()}, nil
 }
 
 // authorize applies Config.Auth, if any.
@@ -325,7 +327,7 @@ func (g *Gateway) exchange(ctx context.Context, w http.ResponseWriter, c *call, 
 		if resp.StatusCode == http.StatusTemporaryRedirect && operations[c.op].redirects {
 			loc := resp.Header.Get("Location")
 			resp.Body.Close()
-			dn, reason := g.checkRedirect(ctx, loc)
+			dn, reason := g.checkRedirect(ctx, loc, operations[c.op].write)
 			if reason == "" {
 				w.Header().Set("Location", loc)
 				w.Header().Set("Content-Type", "application/octet-stream")
@@ -380,6 +382,16 @@ func (g *Gateway) send(ctx context.Context, c *call, nn *heureka.Instance, extra
 		return nil, newRemote(http.StatusBadRequest, "java.lang.IllegalArgumentException", "cannot forward the request: %v", err), false
 	}
 	copyHeader(req.Header, c.header)
+	// Hadoop takes the client's address from X-Forwarded-For when the
+	// gateway is listed in hadoop.proxyservers (JspHelper.getRemoteAddr),
+	// and then places CREATE's first replica near the client.
+	if c.remote != "" {
+		if prior := req.Header.Get("X-Forwarded-For"); prior != "" {
+			req.Header.Set("X-Forwarded-For", prior+", "+c.remote)
+		} else {
+			req.Header.Set("X-Forwarded-For", c.remote)
+		}
+	}
 	req.Header.Del("Content-Length")
 	req.Header.Del("Expect")
 	if g.cfg.Auth != nil {
@@ -482,7 +494,7 @@ func (g *Gateway) unusable(dn *heureka.Instance, write bool, penalised map[strin
 // checkRedirect finds the DataNode a 307 points at and says why it must
 // not be used ("" to pass the redirect on). A Location the registry does
 // not know is passed on: the gateway cannot exclude what it cannot name.
-func (g *Gateway) checkRedirect(ctx context.Context, loc string) (*heureka.Instance, string) {
+func (g *Gateway) checkRedirect(ctx context.Context, loc string, write bool) (*heureka.Instance, string) {
 	u, err := url.Parse(loc)
 	if err != nil || u.Host == "" {
 		return nil, ""
@@ -507,7 +519,7 @@ func (g *Gateway) checkRedirect(ctx context.Context, loc string) (*heureka.Insta
 		g.metrics.unknownRedirects.Inc()
 		return nil, ""
 	}
-	if reason := g.unusable(dn, true, g.cfg.Penalties.Active(time.Now())); reason != "" {
+	if reason := g.unusable(dn, write, g.cfg.Penalties.Active(time.Now())); reason != "" {
 		return dn, reason
 	}
 	if g.cfg.ProbeTimeout > 0 {
