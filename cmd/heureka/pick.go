@@ -89,19 +89,24 @@ those it has, says why on stderr and exits 3.`, stderr)
 	if err != nil {
 		return rc.explain(err, "pick: read "+app)
 	}
-	picker := &hdfs.Picker{DataNodes: func() []*heureka.Instance { return a.Instances }}
-	if *probe {
-		picker.Probe = hdfs.DialProbe(*probeTimeout)
-	}
+	excluded := map[string]bool{}
 	for h := range strings.SplitSeq(*exclude, ",") {
-		if h = strings.TrimSpace(h); h == "" {
+		if h = strings.TrimSpace(h); h != "" {
+			excluded[strings.ToLower(h)] = true
+		}
+	}
+	var nodes []*heureka.Instance
+	left := 0
+	for _, in := range a.Instances {
+		if excluded[strings.ToLower(in.ID)] || excluded[in.IPAddr] || excluded[strings.ToLower(in.HostName)] {
+			left++
 			continue
 		}
-		for _, in := range a.Instances {
-			if in.ID == h || in.IPAddr == h || strings.EqualFold(in.HostName, h) {
-				picker.Report(in.ID, fmt.Errorf("excluded with --exclude %s", h))
-			}
-		}
+		nodes = append(nodes, in)
+	}
+	picker := &hdfs.Picker{DataNodes: func() []*heureka.Instance { return nodes }}
+	if *probe {
+		picker.Probe = hdfs.DialProbe(*probeTimeout)
 	}
 	pl, perr := picker.Choose(cctx, hdfs.PlacementRequest{Replicas: *n, Writer: *writer, WriterRack: *rack, FullnessThreshold: *fullness})
 	res := pickResult{Requested: *n, Nodes: []pickedNode{}, Short: *n - len(pl.Nodes)}
@@ -130,7 +135,11 @@ those it has, says why on stderr and exits 3.`, stderr)
 		}
 	}
 	if perr != nil {
-		return &shortfallError{fmt.Sprintf("pick: only %d of %d DataNodes of %s: %v", len(res.Nodes), *n, app, perr)}
+		also := ""
+		if left > 0 {
+			also = fmt.Sprintf(" (and %d left out with --exclude)", left)
+		}
+		return &shortfallError{fmt.Sprintf("pick: only %d of %d DataNodes of %s: %v%s", len(res.Nodes), *n, app, perr, also)}
 	}
 	return nil
 }
