@@ -4,12 +4,15 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strconv"
 	"sync/atomic"
 	"testing"
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/internal/auth"
+	"github.com/heureka-project/heureka/internal/auth/authtest"
 	"github.com/heureka-project/heureka/webhdfs"
 )
 
@@ -108,5 +111,58 @@ func TestCreateExcludesAndChecksRedirect(t *testing.T) {
 	}
 	if len(seen) != 2 || seen[0] != "10.9.9.9:9866,127.0.0.1:1001,127.0.0.1:2001" {
 		t.Errorf("excludedatanodes sent: %q; want the caller's entry, then the DOWN and the full node as ip:data_port", seen)
+	}
+}
+
+// TestAuth: with credentials on, reads follow the file's "reads", writes
+// need credentials, and the caller's Authorization header stays with the
+// gateway.
+func TestAuth(t *testing.T) {
+	var sawAuth atomic.Value
+	sawAuth.Store("")
+	nn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sawAuth.Store(r.Header.Get("Authorization"))
+		w.Write([]byte(`{"boolean":true}`))
+	}))
+	defer nn.Close()
+	path := filepath.Join(t.TempDir(), "credentials.json")
+	authtest.WriteCredentials(t, path, auth.ReadsOpen, authtest.User{User: auth.User{Name: "writer", Roles: []auth.Role{auth.RoleReader}}, Password: "tok-123", Token: true})
+	store := auth.NewStore(path, nil)
+	if err := store.Load(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := webhdfs.DefaultConfig()
+	cfg.Cluster, cfg.Auth = "prod", store
+	cfg.NameNodes = func() []*heureka.Instance {
+		return []*heureka.Instance{node("nn1", heureka.StatusUp, hdfs.NodeInfo{HAState: hdfs.HAActive, HTTPPort: portOf(t, nn)})}
+	}
+	cfg.DataNodes = func() []*heureka.Instance { return nil }
+	g, err := webhdfs.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve := func(method, target, authz string) int {
+		req := httptest.NewRequest(method, target, nil)
+		if authz != "" {
+			req.Header.Set("Authorization", authz)
+		}
+		rec := httptest.NewRecorder()
+		g.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	if code := serve("GET", "/webhdfs/v1/?op=GETFILESTATUS", ""); code != 200 {
+		t.Errorf("open read without credentials: %d, want 200", code)
+	}
+	if code := serve("PUT", "/webhdfs/v1/d?op=MKDIRS", ""); code != 401 {
+		t.Errorf("write without credentials: %d, want 401", code)
+	}
+	if code := serve("PUT", "/webhdfs/v1/d?op=MKDIRS", "Bearer wrong"); code != 401 {
+		t.Errorf("write with a wrong token: %d, want 401", code)
+	}
+	if code := serve("PUT", "/webhdfs/v1/d?op=MKDIRS", "Bearer tok-123"); code != 200 {
+		t.Errorf("write with the token: %d, want 200", code)
+	}
+	if got := sawAuth.Load().(string); got != "" {
+		t.Errorf("the NameNode received Authorization %q; the gateway's credentials must not be forwarded", got)
 	}
 }
