@@ -22,7 +22,8 @@
 //     draining, over FullnessThreshold, or that failed the gateway's probe
 //     recently (Penalties); on OPEN and GETFILECHECKSUM, those not UP or
 //     penalised. The caller's own entries are kept.
-//   - Checks the 307 the NameNode answers: a Location on a DataNode that
+//   - Checks the 307 the NameNode answers (or, with noredirect=true, the
+//     Location of its JSON answer): a Location on a DataNode that
 //     is unusable by the same rules, or that does not accept a TCP
 //     connection within ProbeTimeout, is asked again with that node
 //     excluded (MaxRechoose times). The redirect is then passed to the
@@ -50,8 +51,7 @@
 //
 // It does not proxy file data (clients must reach the DataNodes, as they
 // must without it), authenticate to Hadoop (Kerberos SPNEGO or tokens are
-// the client's, passed through), check the JSON Location of
-// noredirect=true answers, or cache anything. It is not a security
+// the client's, passed through), or cache anything. It is not a security
 // boundary unless Config.Auth is set, and even then it grants no HDFS
 // permission: the NameNode decides those.
 package webhdfs

@@ -324,11 +324,15 @@ func (g *Gateway) exchange(ctx context.Context, w http.ResponseWriter, c *call, 
 			_, _ = w.Write(body)
 			return result{outcome: "client_error"}
 		}
-		if resp.StatusCode == http.StatusTemporaryRedirect && operations[c.op].redirects {
-			loc := resp.Header.Get("Location")
-			resp.Body.Close()
+		if loc, body, ok := redirectOf(c, resp); ok {
 			dn, reason := g.checkRedirect(ctx, loc, operations[c.op].write)
 			if reason == "" {
+				if body != nil { // noredirect=true: the Location in a JSON answer
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(http.StatusOK)
+					_, _ = w.Write(body)
+					return result{outcome: "ok"}
+				}
 				w.Header().Set("Location", loc)
 				w.Header().Set("Content-Type", "application/octet-stream")
 				w.Header().Set("Content-Length", "0")
@@ -360,6 +364,32 @@ func (g *Gateway) exchange(ctx context.Context, w http.ResponseWriter, c *call, 
 		}
 		return result{outcome: "ok"}
 	}
+}
+
+// redirectOf reads the DataNode a NameNode's answer to a redirecting op
+// sends the client to: a 307's Location, or with noredirect=true the
+// {"Location": ...} of a 200 (body is then that answer, to pass on). ok
+// is false for any other answer, which resp still holds unread.
+func redirectOf(c *call, resp *http.Response) (loc string, body []byte, ok bool) {
+	if !operations[c.op].redirects {
+		return "", nil, false
+	}
+	switch {
+	case resp.StatusCode == http.StatusTemporaryRedirect:
+		resp.Body.Close()
+		return resp.Header.Get("Location"), nil, true
+	case resp.StatusCode == http.StatusOK && strings.EqualFold(c.query.Get("noredirect"), "true"):
+		b, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		resp.Body.Close()
+		var j struct{ Location string }
+		if err != nil || json.Unmarshal(b, &j) != nil || j.Location == "" {
+			// Not the answer WebHDFS.md describes: pass it on as it came.
+			resp.Body = io.NopCloser(bytes.NewReader(b))
+			return "", nil, false
+		}
+		return j.Location, b, true
+	}
+	return "", nil, false
 }
 
 // send makes one request to nn. A connection that could not be made is

@@ -1,11 +1,14 @@
 package webhdfs_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -164,5 +167,41 @@ func TestAuth(t *testing.T) {
 	}
 	if got := sawAuth.Load().(string); got != "" {
 		t.Errorf("the NameNode received Authorization %q; the gateway's credentials must not be forwarded", got)
+	}
+}
+
+// TestNoRedirectLocationChecked: with noredirect=true the NameNode names
+// the DataNode in a JSON answer; it is checked like a 307's Location.
+func TestNoRedirectLocationChecked(t *testing.T) {
+	live := httptest.NewServer(http.NotFoundHandler())
+	defer live.Close()
+	dead := node("dn-dead", heureka.StatusDown, hdfs.NodeInfo{DataPort: 1001, HTTPPort: 1002})
+	ok := node("dn-ok", heureka.StatusUp, hdfs.NodeInfo{DataPort: 3001, HTTPPort: portOf(t, live)})
+	calls := 0
+	nn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		target := "127.0.0.1:1002"
+		if calls > 1 {
+			target = live.Listener.Addr().String()
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"Location":"http://%s/webhdfs/v1/f?op=OPEN&namenoderpcaddress=nn:8020"}`, target)
+	}))
+	defer nn.Close()
+	cfg := webhdfs.DefaultConfig()
+	cfg.Cluster = "prod"
+	cfg.NameNodes = func() []*heureka.Instance {
+		return []*heureka.Instance{node("nn1", heureka.StatusUp, hdfs.NodeInfo{HAState: hdfs.HAActive, HTTPPort: portOf(t, nn)})}
+	}
+	cfg.DataNodes = func() []*heureka.Instance { return []*heureka.Instance{dead, ok} }
+	g, err := webhdfs.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	g.ServeHTTP(rec, httptest.NewRequest("GET", "/webhdfs/v1/f?op=OPEN&noredirect=true", nil))
+	var got struct{ Location string }
+	if rec.Code != 200 || json.Unmarshal(rec.Body.Bytes(), &got) != nil || !strings.Contains(got.Location, live.Listener.Addr().String()) || calls != 2 {
+		t.Fatalf("status %d, %d NameNode calls, body %s: want the live DataNode's Location after asking twice", rec.Code, calls, rec.Body)
 	}
 }
