@@ -165,14 +165,21 @@ func TestGatewayFailoverAndDeadDataNode(t *testing.T) {
 	wc.nns[0].do(t, "/sim/ha?state=standby")
 	wc.nns[1].do(t, "/sim/ha?state=active")
 	write("failed-over", 12)
+	// The active NameNode's process dies and the standby is promoted (as
+	// a failover controller would): connections are refused until the
+	// registry names the new active, and no write is lost.
+	wc.nns[1].signal(t, 9)
+	wc.nns[1].exit(t, 10*time.Second)
+	wc.nns[0].do(t, "/sim/ha?state=active")
+	write("nn-killed", 12)
 	for p, data := range written {
 		if got := wc.read(t, p); !bytes.Equal(got, data) {
 			t.Errorf("OPEN %s: %d bytes differ from the %d written", p, len(got), len(data))
 		}
 	}
 	m := metricsOf(t, wc.gw)
-	if m["heureka_gateway_failovers_total"] < 1 {
-		t.Errorf("heureka_gateway_failovers_total = %v, want ≥ 1", m["heureka_gateway_failovers_total"])
+	if m["heureka_gateway_failovers_total"] < 2 {
+		t.Errorf("heureka_gateway_failovers_total = %v, want ≥ 2", m["heureka_gateway_failovers_total"])
 	}
 }
 
