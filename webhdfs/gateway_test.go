@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -45,8 +46,10 @@ func TestStandbyRetriedOnNewActive(t *testing.T) {
 		w.Write([]byte(`{"RemoteException":{"exception":"StandbyException","javaClassName":"org.apache.hadoop.ipc.StandbyException","message":"Operation category READ is not supported in state standby"}}`))
 	}))
 	defer nn1.Close()
+	var nn2Query atomic.Value
 	nn2 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		nn2Calls.Add(1)
+		nn2Query.Store(r.URL.RawQuery)
 		w.Write([]byte(`{"FileStatus":{"type":"DIRECTORY"}}`))
 	}))
 	defer nn2.Close()
@@ -68,9 +71,13 @@ func TestStandbyRetriedOnNewActive(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := httptest.NewRecorder()
-	g.ServeHTTP(rec, httptest.NewRequest("GET", "/webhdfs/v1/?op=GETFILESTATUS&user.name=u", nil))
+	g.ServeHTTP(rec, httptest.NewRequest("GET", "/webhdfs/v1/?op=GETFILESTATUS&user.name=u&delegation=TOKEN%2Babc&doas=v", nil))
 	if rec.Code != 200 || nn1Calls.Load() != 1 || nn2Calls.Load() != 1 {
 		t.Fatalf("status %d, nn1 %d calls, nn2 %d calls; want 200 after one call to each: %s", rec.Code, nn1Calls.Load(), nn2Calls.Load(), rec.Body)
+	}
+	q, _ := url.ParseQuery(nn2Query.Load().(string))
+	if q.Get("user.name") != "u" || q.Get("delegation") != "TOKEN+abc" || q.Get("doas") != "v" {
+		t.Errorf("the NameNode got %v: user.name, delegation and doas must pass untouched", q)
 	}
 }
 

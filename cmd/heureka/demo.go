@@ -65,8 +65,8 @@ type demoCluster struct {
 	nodes   []*demoNode
 	client  *client.Client
 
-	webhdfsDir  string // the simulated cluster's WebHDFS storage, removed by close
-	webDNs      []sim.DataNodeAddr
+	webhdfsDir string // the simulated cluster's WebHDFS storage, removed by close
+	webDNs     []sim.DataNodeAddr
 
 	agentCtx    context.Context
 	stopAgents  context.CancelFunc

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"io"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/internal/auth/authtest"
 )
 
 func TestPickCommand(t *testing.T) {
@@ -59,5 +64,44 @@ func TestGatewayCommandFlags(t *testing.T) {
 		if code, _, errOut := runCLI(t, args...); code != 2 || errOut == "" {
 			t.Errorf("%v: exit %d, want 2 with a message (%q)", args, code, errOut)
 		}
+	}
+}
+
+// TestGatewayServesTLS runs the gateway's wiring with the server's TLS
+// flags and reads a WebHDFS error over HTTPS (no NameNode is registered).
+func TestGatewayServesTLS(t *testing.T) {
+	s := openServerWith(t, nil)
+	ca := authtest.NewCA(t, "gateway CA")
+	cert := ca.Issue("gateway", "gateway")
+	var logs syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- runGateway(ctx, []string{"--cluster", "prod", "--listen", "127.0.0.1:0", "--registry", eurekaURL(s),
+			"--tls-cert", cert.CertFile, "--tls-key", cert.KeyFile, "--failover-wait", "100ms", "--log-format", "json"}, io.Discard, &logs)
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("gateway: %v", err)
+		}
+	}()
+	var addr string
+	eventually(t, 10*time.Second, "the gateway's listening line", func() bool {
+		m := regexp.MustCompile(`"msg":"heureka gateway listening".*"addr":"([^"]+)"`).FindStringSubmatch(logs.String())
+		if m != nil {
+			addr = m[1]
+		}
+		return m != nil
+	})
+	hc := tlsClient(ca, nil)
+	resp, err := hc.Get("https://" + addr + "/webhdfs/v1/?op=GETFILESTATUS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 503 || !strings.Contains(string(b), `"RemoteException"`) || !strings.Contains(string(b), "no active NameNode") {
+		t.Errorf("over TLS with no NameNode: %d %s", resp.StatusCode, b)
 	}
 }
