@@ -26,8 +26,8 @@ const Prefix = "/webhdfs/v1"
 
 // Bounds on what a caller may send.
 const (
-	maxPathBytes  = 4096  // HDFS's own limit on a path (dfs.namenode.fs-limits.max-path... is per component; 4 KiB is generous)
-	maxQueryBytes = 16384 // leaves room for excludedatanodes within a NameNode's 64 KiB header limit
+	maxPathBytes  = 8000  // the NameNode refuses longer paths (HdfsServerConstants.MAX_PATH_LENGTH)
+	maxQueryBytes = 16384 // with excludedatanodes added, still well inside a NameNode's 64 KiB header limit
 	maxErrorBody  = 64 << 10
 )
 
@@ -114,6 +114,7 @@ type call struct {
 
 // ServeHTTP answers one WebHDFS request.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	started := time.Now()
 	c, rerr := g.parse(r)
 	op := "invalid"
 	if c != nil {
@@ -126,7 +127,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rerr = drainBody(r, g.cfg.MaxBody)
 	}
 	if rerr != nil {
-		g.metrics.request(op, "rejected", time.Now())
+		g.metrics.request(op, "rejected", started)
 		writeRemote(w, rerr)
 		return
 	}
@@ -205,8 +206,14 @@ func (g *Gateway) authorize(r *http.Request) *remoteError {
 }
 
 // drainBody refuses a body over max and discards the rest: WebHDFS's
-// first step carries no data, and the gateway never forwards one.
+// first step carries no data, and the gateway never forwards one. A
+// client that asked "Expect: 100-continue" (curl -L -T does) has sent
+// nothing yet: it gets its 307 without being asked for the body, and
+// sends the data to the DataNode, as it would with a NameNode.
 func drainBody(r *http.Request, max int64) *remoteError {
+	if strings.EqualFold(r.Header.Get("Expect"), "100-continue") {
+		return nil
+	}
 	if r.ContentLength > max {
 		return newRemote(http.StatusRequestEntityTooLarge, "java.lang.IllegalArgumentException",
 			"the request carries %d bytes; the gateway takes at most %d: send file data to the DataNode the 307 names, not to the gateway", r.ContentLength, max)

@@ -212,3 +212,37 @@ func TestNoRedirectLocationChecked(t *testing.T) {
 		t.Fatalf("status %d, %d NameNode calls, body %s: want the live DataNode's Location after asking twice", rec.Code, calls, rec.Body)
 	}
 }
+
+// TestBodies: a body announced with Expect: 100-continue is never read (the
+// client gets its 307 first, as from a NameNode); one sent outright over
+// MaxBody is refused with a RemoteException.
+func TestBodies(t *testing.T) {
+	nn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", "http://127.0.0.1:9/webhdfs/v1/f?op=CREATE")
+		w.WriteHeader(http.StatusTemporaryRedirect)
+	}))
+	defer nn.Close()
+	cfg := webhdfs.DefaultConfig()
+	cfg.Cluster, cfg.MaxBody, cfg.ProbeTimeout = "prod", 10, 0
+	cfg.NameNodes = func() []*heureka.Instance {
+		return []*heureka.Instance{node("nn1", heureka.StatusUp, hdfs.NodeInfo{HAState: hdfs.HAActive, HTTPPort: portOf(t, nn)})}
+	}
+	cfg.DataNodes = func() []*heureka.Instance { return nil }
+	g, err := webhdfs.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("x", 100)
+	req := httptest.NewRequest("PUT", "/webhdfs/v1/f?op=CREATE", strings.NewReader(big))
+	req.Header.Set("Expect", "100-continue")
+	rec := httptest.NewRecorder()
+	g.ServeHTTP(rec, req)
+	if rec.Code != http.StatusTemporaryRedirect {
+		t.Errorf("with Expect: 100-continue: %d %s, want the 307", rec.Code, rec.Body)
+	}
+	rec = httptest.NewRecorder()
+	g.ServeHTTP(rec, httptest.NewRequest("PUT", "/webhdfs/v1/f?op=CREATE", strings.NewReader(big)))
+	if rec.Code != http.StatusRequestEntityTooLarge || !strings.Contains(rec.Body.String(), `"RemoteException"`) {
+		t.Errorf("100 bytes sent outright over a 10-byte bound: %d %s, want 413 and a RemoteException", rec.Code, rec.Body)
+	}
+}

@@ -497,4 +497,17 @@ func TestGatewayCurl(t *testing.T) {
 			t.Fatalf("OPEN %s through curl -L: %d bytes, want %d", path, len(got), len(data))
 		}
 	}
+	// The one-step form people type, curl -L -T, with a body too big to
+	// go through the gateway: curl asks Expect: 100-continue, gets the 307
+	// first and sends the data to the DataNode only.
+	big := strings.Repeat("0123456789abcdef", 256<<10) // 4 MiB
+	if err := os.WriteFile(local, []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := run("-i", "-L", "-X", "PUT", "-T", local, "-H", "Expect: 100-continue", wc.url("/curl/big", "CREATE")); !strings.Contains(out, "HTTP/1.1 201") {
+		t.Fatalf("curl -L -T: want a 201 in the end:\n%.2000s", out)
+	}
+	if got := run("-L", wc.url("/curl/big", "OPEN")); got != big {
+		t.Fatalf("OPEN /curl/big: %d bytes, want %d", len(got), len(big))
+	}
 }
