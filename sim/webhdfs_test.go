@@ -47,7 +47,9 @@ func do(t *testing.T, method, u, body string) (*http.Response, string) {
 
 func remote(t *testing.T, body string) (exception, javaClass string) {
 	t.Helper()
-	var e struct{ RemoteException struct{ Exception, JavaClassName, Message string } }
+	var e struct {
+		RemoteException struct{ Exception, JavaClassName, Message string }
+	}
 	if err := json.Unmarshal([]byte(body), &e); err != nil || e.RemoteException.Message == "" {
 		t.Fatalf("not a RemoteException: %s", body)
 	}
