@@ -16,7 +16,10 @@
 //     hold JSON inside a string, and bare beans without the "beans" wrapper.
 //   - Placement. ChooseDataNodes picks DataNodes for a new block the way
 //     HDFS's default placement policy does, skipping nodes that are down,
-//     draining, full or penalised (Penalties).
+//     draining, full or penalised (Penalties). Picker wraps it for
+//     long-lived callers: it reads a discovery cache, can probe the nodes
+//     it chose, and avoids nodes its caller reported as failed (see its
+//     Example); `heureka pick` is its command-line form.
 //   - NameNode resolution. ResolveNameNodes finds the one active NameNode
 //     and orders the rest for client failover.
 //   - Hadoop configuration. TopologyLookup implements the topology-script
