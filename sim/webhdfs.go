@@ -19,6 +19,7 @@ import (
 	"syscall"
 
 	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/webhdfs"
 )
 
 // This file is the simulator's minimal WebHDFS surface (SIMULATED, not
@@ -80,36 +81,30 @@ const DefaultMaxWebHDFSBody = 64 << 20
 
 const webhdfsPrefix = "/webhdfs/v1"
 
-// remoteError is one WebHDFS error answer, as ExceptionHandler writes it.
+// remoteError is one WebHDFS error answer, written in the shape of
+// Hadoop's ExceptionHandler by webhdfs.WriteRemoteException.
 type remoteError struct {
 	status    int
-	exception string // simple class name
 	javaClass string
 	message   string
 }
 
-func (e *remoteError) Error() string { return e.exception + ": " + e.message }
+func (e *remoteError) Error() string { return e.javaClass + ": " + e.message }
 
 func illegalArgument(format string, a ...any) *remoteError {
-	return &remoteError{http.StatusBadRequest, "IllegalArgumentException", "java.lang.IllegalArgumentException", fmt.Sprintf(format, a...)}
+	return &remoteError{http.StatusBadRequest, "java.lang.IllegalArgumentException", fmt.Sprintf(format, a...)}
 }
 
 func notFound(p string) *remoteError {
-	return &remoteError{http.StatusNotFound, "FileNotFoundException", "java.io.FileNotFoundException", "File does not exist: " + p}
+	return &remoteError{http.StatusNotFound, "java.io.FileNotFoundException", "File does not exist: " + p}
 }
 
 func ioException(status int, class, format string, a ...any) *remoteError {
-	simple := class[strings.LastIndexByte(class, '.')+1:]
-	return &remoteError{status, simple, class, fmt.Sprintf(format, a...)}
+	return &remoteError{status, class, fmt.Sprintf(format, a...)}
 }
 
 func writeRemote(w http.ResponseWriter, e *remoteError) {
-	b, _ := json.Marshal(map[string]any{"RemoteException": map[string]string{
-		"exception": e.exception, "javaClassName": e.javaClass, "message": e.message,
-	}})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(e.status)
-	_, _ = w.Write(b)
+	webhdfs.WriteRemoteException(w, e.status, e.javaClass, e.message)
 }
 
 func writeJSONBody(w http.ResponseWriter, v any) {
@@ -118,16 +113,9 @@ func writeJSONBody(w http.ResponseWriter, v any) {
 	_, _ = w.Write(b)
 }
 
-// The operations each method takes, as Hadoop's GetOpParam, PutOpParam,
-// PostOpParam and DeleteOpParam enums name them.
-var webhdfsOps = map[string]struct {
-	enum string
-	ops  []string
-}{
-	http.MethodGet:    {"GetOpParam", []string{"OPEN", "GETFILESTATUS", "LISTSTATUS", "GETCONTENTSUMMARY", "GETFILECHECKSUM", "GETHOMEDIRECTORY", "GETDELEGATIONTOKEN"}},
-	http.MethodPut:    {"PutOpParam", []string{"CREATE", "MKDIRS", "RENAME", "SETREPLICATION", "SETOWNER", "SETPERMISSION", "SETTIMES"}},
-	http.MethodPost:   {"PostOpParam", []string{"APPEND", "CONCAT", "TRUNCATE"}},
-	http.MethodDelete: {"DeleteOpParam", []string{"DELETE"}},
+// The Hadoop enum that parses each method's op parameter.
+var opEnums = map[string]string{
+	http.MethodGet: "GetOpParam", http.MethodPut: "PutOpParam", http.MethodPost: "PostOpParam", http.MethodDelete: "DeleteOpParam",
 }
 
 // webhdfsRequest is a parsed request: its op (upper case), its path in
@@ -157,7 +145,7 @@ func parseWebHDFS(r *http.Request) (*webhdfsRequest, *remoteError) {
 	}
 	q := r.URL.Query()
 	raw := q.Get("op")
-	ops, ok := webhdfsOps[r.Method]
+	enum, ok := opEnums[r.Method]
 	if !ok {
 		return nil, ioException(http.StatusMethodNotAllowed, "java.lang.UnsupportedOperationException", "HTTP method %s is not supported", r.Method)
 	}
@@ -166,12 +154,8 @@ func parseWebHDFS(r *http.Request) (*webhdfsRequest, *remoteError) {
 		return nil, illegalArgument("Invalid value for webhdfs parameter \"op\": op is missing")
 	}
 	op := strings.ToUpper(raw) // EnumParam parses case-insensitively
-	known := false
-	for _, o := range ops.ops {
-		known = known || o == op
-	}
-	if !known {
-		return nil, illegalArgument("Invalid value for webhdfs parameter \"op\": No enum constant org.apache.hadoop.hdfs.web.resources.%s.Op.%s", ops.enum, op)
+	if m, known := webhdfs.OpMethod(op); !known || m != r.Method {
+		return nil, illegalArgument("Invalid value for webhdfs parameter \"op\": No enum constant org.apache.hadoop.hdfs.web.resources.%s.Op.%s", enum, op)
 	}
 	return &webhdfsRequest{op: op, path: p, q: q}, nil
 }

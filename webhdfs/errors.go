@@ -31,15 +31,32 @@ func illegalArgument(format string, a ...any) *remoteError {
 func (e *remoteError) Error() string { return e.javaClass + ": " + e.message }
 
 func writeRemote(w http.ResponseWriter, e *remoteError) {
-	body := e.raw
-	if body == nil {
-		simple := e.javaClass[strings.LastIndexByte(e.javaClass, '.')+1:]
-		body, _ = json.Marshal(map[string]any{"RemoteException": map[string]string{
-			"exception": simple, "javaClassName": e.javaClass, "message": e.message,
-		}})
+	if e.raw != nil {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", fmt.Sprint(len(e.raw)))
+		w.WriteHeader(e.status)
+		_, _ = w.Write(e.raw)
+		return
 	}
+	WriteRemoteException(w, e.status, e.javaClass, e.message)
+}
+
+// RemoteException is the body of every WebHDFS error answer, as Hadoop's
+// ExceptionHandler writes it (JsonUtil.toJsonString(Exception)).
+type RemoteException struct {
+	Exception     string `json:"exception"`     // the simple class name
+	JavaClassName string `json:"javaClassName"` // the full class name
+	Message       string `json:"message"`
+}
+
+// WriteRemoteException answers status with {"RemoteException": ...} for
+// javaClass (e.g. "java.io.FileNotFoundException") and message.
+func WriteRemoteException(w http.ResponseWriter, status int, javaClass, message string) {
+	body, _ := json.Marshal(struct {
+		RemoteException RemoteException
+	}{RemoteException{Exception: javaClass[strings.LastIndexByte(javaClass, '.')+1:], JavaClassName: javaClass, Message: message}})
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", fmt.Sprint(len(body)))
-	w.WriteHeader(e.status)
+	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }

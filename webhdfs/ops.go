@@ -61,3 +61,10 @@ func init() {
 		set(op, func(s *opSpec) { s.required = params })
 	}
 }
+
+// OpMethod returns the HTTP method WebHDFS sends op with (op in upper
+// case, e.g. "CREATE" → PUT); ok is false for an op WebHDFS does not have.
+func OpMethod(op string) (method string, ok bool) {
+	spec, ok := operations[op]
+	return spec.method, ok
+}
