@@ -57,6 +57,7 @@ func runSim(ctx context.Context, args []string, _, stderr io.Writer) error {
 		fmt.Fprintf(w, "A SIMULATOR, not Hadoop: serves /jmx in Hadoop 3's shape (marked with a\n")
 		fmt.Fprintf(w, "Heureka:service=Simulator bean) and accepts TCP connections on a data or RPC\n")
 		fmt.Fprintf(w, "port, so that 'heureka agent' can be tried and tested without a cluster.\n")
+		fmt.Fprintf(w, "With --webhdfs-dir it also serves a SIMULATED WebHDFS (/webhdfs/v1) on --listen.\n")
 		fmt.Fprintf(w, "It logs one line with its addresses: http=ADDR port=ADDR control=ADDR.\n\n")
 		fmt.Fprintf(w, "Control API (on --control, which keeps answering while the daemon is stopped):\n")
 		fmt.Fprintf(w, "\tGET  /sim/state                       state as JSON\n")
