@@ -489,6 +489,7 @@ func (a *Agent) collectLoop(ctx context.Context) {
 // rack, main port and, for DataNodes, the admin state.
 func (a *Agent) fixed(info hdfs.NodeInfo) hdfs.NodeInfo {
 	info.Rack = hdfs.NormalizeRack(a.cfg.Rack)
+	info.HTTPPort = a.cfg.HTTPPort
 	switch a.cfg.Role {
 	case hdfs.RoleDataNode:
 		info.Status = string(a.cfg.AdminState)
@@ -545,7 +546,7 @@ func (a *Agent) absorb(info hdfs.NodeInfo) {
 func material(old, new hdfs.NodeInfo, disk, block float64) bool {
 	if old.Rack != new.Rack || old.Version != new.Version || old.Status != new.Status ||
 		old.HAState != new.HAState || old.HATransitionTime != new.HATransitionTime ||
-		old.DataPort != new.DataPort || old.RPCPort != new.RPCPort {
+		old.DataPort != new.DataPort || old.RPCPort != new.RPCPort || old.HTTPPort != new.HTTPPort {
 		return true
 	}
 	moved := func(a, b int64, limit float64) bool {

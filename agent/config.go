@@ -32,6 +32,10 @@ type Config struct {
 	// NameNode's client RPC port (rpc_port). 0 takes what the daemon's JMX
 	// reports.
 	Port int
+	// HTTPPort is the daemon's web port (/jmx and /webhdfs/v1), registered
+	// as http_port metadata so WebHDFS clients and gateways can find it; 0
+	// registers none.
+	HTTPPort int
 	// AdminState is a DataNode's metadata status: its JMX does not report
 	// it (the NameNode knows), so the operator says it; default NORMAL.
 	// NameNodes report their FSState (Operational, safeMode) instead.
@@ -195,6 +199,8 @@ func (c Config) Validate() error {
 		return bad("IPAddr", "%q is not an IP address", c.IPAddr)
 	case c.Port < 0 || c.Port > 65535:
 		return bad("Port", "%d is out of range 0-65535", c.Port)
+	case c.HTTPPort < 0 || c.HTTPPort > 65535:
+		return bad("HTTPPort", "%d is out of range 0-65535", c.HTTPPort)
 	}
 	if c.AdminState != "" {
 		if _, ok := hdfs.ParseAdminState(string(c.AdminState)); !ok {

@@ -17,7 +17,10 @@
 //   - Placement. ChooseDataNodes picks DataNodes for a new block the way
 //     HDFS's default placement policy does, skipping nodes that are down,
 //     draining, full or penalised (Penalties), and taking nodes whose agent
-//     marked them probe_state=hung (a long GC pause) last.
+//     marked them probe_state=hung (a long GC pause) last. Picker wraps it
+//     for long-lived callers: it reads a discovery cache, can probe the
+//     nodes it chose, and avoids nodes its caller reported as failed (see
+//     its Example); `heureka pick` is its command-line form.
 //   - NameNode resolution. ResolveNameNodes finds the one active NameNode
 //     and orders the rest for client failover.
 //   - The client's last hop. A Picker chooses DataNodes (ChooseDataNodes

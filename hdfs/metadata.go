@@ -23,6 +23,7 @@ const (
 	MetaRPCPort          = "rpc_port"           // NameNode client RPC port; DataNode IPC port
 	MetaDownCause        = "down_cause"         // while DOWN: why, e.g. "process exited" (heureka's agent)
 	MetaProbeState       = "probe_state"        // ProbeStateHung while the daemon is paused but not yet DOWN
+	MetaHTTPPort         = "http_port"          // web port serving /jmx and /webhdfs/v1 (Hadoop 3: NameNode 9870, DataNode 9864)
 )
 
 // ProbeStateHung is MetaProbeState's value while a daemon accepts
@@ -128,6 +129,9 @@ type NodeInfo struct {
 	HATransitionTime int64   // ms since the epoch; 0 = never (non-HA)
 	DataPort         int
 	RPCPort          int
+	// HTTPPort is the daemon's web port (/jmx, /webhdfs/v1): what a
+	// WebHDFS client or gateway talks to.
+	HTTPPort int
 }
 
 // WriteMetadata stores n in md under the Meta* keys and returns md (a new map
@@ -162,6 +166,7 @@ func (n NodeInfo) WriteMetadata(md map[string]string) map[string]string {
 	setInt(MetaHATransitionTime, n.HATransitionTime)
 	setInt(MetaDataPort, int64(n.DataPort))
 	setInt(MetaRPCPort, int64(n.RPCPort))
+	setInt(MetaHTTPPort, int64(n.HTTPPort))
 	return md
 }
 
@@ -200,6 +205,7 @@ func ReadNodeInfo(md map[string]string) (NodeInfo, error) {
 	n.HATransitionTime = getInt(MetaHATransitionTime, 1<<63-1)
 	n.DataPort = int(getInt(MetaDataPort, 65535))
 	n.RPCPort = int(getInt(MetaRPCPort, 65535))
+	n.HTTPPort = int(getInt(MetaHTTPPort, 65535))
 	if len(bad) > 0 {
 		return n, heureka.Errorf(heureka.EINVALID, "hdfs metadata: %s", strings.Join(bad, "; "))
 	}

@@ -43,6 +43,9 @@ type Config struct {
 	// until Start.
 	Stopped bool
 
+	// WebHDFS turns on the simulated WebHDFS surface (see WebHDFSConfig).
+	WebHDFS WebHDFSConfig
+
 	// Logger receives the simulator's logs, with subsystem=sim.
 	Logger *slog.Logger
 }

@@ -12,6 +12,13 @@
 //   - It listens on a TCP port standing for the DataNode's data-transfer
 //     port or the NameNode's client RPC port. Connections are accepted and
 //     held open until the peer closes them; nothing is spoken on them.
+//   - With WebHDFSConfig.Dir set, it serves a minimal SIMULATED WebHDFS on
+//     the same web port (see webhdfs.go): a NameNode answers GETFILESTATUS,
+//     LISTSTATUS, MKDIRS and DELETE, redirects CREATE, APPEND and OPEN to
+//     one of its DataNodes (honouring excludedatanodes), and answers
+//     StandbyException while not active; a DataNode stores and serves the
+//     bytes. The simulated daemons of a cluster share one directory, which
+//     stands for both the NameNodes' shared namespace and replication.
 //   - It can be told, through a separate control listener, to stop (the
 //     /jmx and data/RPC listeners close and every connection on them is
 //     cut, so callers get "connection refused" exactly as from a dead
@@ -30,5 +37,6 @@
 // Concurrency: every method is safe for concurrent use.
 //
 // What it does not do: speak Hadoop RPC or the data-transfer protocol,
-// store blocks, or change its figures on its own.
+// store blocks (WebHDFS files are plain files), check permissions, or
+// change its figures on its own.
 package sim

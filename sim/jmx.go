@@ -268,8 +268,12 @@ func (s *Sim) nameNodeBeans(st figures, rpcPort int) []bean {
 // JMXJsonServlet answers it.
 func (s *Sim) serveDaemon(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Heureka-Simulator", "true")
+	if r.URL.Path == webhdfsPrefix || strings.HasPrefix(r.URL.Path, webhdfsPrefix+"/") {
+		s.serveWebHDFS(w, r)
+		return
+	}
 	if r.URL.Path != "/jmx" {
-		http.Error(w, "heureka sim serves only /jmx", http.StatusNotFound)
+		http.Error(w, "heureka sim serves only /jmx and /webhdfs/v1", http.StatusNotFound)
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {

@@ -34,6 +34,9 @@ type Sim struct {
 	ctrlLn             net.Listener
 	ctrlSrv            *http.Server
 	wg                 sync.WaitGroup // serving goroutines
+	// WebHDFS writes received (DataNodes), see webhdfs.go.
+	writes int64
+	recent []string
 }
 
 // figures are the simulated daemon's changeable state.
@@ -62,6 +65,8 @@ type State struct {
 	HAState          hdfs.HAState `json:"ha_state,omitempty"`
 	HATransitionTime int64        `json:"ha_transition_time,omitempty"`
 	Safemode         bool         `json:"safemode,omitempty"`
+	// WebHDFS is set when the simulated WebHDFS surface is on.
+	WebHDFS *WebHDFSState `json:"webhdfs,omitempty"`
 }
 
 // New returns a simulator for cfg. It listens on nothing until Open.
@@ -70,6 +75,7 @@ func New(cfg Config) (*Sim, error) {
 		return nil, err
 	}
 	cfg.Volumes = append([]string(nil), cfg.Volumes...)
+	cfg.WebHDFS.DataNodes = append([]DataNodeAddr(nil), cfg.WebHDFS.DataNodes...)
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -288,6 +294,7 @@ func (s *Sim) State() State {
 	if s.cfg.Role == hdfs.RoleNameNode {
 		st.HAState, st.HATransitionTime, st.Safemode = s.st.ha, s.st.haTransition, s.st.safemode
 	}
+	s.webhdfsStateLocked(&st)
 	return st
 }
 

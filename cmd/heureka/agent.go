@@ -178,6 +178,10 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 		}
 	}
 	cfg.Logger = logger
+	// The web port in the JMX URL is the one WebHDFS is served on too.
+	if n, err := strconv.Atoi(ju.Port()); err == nil {
+		cfg.HTTPPort = n
+	}
 	if !isLoopbackHost(ju.Hostname()) {
 		cfg.StatusPageURL = ju.String()
 	}

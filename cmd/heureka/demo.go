@@ -9,7 +9,9 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,6 +66,9 @@ type demoCluster struct {
 	urls    []string // the servers' Eureka base URLs
 	nodes   []*demoNode
 	client  *client.Client
+
+	webhdfsDir string // the simulated cluster's WebHDFS storage, removed by close
+	webDNs     []sim.DataNodeAddr
 
 	agentCtx    context.Context
 	stopAgents  context.CancelFunc
@@ -186,6 +191,7 @@ func (d *demoCluster) open(ctx context.Context) error {
 		scfg := sim.DefaultConfig()
 		scfg.Role, scfg.Hostname, scfg.Logger = role, host, log
 		scfg.ClusterID = "CID-heureka-demo-" + d.cfg.Cluster
+		scfg.WebHDFS = sim.WebHDFSConfig{Dir: d.webhdfsDir, DataNodes: d.webDNs}
 		if role == hdfs.RoleNameNode {
 			scfg.HAState = ha
 			scfg.Capacity = int64(d.cfg.DataNodes) * (4 << 40)
@@ -203,11 +209,16 @@ func (d *demoCluster) open(ctx context.Context) error {
 		}
 		n := &demoNode{name: name, rack: rack, sim: sm}
 		d.nodes = append(d.nodes, n)
+		if role == hdfs.RoleDataNode {
+			d.webDNs = append(d.webDNs, sim.DataNodeAddr{HTTP: sm.HTTPAddr(), Xfer: sm.PortAddr()})
+		}
 
 		acfg := agent.DefaultConfig()
 		acfg.Role, acfg.Cluster, acfg.Host, acfg.IPAddr, acfg.Rack = role, d.cfg.Cluster, host, "127.0.0.1", rack
 		_, port, _ := net.SplitHostPort(sm.PortAddr())
 		acfg.Port, _ = strconv.Atoi(port)
+		_, hport, _ := net.SplitHostPort(sm.HTTPAddr())
+		acfg.HTTPPort, _ = strconv.Atoi(hport)
 		acfg.DrainPeriod = time.Second // a demo need not wait for polling clients
 		acfg.Logger = log
 		if err := acfg.Validate(); err != nil {
@@ -228,10 +239,9 @@ func (d *demoCluster) open(ctx context.Context) error {
 		})
 		return nil
 	}
-	if err := addNode(hdfs.RoleNameNode, "nn1", demoRacks[0], 0, hdfs.HAActive); err != nil {
-		return err
-	}
-	if err := addNode(hdfs.RoleNameNode, "nn2", demoRacks[1], 0, hdfs.HAStandby); err != nil {
+	// The simulated WebHDFS: DataNodes first, so the NameNodes know
+	// where to redirect; listed NameNodes first all the same.
+	if d.webhdfsDir, err = os.MkdirTemp("", "heureka-demo-webhdfs-"); err != nil {
 		return err
 	}
 	for i := range d.cfg.DataNodes {
@@ -239,6 +249,14 @@ func (d *demoCluster) open(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := addNode(hdfs.RoleNameNode, "nn1", demoRacks[0], 0, hdfs.HAActive); err != nil {
+		return err
+	}
+	if err := addNode(hdfs.RoleNameNode, "nn2", demoRacks[1], 0, hdfs.HAStandby); err != nil {
+		return err
+	}
+	dns := d.nodes[:d.cfg.DataNodes:d.cfg.DataNodes]
+	d.nodes = append(slices.Clone(d.nodes[d.cfg.DataNodes:]), dns...)
 
 	// Ready when every node is registered and UP.
 	deadline := time.Now().Add(30 * time.Second)
@@ -284,6 +302,9 @@ func (d *demoCluster) close(ctx context.Context) error {
 	}
 	for _, s := range d.servers {
 		errs = append(errs, s.Close(ctx))
+	}
+	if d.webhdfsDir != "" {
+		errs = append(errs, os.RemoveAll(d.webhdfsDir))
 	}
 	return errors.Join(errs...)
 }
@@ -341,6 +362,13 @@ Try, in another terminal (with HEUREKA_REGISTRY exported as above):
 
   # Fill DataNode %[6]s past the 90%% placement threshold.
   curl -X POST '%[2]s/set?used=3.9T'
+
+  # Choose DataNodes for a write, as HDFS would, from the registry.
+  heureka pick --cluster %[1]s -n 3 --writer dn1.%[1]s
+
+  # WebHDFS that follows the active NameNode (the simulators speak it too).
+  heureka gateway --cluster %[1]s --listen 127.0.0.1:14000 &
+  curl -i -X PUT 'http://127.0.0.1:14000/webhdfs/v1/tmp/a.txt?op=CREATE&user.name=me'
 
   # Forward failures to a webhook (or Alertmanager with --alertmanager URL).
   heureka alert --webhook http://127.0.0.1:9000/hook

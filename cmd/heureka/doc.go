@@ -10,12 +10,14 @@
 //	heureka alert       node failures and self-preservation to Alertmanager or a webhook
 //	heureka topology    Hadoop's topology-script protocol, answered from the registry
 //	heureka hadoop      hdfs-site HA properties and hosts files from the registry
+//	heureka pick        DataNodes for a write, placed as HDFS places blocks (hdfs.Picker)
+//	heureka gateway     a WebHDFS endpoint following the active NameNode (package webhdfs)
 //	heureka demo        a local three-peer registry with a simulated HDFS cluster
 //	heureka completion  a bash or zsh completion script
 //	heureka version, help
 //
 // Flags, environment and signals are read here only; the packages it wires
-// (registry, replication, internal/httpapi, agent, sim, client) take plain
+// (registry, replication, internal/httpapi, agent, sim, client, webhdfs) take plain
 // Config structs.
 //
 // # Concurrency

@@ -44,6 +44,9 @@ func runSim(ctx context.Context, args []string, _, stderr io.Writer) error {
 	var volumes repeatedFlag
 	fs.Var(&volumes, "volume", "a datanode storage `directory` to report (repeatable; default /data/1/dfs/dn)")
 	pidFile := fs.String("pid-file", "", "write this process's PID and a newline to `file` once listening, as Hadoop does in HADOOP_PID_DIR (removed on SIGTERM, left behind by SIGKILL)")
+	fs.StringVar(&cfg.WebHDFS.Dir, "webhdfs-dir", "", "serve a SIMULATED WebHDFS (/webhdfs/v1) storing files in this `directory`, shared by every sim of the cluster")
+	var webDNs repeatedFlag
+	fs.Var(&webDNs, "webhdfs-datanode", "a namenode's DataNode to redirect CREATE/APPEND/OPEN to, as `HTTP_ADDR=XFER_ADDR` (repeatable)")
 	fs.BoolVar(&cfg.Stopped, "stopped", false, "start stopped: only the control API answers until POST /sim/start")
 	logFormat := fs.String("log-format", "text", "log format: text or json (logs go to stderr)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
@@ -53,6 +56,7 @@ func runSim(ctx context.Context, args []string, _, stderr io.Writer) error {
 		fmt.Fprintf(w, "A SIMULATOR, not Hadoop: serves /jmx in Hadoop 3's shape (marked with a\n")
 		fmt.Fprintf(w, "Heureka:service=Simulator bean) and accepts TCP connections on a data or RPC\n")
 		fmt.Fprintf(w, "port, so that 'heureka agent' can be tried and tested without a cluster.\n")
+		fmt.Fprintf(w, "With --webhdfs-dir it also serves a SIMULATED WebHDFS (/webhdfs/v1) on --listen.\n")
 		fmt.Fprintf(w, "It logs one line with its addresses: http=ADDR port=ADDR control=ADDR.\n\n")
 		fmt.Fprintf(w, "Control API (on --control, which keeps answering while the daemon is stopped):\n")
 		fmt.Fprintf(w, "\tGET  /sim/state                       state as JSON\n")
@@ -92,6 +96,13 @@ func runSim(ctx context.Context, args []string, _, stderr io.Writer) error {
 		cfg.PortAddr = *port
 	}
 	cfg.HAState = hdfs.HAState(strings.ToLower(*ha))
+	for _, v := range webDNs {
+		dn, err := sim.ParseDataNodeAddr(v)
+		if err != nil {
+			return bad("--webhdfs-datanode: %v", err)
+		}
+		cfg.WebHDFS.DataNodes = append(cfg.WebHDFS.DataNodes, dn)
+	}
 	if len(volumes) > 0 {
 		cfg.Volumes = volumes
 	}

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/hdfs"
+)
+
+func init() {
+	addCommand(&command{name: "pick", summary: "choose DataNodes for a write the way HDFS places blocks, from the registry", run: withExitCodes(runPick)})
+}
+
+// pickedNode is one line of `heureka pick`.
+type pickedNode struct {
+	ID          string   `json:"id"`
+	Host        string   `json:"host"`
+	DataAddress string   `json:"dataAddress"`
+	Rack        string   `json:"rack"`
+	Fullness    *float64 `json:"fullness,omitempty"` // disk_used / disk_total, 0-1
+}
+
+// pickResult is `heureka pick -o json`.
+type pickResult struct {
+	Requested int          `json:"requested"`
+	Nodes     []pickedNode `json:"nodes"`
+	Short     int          `json:"short"`
+	Problem   string       `json:"problem,omitempty"`
+}
+
+// shortfallError is a pick that found fewer nodes than asked for.
+type shortfallError struct{ msg string }
+
+func (e *shortfallError) Error() string { return e.msg }
+func (e *shortfallError) ExitCode() int { return exitNotFound }
+
+func runPick(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var o cliOptions
+	fs := newFlagSet("pick", "pick --cluster NAME [-n 3] [--writer HOST | --rack RACK] [--exclude HOST,...] [--probe] [-o json]", `
+Prints the DataNodes a writer should use for a new block, chosen as HDFS's
+default placement policy does (the writer's node or rack, then another rack,
+then that rack again), skipping DataNodes that are not UP, draining, over 90%
+full or excluded. --probe dials each chosen node's data port first and
+replaces those that do not answer. When fewer than -n can be chosen it prints
+those it has, says why on stderr and exits 3.`, stderr)
+	o.addFlags(fs, true)
+	cluster := fs.String("cluster", "", "HDFS cluster `name`, as the agents register it (hdfs-datanode.NAME)")
+	n := fs.Int("n", hdfs.DefaultReplicas, "how many DataNodes to choose")
+	writer := fs.String("writer", "", "the writing client's `host` name or IP address")
+	rack := fs.String("rack", "", "the writer's `rack`, when the writer is not a DataNode")
+	exclude := fs.String("exclude", "", "`hosts` (names, IPs or instance IDs), comma-separated, never to choose")
+	probe := fs.Bool("probe", false, "dial each chosen DataNode's data port and replace those that do not answer")
+	probeTimeout := fs.Duration("probe-timeout", time.Second, "how long one --probe dial may take")
+	fullness := fs.Float64("fullness", hdfs.DefaultFullnessThreshold, "skip DataNodes more used than this fraction")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(pos) > 0:
+		return &usageError{fmt.Sprintf("pick: unexpected argument %q", pos[0])}
+	case *cluster == "":
+		return &usageError{"pick: --cluster is required: the name the agents register (hdfs-datanode.NAME)"}
+	case *n < 1 || *n > 64:
+		return &usageError{fmt.Sprintf("pick: -n %d: want 1 to 64 DataNodes", *n)}
+	case *writer != "" && *rack != "":
+		return &usageError{"pick: give --writer or --rack, not both (a DataNode writer's rack comes from the registry)"}
+	case !(*fullness > 0 && *fullness <= 1):
+		return &usageError{fmt.Sprintf("pick: --fullness %v: want a fraction in (0, 1], e.g. 0.9", *fullness)}
+	case *probeTimeout <= 0:
+		return &usageError{fmt.Sprintf("pick: --probe-timeout %v: want a positive duration", *probeTimeout)}
+	}
+	if err := o.validate(); err != nil {
+		return err
+	}
+	rc, err := o.connect()
+	if err != nil {
+		return err
+	}
+	defer rc.close()
+	cctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	app := hdfs.AppName(hdfs.RoleDataNode, *cluster)
+	a, err := rc.application(cctx, app) // this application only, however big the registry
+	if err != nil {
+		return rc.explain(err, "pick: read "+app)
+	}
+	excluded := map[string]bool{}
+	for h := range strings.SplitSeq(*exclude, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			excluded[strings.ToLower(h)] = true
+		}
+	}
+	var nodes []*heureka.Instance
+	left := 0
+	for _, in := range a.Instances {
+		if excluded[strings.ToLower(in.ID)] || excluded[in.IPAddr] || excluded[strings.ToLower(in.HostName)] {
+			left++
+			continue
+		}
+		nodes = append(nodes, in)
+	}
+	picker := &hdfs.Picker{DataNodes: func() []*heureka.Instance { return nodes }}
+	if *probe {
+		picker.Probe = hdfs.DialProbe(*probeTimeout)
+	}
+	pl, perr := picker.Choose(cctx, hdfs.PlacementRequest{Replicas: *n, Writer: *writer, WriterRack: *rack, FullnessThreshold: *fullness})
+	res := pickResult{Requested: *n, Nodes: []pickedNode{}, Short: *n - len(pl.Nodes)}
+	for _, in := range pl.Nodes {
+		res.Nodes = append(res.Nodes, pickedOf(in))
+	}
+	if perr != nil {
+		res.Problem = perr.Error()
+	}
+	if o.json() {
+		if err := writeJSON(stdout, res); err != nil {
+			return err
+		}
+	} else if len(res.Nodes) > 0 {
+		tw := newTable(stdout)
+		fmt.Fprintln(tw, "ID\tHOST\tDATA ADDRESS\tRACK\tUSED")
+		for _, p := range res.Nodes {
+			used := "-"
+			if p.Fullness != nil {
+				used = fmt.Sprintf("%.0f%%", 100**p.Fullness)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cleanCell(p.ID), cleanCell(p.Host), cleanCell(p.DataAddress), cleanCell(p.Rack), used)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if perr != nil {
+		also := ""
+		if left > 0 {
+			also = fmt.Sprintf(" (and %d left out with --exclude)", left)
+		}
+		return &shortfallError{fmt.Sprintf("pick: only %d of %d DataNodes of %s: %v%s", len(res.Nodes), *n, app, perr, also)}
+	}
+	return nil
+}
+
+func pickedOf(in *heureka.Instance) pickedNode {
+	p := pickedNode{ID: in.ID, Host: in.HostName, Rack: hdfs.NormalizeRack(in.Metadata[hdfs.MetaRack])}
+	if p.Host == "" {
+		p.Host = in.IPAddr
+	}
+	p.DataAddress, _ = hdfs.DataNodeAddress(in)
+	info, _ := hdfs.ReadNodeInfo(in.Metadata)
+	if info.DiskTotal > 0 {
+		f := float64(info.DiskUsed) / float64(info.DiskTotal)
+		p.Fullness = &f
+	}
+	return p
+}

@@ -1,0 +1,134 @@
+package webhdfs
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/internal/auth"
+)
+
+// Config is what a Gateway forwards for, and how.
+type Config struct {
+	// Cluster names the HDFS cluster, for logs and messages.
+	Cluster string
+	// NameNodes and DataNodes return the cluster's registered instances,
+	// usually a watching client.Cache's Instances(hdfs.AppName(...)). They
+	// are called on every request and must be cheap and safe for
+	// concurrent use.
+	NameNodes func() []*heureka.Instance
+	DataNodes func() []*heureka.Instance
+
+	// RequestTimeout bounds each request to a NameNode, retries included.
+	RequestTimeout time.Duration
+	// FailoverWait is how long a request waits for the registry to name a
+	// new active NameNode after the active one answered StandbyException
+	// or refused the connection, or when none is active.
+	FailoverWait time.Duration
+	// ProbeTimeout bounds the TCP dial that checks the DataNode a
+	// redirect points at, before the client is sent there; 0 turns the
+	// probe off (only the registry is consulted).
+	ProbeTimeout time.Duration
+	// MaxRechoose is how many times a redirect to an unusable DataNode is
+	// asked again with that node excluded.
+	MaxRechoose int
+	// MaxExcluded bounds the excludedatanodes list sent to the NameNode,
+	// which must fit in its request line.
+	MaxExcluded int
+	// MaxBody bounds a request body (WebHDFS's first step carries none;
+	// file data goes to the DataNode).
+	MaxBody int64
+	// FullnessThreshold: DataNodes more used than this are excluded from
+	// writes (as in hdfs.PlacementRequest).
+	FullnessThreshold float64
+	// Penalties remembers DataNodes that failed a probe; nil makes one
+	// with hdfs.DefaultPenalty.
+	Penalties *hdfs.Penalties
+	// NameNodeScheme is "http" or "https", the scheme of the NameNodes'
+	// web servers; DefaultHTTPPort is their port when an instance has no
+	// http_port metadata.
+	NameNodeScheme  string
+	DefaultHTTPPort int
+	// DataNodeHTTPPort is a DataNode's web port when its instance has no
+	// http_port metadata, to match redirects against the registry.
+	DataNodeHTTPPort int
+
+	// Transport sends requests to the NameNodes; nil uses a private one.
+	Transport http.RoundTripper
+	// Auth, when set, requires credentials of every caller: reads
+	// (GET) as the credentials file's "reads" says, anything else from an
+	// authenticated principal. The caller's Authorization header is then
+	// the gateway's and is not forwarded.
+	Auth *auth.Store
+	// Registerer receives the gateway's metrics; nil registers none.
+	Registerer prometheus.Registerer
+	// Logger receives the gateway's logs, with subsystem=gateway.
+	Logger *slog.Logger
+}
+
+// DefaultConfig returns the defaults, each with its reason.
+func DefaultConfig() Config {
+	return Config{
+		// WebHDFS metadata calls answer in milliseconds; 15 s is the
+		// project's client read timeout, long enough for a loaded
+		// NameNode and short enough that a hung one frees the caller.
+		RequestTimeout: 15 * time.Second,
+		// The agent reports an HA change at its next probe (1 s) and the
+		// watch delivers it in milliseconds: 3 s covers a busy machine.
+		FailoverWait: 3 * time.Second,
+		// A DataNode on the same network answers a dial in well under a
+		// millisecond; a dead host does not answer at all.
+		ProbeTimeout: 500 * time.Millisecond,
+		MaxRechoose:  3,
+		// 256 entries of "255.255.255.255:65535" are ~5.5 KB, inside
+		// Jetty's default 8 KB request line.
+		MaxExcluded: 256,
+		MaxBody:     1 << 20,
+		// The project's placement threshold (design notes).
+		FullnessThreshold: hdfs.DefaultFullnessThreshold,
+		NameNodeScheme:    "http",
+		// Hadoop 3's dfs.namenode.http-address and dfs.datanode.http.address.
+		DefaultHTTPPort:  9870,
+		DataNodeHTTPPort: 9864,
+	}
+}
+
+// Validate reports the first setting that cannot work, by field name.
+func (c Config) Validate() error {
+	bad := func(field, format string, a ...any) error {
+		return heureka.Errorf(heureka.EINVALID, "webhdfs gateway: %s: %s", field, fmt.Sprintf(format, a...))
+	}
+	switch {
+	case strings.TrimSpace(c.Cluster) == "":
+		return bad("Cluster", "empty; name the HDFS cluster")
+	case c.NameNodes == nil || c.DataNodes == nil:
+		return bad("NameNodes, DataNodes", "both are needed")
+	case c.RequestTimeout <= 0:
+		return bad("RequestTimeout", "%v must be positive", c.RequestTimeout)
+	case c.FailoverWait < 0 || c.FailoverWait >= c.RequestTimeout:
+		return bad("FailoverWait", "%v must be in [0, RequestTimeout %v)", c.FailoverWait, c.RequestTimeout)
+	case c.ProbeTimeout < 0:
+		return bad("ProbeTimeout", "%v is negative", c.ProbeTimeout)
+	case c.MaxRechoose < 0 || c.MaxRechoose > 16:
+		return bad("MaxRechoose", "%d is not in 0-16", c.MaxRechoose)
+	case c.MaxExcluded < 1:
+		return bad("MaxExcluded", "%d must be at least 1", c.MaxExcluded)
+	case c.MaxBody < 0:
+		return bad("MaxBody", "%d is negative", c.MaxBody)
+	case !(c.FullnessThreshold > 0 && c.FullnessThreshold <= 1):
+		return bad("FullnessThreshold", "%v is not in (0, 1]", c.FullnessThreshold)
+	case c.NameNodeScheme != "http" && c.NameNodeScheme != "https":
+		return bad("NameNodeScheme", "%q is not http or https", c.NameNodeScheme)
+	case c.DefaultHTTPPort < 1 || c.DefaultHTTPPort > 65535:
+		return bad("DefaultHTTPPort", "%d is not a port", c.DefaultHTTPPort)
+	case c.DataNodeHTTPPort < 1 || c.DataNodeHTTPPort > 65535:
+		return bad("DataNodeHTTPPort", "%d is not a port", c.DataNodeHTTPPort)
+	}
+	return nil
+}
