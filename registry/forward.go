@@ -118,28 +118,29 @@ func (r *Registry) Adopt(in *heureka.Instance, lastRenewal time.Time) (bool, err
 		r.overrides[in.ID] = in.OverriddenStatus
 	}
 	var prev *heureka.Instance
+	duration := time.Duration(in.Lease.DurationSecs) * time.Second
+	in.LastUpdatedTimestamp = now.UnixMilli()
 	if l == nil {
 		if a == nil {
 			a = &appEntry{leases: map[string]*lease{}, dirty: map[string]struct{}{}}
 			r.apps[in.App] = a
 		}
-		l = &lease{}
-		l.lastRenew.Store(lastRenewal.UnixNano())
-		a.leases[in.ID] = l
 		in.ActionType = heureka.ActionAdded
+		l = &lease{inst: in, duration: duration}
+		l.renewed.Store(r.virtual(lastRenewal))
+		a.leases[in.ID] = l
+		r.track(l)
 	} else {
 		prev = l.inst
-		r.expectedMilli -= renewsPerMinMilli(prev)
 		in.ActionType = heureka.ActionModified
-		if lastRenewal.UnixNano() > l.lastRenew.Load() {
-			l.lastRenew.Store(lastRenewal.UnixNano())
+		r.setInst(l, in)
+		l.duration = duration
+		if v := r.virtual(lastRenewal); v > l.renewed.Load() {
+			l.renewed.Store(v)
 		}
+		r.reschedule(l)
 	}
-	r.expectedMilli += renewsPerMinMilli(in)
 	delete(r.tombs, tombKey{in.App, in.ID})
-	l.duration = time.Duration(in.Lease.DurationSecs) * time.Second
-	in.LastUpdatedTimestamp = now.UnixMilli()
-	l.inst = in
 	r.record(now, a, prev, in, "sync")
 	return true, nil
 }
@@ -174,7 +175,7 @@ func (r *Registry) LiveApp(name string) (*heureka.Application, bool) {
 	app := &heureka.Application{Name: name, Instances: make([]*heureka.Instance, 0, len(a.leases))}
 	for _, l := range a.leases {
 		in := *l.inst // shallow: the maps are shared and never modified
-		in.Lease.LastRenewalTimestamp = l.lastRenew.Load() / int64(time.Millisecond)
+		in.Lease.LastRenewalTimestamp = r.lastRenewal(l) / int64(time.Millisecond)
 		app.Instances = append(app.Instances, &in)
 	}
 	slices.SortFunc(app.Instances, func(x, y *heureka.Instance) int { return strings.Compare(x.ID, y.ID) })
@@ -190,5 +191,5 @@ func (r *Registry) LastRenewal(app, id string) (time.Time, bool) {
 	if l == nil {
 		return time.Time{}, false
 	}
-	return time.Unix(0, l.lastRenew.Load()), true
+	return time.Unix(0, r.lastRenewal(l)), true
 }

@@ -89,7 +89,7 @@ func readGC() gcCounters {
 }
 
 func heapObjects() uint64 {
-	s := []rtmetrics.Sample{{Name: "/gc/heap/objects:objects"}}
-	rtmetrics.Read(s)
-	return s[0].Value.Uint64()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapObjects
 }
