@@ -102,6 +102,7 @@ func (r *Registry) Adopt(in *heureka.Instance, lastRenewal time.Time) (bool, err
 	in = in.Clone()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.strs.instance(in)
 	a, l := r.lookupEntry(in.App, in.ID)
 	if l == nil {
 		if t, ok := r.tombs[tombKey{in.App, in.ID}]; ok && in.Lease.RegistrationTimestamp <= t.UnixMilli() {

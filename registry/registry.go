@@ -43,6 +43,8 @@ type Registry struct {
 	lost   []*lease
 	census census
 
+	strs interner // canonical copies of repeated strings; guarded by mu
+
 	// Self-preservation: renewals are counted in fixed one-minute windows
 	// (Eureka's MeasuredRate). Guarded by spMu except renewsThisMin
 	// (atomic).
@@ -244,6 +246,7 @@ func (r *Registry) Register(in *heureka.Instance, replication bool) error {
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.strs.instance(in)
 	app := r.apps[in.App]
 	var old *lease
 	if app != nil {
@@ -540,7 +543,7 @@ func (r *Registry) UpdateMetadata(app, id string, md map[string]string) error {
 	}
 	in := l.inst.Clone()
 	for k, v := range md {
-		in.Metadata[k] = v
+		in.Metadata[r.strs.str(k)] = r.strs.str(v)
 	}
 	delete(in.Metadata, "@class")
 	if err := heureka.ValidateMetadata(in.Metadata, r.cfg.Limits); err != nil {
