@@ -73,16 +73,6 @@ func (r *Registry) Tombstones() []Tombstone {
 	return out
 }
 
-// pruneTombstones drops tombstones older than TombstoneTTL; r.mu must be
-// held for writing.
-func (r *Registry) pruneTombstones(now time.Time) {
-	for k, t := range r.tombs {
-		if now.Sub(t) >= r.cfg.TombstoneTTL {
-			delete(r.tombs, k)
-		}
-	}
-}
-
 // Adopt makes a peer's copy of an instance the local one, status override
 // included, without forwarding it: the start-up sync's and anti-entropy's
 // repair. lastRenewal is when the peer last heard from the instance (zero:
@@ -158,7 +148,7 @@ func (r *Registry) CancelIfRegisteredBefore(app, id string, t time.Time) bool {
 		return false
 	}
 	r.remove(now, app, id, "cancel")
-	r.tombs[tombKey{app, id}] = t
+	r.tombstone(tombKey{app, id}, t)
 	r.cancels.Add(1)
 	return true
 }

@@ -25,6 +25,7 @@ type Registry struct {
 	seq       uint64                    // Seq of the newest change
 	changed   chan struct{}             // closed and replaced on every change
 	tombs     map[tombKey]time.Time     // recent explicit cancels
+	tombQ     tombQueue                 // the same by time, to prune (tombs.go)
 	forward   func(Op)                  // forwards client writes to peers
 	gen       atomic.Uint64             // bumped on every visible write
 
@@ -220,9 +221,14 @@ func (r *Registry) Tick() int {
 	now := r.cfg.Clock()
 	r.graceAfterPause(now)
 	r.rollWindow(now)
-	r.mu.Lock()
-	r.pruneTombstones(now)
-	r.mu.Unlock()
+	r.mu.RLock()
+	due := r.tombsDue(now)
+	r.mu.RUnlock()
+	if due {
+		r.mu.Lock()
+		r.pruneTombstones(now)
+		r.mu.Unlock()
+	}
 	return r.evict(now)
 }
 
@@ -456,7 +462,7 @@ func (r *Registry) Cancel(app, id string, replication bool) error {
 	if !r.remove(now, app, id, "cancel") {
 		return notFound(app, id)
 	}
-	r.tombs[tombKey{app, id}] = now
+	r.tombstone(tombKey{app, id}, now)
 	if len(r.tombs) > 2*r.cfg.ChangeLogSize {
 		r.pruneTombstones(now)
 	}
