@@ -6,9 +6,12 @@
 // # Concurrency
 //
 // Writers (Register, Cancel, SetStatus, DeleteStatusOverride,
-// UpdateMetadata) take the write lock. Renew, the hot path, takes only the
-// read lock and stores the renewal time atomically; it takes the write lock
-// only in the rare case where the rule chain changes the stored status.
+// UpdateMetadata, Adopt) take the write lock. Renew, the hot path, takes
+// only the read lock and moves the lease's renewal time forward atomically;
+// it takes the write lock only in the rare cases where the rule chain
+// changes the stored status or the renewal moves the deadline back (the
+// clock stepped back). Tick takes the read lock, with a mutex of its own,
+// to find what expired, and the write lock only to evict it.
 // Readers call Snapshot and get an immutable view, rebuilt at most once per
 // change (per application, only the applications that changed are
 // re-sorted); a read issued after a write returned always reflects it.
@@ -22,6 +25,18 @@
 // A lease expires at its last renewal plus its own durationInSecs. Eureka
 // itself expires a renewed lease only after twice the duration (a bug it
 // keeps on purpose); heureka does not reproduce it.
+//
+// # Cost
+//
+// A tick costs what expired, recovered or renewed since the last one: live
+// leases wait in a min-heap by deadline as last seen, which a renewal does
+// not touch; the tick pushes back, with its new deadline, what it pops that
+// renewed since. Leases expired but held back by self-preservation are
+// re-checked at every tick. Self-preservation's counts (instances, expected
+// renewals, instances and losses per rack and per application) are kept as
+// leases change, and the grace after a pause is one global offset (see
+// expiry.go). Tombstones expire from a queue by time (tombs.go). Stored instances share one copy of the strings registrations
+// repeat (app names, VIP addresses, metadata keys, short values).
 //
 // # What it does not do
 //

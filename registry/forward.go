@@ -73,16 +73,6 @@ func (r *Registry) Tombstones() []Tombstone {
 	return out
 }
 
-// pruneTombstones drops tombstones older than TombstoneTTL; r.mu must be
-// held for writing.
-func (r *Registry) pruneTombstones(now time.Time) {
-	for k, t := range r.tombs {
-		if now.Sub(t) >= r.cfg.TombstoneTTL {
-			delete(r.tombs, k)
-		}
-	}
-}
-
 // Adopt makes a peer's copy of an instance the local one, status override
 // included, without forwarding it: the start-up sync's and anti-entropy's
 // repair. lastRenewal is when the peer last heard from the instance (zero:
@@ -102,6 +92,7 @@ func (r *Registry) Adopt(in *heureka.Instance, lastRenewal time.Time) (bool, err
 	in = in.Clone()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.strs.instance(in)
 	a, l := r.lookupEntry(in.App, in.ID)
 	if l == nil {
 		if t, ok := r.tombs[tombKey{in.App, in.ID}]; ok && in.Lease.RegistrationTimestamp <= t.UnixMilli() {
@@ -118,28 +109,29 @@ func (r *Registry) Adopt(in *heureka.Instance, lastRenewal time.Time) (bool, err
 		r.overrides[in.ID] = in.OverriddenStatus
 	}
 	var prev *heureka.Instance
+	duration := time.Duration(in.Lease.DurationSecs) * time.Second
+	in.LastUpdatedTimestamp = now.UnixMilli()
 	if l == nil {
 		if a == nil {
 			a = &appEntry{leases: map[string]*lease{}, dirty: map[string]struct{}{}}
 			r.apps[in.App] = a
 		}
-		l = &lease{}
-		l.lastRenew.Store(lastRenewal.UnixNano())
-		a.leases[in.ID] = l
 		in.ActionType = heureka.ActionAdded
+		l = &lease{inst: in, duration: duration}
+		l.renewed.Store(r.virtual(lastRenewal))
+		a.leases[in.ID] = l
+		r.track(l)
 	} else {
 		prev = l.inst
-		r.expectedMilli -= renewsPerMinMilli(prev)
 		in.ActionType = heureka.ActionModified
-		if lastRenewal.UnixNano() > l.lastRenew.Load() {
-			l.lastRenew.Store(lastRenewal.UnixNano())
+		r.setInst(l, in)
+		l.duration = duration
+		if v := r.virtual(lastRenewal); v > l.renewed.Load() {
+			l.renewed.Store(v)
 		}
+		r.reschedule(l)
 	}
-	r.expectedMilli += renewsPerMinMilli(in)
 	delete(r.tombs, tombKey{in.App, in.ID})
-	l.duration = time.Duration(in.Lease.DurationSecs) * time.Second
-	in.LastUpdatedTimestamp = now.UnixMilli()
-	l.inst = in
 	r.record(now, a, prev, in, "sync")
 	return true, nil
 }
@@ -156,7 +148,7 @@ func (r *Registry) CancelIfRegisteredBefore(app, id string, t time.Time) bool {
 		return false
 	}
 	r.remove(now, app, id, "cancel")
-	r.tombs[tombKey{app, id}] = t
+	r.tombstone(tombKey{app, id}, t)
 	r.cancels.Add(1)
 	return true
 }
@@ -174,7 +166,7 @@ func (r *Registry) LiveApp(name string) (*heureka.Application, bool) {
 	app := &heureka.Application{Name: name, Instances: make([]*heureka.Instance, 0, len(a.leases))}
 	for _, l := range a.leases {
 		in := *l.inst // shallow: the maps are shared and never modified
-		in.Lease.LastRenewalTimestamp = l.lastRenew.Load() / int64(time.Millisecond)
+		in.Lease.LastRenewalTimestamp = r.lastRenewal(l) / int64(time.Millisecond)
 		app.Instances = append(app.Instances, &in)
 	}
 	slices.SortFunc(app.Instances, func(x, y *heureka.Instance) int { return strings.Compare(x.ID, y.ID) })
@@ -190,5 +182,5 @@ func (r *Registry) LastRenewal(app, id string) (time.Time, bool) {
 	if l == nil {
 		return time.Time{}, false
 	}
-	return time.Unix(0, l.lastRenew.Load()), true
+	return time.Unix(0, r.lastRenewal(l)), true
 }

@@ -56,7 +56,8 @@ func renewsPerMinMilli(in *heureka.Instance) int64 {
 // graceAfterPause detects a gap in the ticks (the process was stopped, or
 // the clock jumped) and moves every lease's last renewal forward by the gap:
 // nobody could renew while this process was not listening, so nobody is
-// blamed for it.
+// blamed for it. One addition does it: lease times are kept less the grace
+// (see expiry.go).
 func (r *Registry) graceAfterPause(now time.Time) {
 	r.spMu.Lock()
 	last := r.lastTick
@@ -69,15 +70,9 @@ func (r *Registry) graceAfterPause(now time.Time) {
 	if gap <= r.cfg.PauseThreshold {
 		return
 	}
-	grace := int64(gap - r.cfg.EvictionInterval)
 	r.mu.RLock()
-	n := 0
-	for _, a := range r.apps {
-		for _, l := range a.leases {
-			l.lastRenew.Add(grace)
-			n++
-		}
-	}
+	r.grace.Add(int64(gap - r.cfg.EvictionInterval))
+	n := r.census.instances
 	r.mu.RUnlock()
 	r.log.Warn("no tick for a while: the process was paused or the clock jumped; every lease gets the gap as grace",
 		"gap", gap.Round(time.Millisecond), "leases", n)
@@ -100,63 +95,32 @@ func (r *Registry) rollWindow(now time.Time) {
 	r.windowStart = now
 }
 
-// lossView is what one tick sees: every lease, the expired ones, and how
-// the losses spread over failure domains.
+// lossView is what one tick sees: how many leases there are, the expired
+// ones, and how the losses spread over failure domains.
 type lossView struct {
 	total, expected int64 // instances; expected renewals per minute, thousandths
 	expired         []*heureka.Instance
-	byRack, byApp   domainLoss
+	byRack, byApp   spread
 }
 
-// domainLoss counts instances and losses per failure domain.
-type domainLoss map[string][2]int // domain → {instances, lost}
-
-func (d domainLoss) add(domain string, lost bool) {
-	c := d[domain]
-	c[0]++
-	if lost {
-		c[1]++
-	}
-	d[domain] = c
-}
-
-// spread reports whether the losses touch more than half of the domains.
-// A dimension with fewer than two domains says nothing either way
-// (informative is false).
-func (d domainLoss) spread() (informative, spread bool) {
-	if len(d) < 2 {
-		return false, false
-	}
-	hit := 0
-	for _, c := range d {
-		if c[1] > 0 {
-			hit++
-		}
-	}
-	return true, hit*2 > len(d)
-}
-
+// look brings the expiry bookkeeping up to now and reads the counts. It
+// costs what expired, recovered or renewed since the last tick, not the
+// size of the registry. Renewals go on meanwhile: it holds the read lock.
 func (r *Registry) look(now time.Time) lossView {
-	v := lossView{byRack: domainLoss{}, byApp: domainLoss{}}
+	r.tickMu.Lock()
+	defer r.tickMu.Unlock()
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	v.expected = r.expectedMilli
-	for name, a := range r.apps {
-		for _, l := range a.leases {
-			v.total++
-			lost := l.expired(now)
-			if lost {
-				v.expired = append(v.expired, l.inst)
-			}
-			if r.cfg.SelfPreservation == ModeSmart {
-				rack := l.inst.Metadata["rack"]
-				if rack == "" {
-					rack = l.inst.DataCenter.Metadata["availability-zone"]
-				}
-				v.byRack.add(rack, lost)
-				v.byApp.add(name, lost)
-			}
-		}
+	r.advance(r.virtual(now))
+	v := lossView{
+		total:    int64(r.census.instances),
+		expected: r.census.expectedMilli,
+		expired:  make([]*heureka.Instance, len(r.lost)),
+		byRack:   r.census.racks.spread(),
+		byApp:    r.census.apps.spread(),
+	}
+	for i, l := range r.lost {
+		v.expired[i] = l.inst
 	}
 	return v
 }
@@ -179,11 +143,12 @@ func (r *Registry) evict(now time.Time) int {
 	r.mu.Lock()
 	for _, in := range expired {
 		// Re-check under the write lock: a renewal may have come in between.
-		if l := r.lookup(in.App, in.ID); l != nil && l.expired(now) {
+		if l := r.lookup(in.App, in.ID); l != nil && r.expired(l, now) {
+			last := time.Unix(0, r.lastRenewal(l)).UTC()
 			r.remove(now, in.App, in.ID, "expired")
 			n++
 			r.log.Info("evicted expired instance", "app", in.App, "id", in.ID,
-				"last_renewal", time.Unix(0, l.lastRenew.Load()).UTC(), "lease", l.duration)
+				"last_renewal", last, "lease", l.duration)
 		}
 	}
 	r.mu.Unlock()
@@ -277,8 +242,8 @@ func (r *Registry) massLoss(v lossView) string {
 	if frac < r.cfg.MassLossFraction {
 		return ""
 	}
-	rackInfo, rackSpread := v.byRack.spread()
-	appInfo, appSpread := v.byApp.spread()
+	rackInfo, rackSpread := v.byRack.informative(), v.byRack.wide()
+	appInfo, appSpread := v.byApp.informative(), v.byApp.wide()
 	if !rackInfo && !appInfo {
 		return "" // one rack, one app: nothing says the registry is the one cut off
 	}
@@ -286,15 +251,5 @@ func (r *Registry) massLoss(v lossView) string {
 		return "" // confined to one failure domain
 	}
 	return fmt.Sprintf("%d of %d instances (%.0f%%) stopped renewing at once, across %d racks and %d applications",
-		lost, v.total, 100*frac, hits(v.byRack), hits(v.byApp))
-}
-
-func hits(d domainLoss) int {
-	n := 0
-	for _, c := range d {
-		if c[1] > 0 {
-			n++
-		}
-	}
-	return n
+		lost, v.total, 100*frac, v.byRack.hit, v.byApp.hit)
 }

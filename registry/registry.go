@@ -25,6 +25,7 @@ type Registry struct {
 	seq       uint64                    // Seq of the newest change
 	changed   chan struct{}             // closed and replaced on every change
 	tombs     map[tombKey]time.Time     // recent explicit cancels
+	tombQ     tombQueue                 // the same by time, to prune (tombs.go)
 	forward   func(Op)                  // forwards client writes to peers
 	gen       atomic.Uint64             // bumped on every visible write
 
@@ -33,12 +34,22 @@ type Registry struct {
 
 	registrations, renewals, cancels, evictions atomic.Uint64
 
+	// Expiry (see expiry.go): the queue of live leases by deadline, the
+	// lost leases and the counts self-preservation decides on, guarded by
+	// mu held for writing or for reading with tickMu; grace is what pauses
+	// granted every lease, in nanoseconds.
+	tickMu sync.Mutex
+	grace  atomic.Int64
+	expiry expiryQueue
+	lost   []*lease
+	census census
+
+	strs interner // canonical copies of repeated strings; guarded by mu
+
 	// Self-preservation: renewals are counted in fixed one-minute windows
-	// (Eureka's MeasuredRate); expectedMilli is the sum over leases of their
-	// own renewals per minute, in thousandths. Guarded by spMu except
-	// renewsThisMin (atomic) and expectedMilli (mu).
+	// (Eureka's MeasuredRate). Guarded by spMu except renewsThisMin
+	// (atomic).
 	renewsThisMin atomic.Int64
-	expectedMilli int64
 	spMu          sync.Mutex
 	windowStart   time.Time
 	renewsLastMin int64
@@ -58,14 +69,32 @@ type appEntry struct {
 	dirty  map[string]struct{}
 }
 
+// lease is one registration. inst and duration are guarded by Registry.mu;
+// renewed is atomic, so that a renewal needs only the read lock; the rest
+// is expiry's bookkeeping (see expiry.go).
 type lease struct {
-	inst      *heureka.Instance // replaced, never mutated; guarded by Registry.mu
-	lastRenew atomic.Int64      // unix nanoseconds
-	duration  time.Duration
+	inst     *heureka.Instance // replaced, never mutated
+	renewed  atomic.Int64      // the last renewal, virtual unix nanoseconds (Registry.virtual)
+	duration time.Duration
+	idx      int32  // position in Registry.expiry, or in Registry.lost when lost
+	lost     bool   // expired at the last tick and not evicted
+	rack     string // the failure domain it is counted in
 }
 
-func (l *lease) expired(now time.Time) bool {
-	return now.UnixNano() > l.lastRenew.Load()+int64(l.duration)
+// virtual returns t as lease times are kept: less the grace pauses granted.
+func (r *Registry) virtual(t time.Time) int64 { return t.UnixNano() - r.grace.Load() }
+
+// lastRenewal returns when l last renewed, grace included, in unix
+// nanoseconds.
+func (r *Registry) lastRenewal(l *lease) int64 { return l.renewed.Load() + r.grace.Load() }
+
+// expired reports whether l has run out at now.
+func (r *Registry) expired(l *lease, now time.Time) bool { return r.virtual(now) > l.deadline() }
+
+// renewAt sets l's last renewal to t; r.mu must be held for writing.
+func (r *Registry) renewAt(l *lease, t time.Time) {
+	l.renewed.Store(r.virtual(t))
+	r.reschedule(l)
 }
 
 // Change is one entry of the change log: the state of an instance after a
@@ -192,9 +221,14 @@ func (r *Registry) Tick() int {
 	now := r.cfg.Clock()
 	r.graceAfterPause(now)
 	r.rollWindow(now)
-	r.mu.Lock()
-	r.pruneTombstones(now)
-	r.mu.Unlock()
+	r.mu.RLock()
+	due := r.tombsDue(now)
+	r.mu.RUnlock()
+	if due {
+		r.mu.Lock()
+		r.pruneTombstones(now)
+		r.mu.Unlock()
+	}
 	return r.evict(now)
 }
 
@@ -218,6 +252,7 @@ func (r *Registry) Register(in *heureka.Instance, replication bool) error {
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.strs.instance(in)
 	app := r.apps[in.App]
 	var old *lease
 	if app != nil {
@@ -238,8 +273,6 @@ func (r *Registry) Register(in *heureka.Instance, replication bool) error {
 	}
 	in.Status = r.effectiveStatus(in, old, replication)
 
-	l := &lease{duration: time.Duration(in.Lease.DurationSecs) * time.Second}
-	l.lastRenew.Store(now.UnixNano())
 	in.Lease.RegistrationTimestamp = nowMs
 	in.Lease.LastRenewalTimestamp = nowMs
 	in.Lease.EvictionTimestamp = 0
@@ -260,13 +293,20 @@ func (r *Registry) Register(in *heureka.Instance, replication bool) error {
 		r.apps[in.App] = app
 	}
 	var prev *heureka.Instance
+	duration := time.Duration(in.Lease.DurationSecs) * time.Second
 	if old != nil {
+		// A registration starts a fresh lease: the stored one takes the new
+		// value, renewal time and duration.
 		prev = old.inst
-		r.expectedMilli -= renewsPerMinMilli(old.inst)
+		r.setInst(old, in)
+		old.duration = duration
+		r.renewAt(old, now)
+	} else {
+		l := &lease{inst: in, duration: duration}
+		l.renewed.Store(r.virtual(now))
+		app.leases[in.ID] = l
+		r.track(l)
 	}
-	r.expectedMilli += renewsPerMinMilli(in)
-	l.inst = in
-	app.leases[in.ID] = l
 	r.record(now, app, prev, in, "register")
 	delete(r.tombs, tombKey{in.App, in.ID})
 	r.registrations.Add(1)
@@ -319,7 +359,12 @@ func (r *Registry) Renew(req RenewRequest) (*heureka.Instance, error) {
 		r.mu.RUnlock()
 		return nil, heureka.Errorf(heureka.ENOTFOUND, "instance %s/%s has status UNKNOWN: register again", req.App, req.ID)
 	}
-	l.lastRenew.Store(now.UnixNano())
+	if !renewForward(l, r.virtual(now)) {
+		// The clock stepped back (or a later renewal of the same lease got
+		// in first): the deadline moves back, which only a writer may do.
+		r.mu.RUnlock()
+		return r.renewChangingStatus(req, now)
+	}
 	r.forwardHeartbeat(req, inst)
 	r.mu.RUnlock()
 	r.renewals.Add(1)
@@ -327,8 +372,23 @@ func (r *Registry) Renew(req RenewRequest) (*heureka.Instance, error) {
 	return r.checkDirty(req, inst)
 }
 
-// renewChangingStatus is the rare renewal whose rule chain changes the stored
-// status (say an override set on a peer); it needs the write lock.
+// renewForward moves l's renewal time forward to v, reporting false when
+// it is already later.
+func renewForward(l *lease, v int64) bool {
+	for {
+		cur := l.renewed.Load()
+		if v < cur {
+			return false
+		}
+		if l.renewed.CompareAndSwap(cur, v) {
+			return true
+		}
+	}
+}
+
+// renewChangingStatus is the rare renewal that needs the write lock: its
+// rule chain changes the stored status (say an override set on a peer), or
+// it moves the deadline back.
 func (r *Registry) renewChangingStatus(req RenewRequest, now time.Time) (*heureka.Instance, error) {
 	r.mu.Lock()
 	app := r.apps[req.App]
@@ -350,7 +410,7 @@ func (r *Registry) renewChangingStatus(req RenewRequest, now time.Time) (*heurek
 		in.Status = st
 		r.replace(now, app, l, in, heureka.ActionModified, "renew-status")
 	}
-	l.lastRenew.Store(now.UnixNano())
+	r.renewAt(l, now)
 	inst := l.inst
 	r.forwardHeartbeat(req, inst)
 	r.mu.Unlock()
@@ -402,7 +462,7 @@ func (r *Registry) Cancel(app, id string, replication bool) error {
 	if !r.remove(now, app, id, "cancel") {
 		return notFound(app, id)
 	}
-	r.tombs[tombKey{app, id}] = now
+	r.tombstone(tombKey{app, id}, now)
 	if len(r.tombs) > 2*r.cfg.ChangeLogSize {
 		r.pruneTombstones(now)
 	}
@@ -424,7 +484,7 @@ func (r *Registry) SetStatus(app, id string, st heureka.Status, lastDirty int64,
 	if l == nil {
 		return notFound(app, id)
 	}
-	l.lastRenew.Store(now.UnixNano())
+	r.renewAt(l, now)
 	if !replication {
 		defer func() {
 			r.forwardLocked(Op{Action: ActionStatusUpdate, App: app, ID: id, Status: st, LastDirtyTimestamp: l.inst.LastDirtyTimestamp})
@@ -458,7 +518,7 @@ func (r *Registry) DeleteStatusOverride(app, id string, value heureka.Status, la
 	if l == nil {
 		return notFound(app, id)
 	}
-	l.lastRenew.Store(now.UnixNano())
+	r.renewAt(l, now)
 	if !replication {
 		defer func() {
 			r.forwardLocked(Op{Action: ActionDeleteStatusOverride, App: app, ID: id, Status: value, LastDirtyTimestamp: l.inst.LastDirtyTimestamp})
@@ -489,7 +549,7 @@ func (r *Registry) UpdateMetadata(app, id string, md map[string]string) error {
 	}
 	in := l.inst.Clone()
 	for k, v := range md {
-		in.Metadata[k] = v
+		in.Metadata[r.strs.str(k)] = r.strs.str(v)
 	}
 	delete(in.Metadata, "@class")
 	if err := heureka.ValidateMetadata(in.Metadata, r.cfg.Limits); err != nil {
@@ -519,9 +579,9 @@ func (r *Registry) lookupEntry(app, id string) (*appEntry, *lease) {
 func (r *Registry) replace(now time.Time, a *appEntry, l *lease, in *heureka.Instance, action heureka.ActionType, cause heureka.Cause) {
 	in.ActionType = action
 	in.LastUpdatedTimestamp = now.UnixMilli()
-	in.Lease.LastRenewalTimestamp = l.lastRenew.Load() / int64(time.Millisecond)
+	in.Lease.LastRenewalTimestamp = r.lastRenewal(l) / int64(time.Millisecond)
 	prev := l.inst
-	l.inst = in
+	r.setInst(l, in)
 	r.record(now, a, prev, in, cause)
 }
 
@@ -534,7 +594,7 @@ func (r *Registry) remove(now time.Time, app, id string, cause heureka.Cause) bo
 	}
 	delete(a.leases, id)
 	delete(r.overrides, id)
-	r.expectedMilli -= renewsPerMinMilli(l.inst)
+	r.untrack(l)
 	in := l.inst.Clone()
 	in.ActionType = heureka.ActionDeleted
 	in.LastUpdatedTimestamp = now.UnixMilli()

@@ -1,0 +1,74 @@
+package registry
+
+import "github.com/heureka-project/heureka"
+
+// A fleet's registrations repeat most of their strings: every DataNode has
+// the same app name, VIP addresses and metadata keys, and shares its rack,
+// version and state values with thousands of others. A decoder allocates
+// each of them afresh, which makes tens of heap objects per stored instance
+// for the garbage collector to visit at every cycle. The registry keeps one
+// copy of each and points the stored instances at it.
+
+// internLimit bounds the table. When it is full it starts again empty: the
+// strings already stored stay shared, values that never repeat (disk usage,
+// timestamps) stop taking room, and the common ones come back with the next
+// registrations.
+const internLimit = 1 << 16
+
+// internMaxLen is the longest string worth interning; longer ones are
+// rarely repeated (URLs, revisions of one build are the exception that a
+// limit of this size still admits).
+const internMaxLen = 64
+
+// interner is a bounded table of canonical strings; guarded by
+// Registry.mu, held for writing.
+type interner struct{ m map[string]string }
+
+func (t *interner) str(s string) string {
+	if len(s) == 0 || len(s) > internMaxLen {
+		return s
+	}
+	if c, ok := t.m[s]; ok {
+		return c
+	}
+	if t.m == nil || len(t.m) >= internLimit {
+		t.m = make(map[string]string, 1024)
+	}
+	t.m[s] = s
+	return s
+}
+
+// metadata interns the keys and values of md in place. Assigning to a key
+// already present stores the key given too (the runtime updates string
+// keys), so no entry is added while ranging.
+func (t *interner) metadata(md map[string]string) {
+	for k, v := range md {
+		md[t.str(k)] = t.str(v)
+	}
+}
+
+// instance points a stored copy's repeated strings at their canonical
+// copies. in must be the registry's own, not yet published.
+func (t *interner) instance(in *heureka.Instance) {
+	in.App = t.str(in.App)
+	in.AppGroupName = t.str(in.AppGroupName)
+	in.Status = canonicalStatus(in.Status)
+	in.OverriddenStatus = canonicalStatus(in.OverriddenStatus)
+	in.VIPAddress = t.str(in.VIPAddress)
+	in.SecureVIPAddress = t.str(in.SecureVIPAddress)
+	in.ASGName = t.str(in.ASGName)
+	in.DataCenter.Name = t.str(in.DataCenter.Name)
+	t.metadata(in.Metadata)
+	t.metadata(in.DataCenter.Metadata)
+}
+
+// canonicalStatus returns the package constant equal to st, whose bytes
+// live in the binary rather than on the heap.
+func canonicalStatus(st heureka.Status) heureka.Status {
+	for _, c := range heureka.Statuses {
+		if st == c {
+			return c
+		}
+	}
+	return st
+}

@@ -1,0 +1,71 @@
+package registry
+
+import (
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/heureka-project/heureka"
+)
+
+// TestStoredInstancesShareRepeatedStrings checks that two registrations
+// decoded separately (every string its own allocation) are stored pointing
+// at one copy of what they repeat, and unchanged in content.
+func TestStoredInstancesShareRepeatedStrings(t *testing.T) {
+	r, _ := newTestRegistry(t)
+	fresh := func(id string) *heureka.Instance {
+		return inst(strings.Clone("HDFS-DATANODE"), id, func(in *heureka.Instance) {
+			in.VIPAddress = strings.Clone("hdfs-datanode")
+			in.Status = heureka.Status(strings.Clone("UP"))
+			in.Metadata = map[string]string{strings.Clone("rack"): strings.Clone("/dc1/rack7"), strings.Clone("version"): strings.Clone("3.3.6")}
+		})
+	}
+	mustRegister(t, r, fresh("a"))
+	mustRegister(t, r, fresh("b"))
+	if err := r.UpdateMetadata("HDFS-DATANODE", "b", map[string]string{strings.Clone("ha_state"): strings.Clone("standby")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.UpdateMetadata("HDFS-DATANODE", "a", map[string]string{strings.Clone("ha_state"): strings.Clone("standby")}); err != nil {
+		t.Fatal(err)
+	}
+	a, b := get(t, r, "HDFS-DATANODE", "a"), get(t, r, "HDFS-DATANODE", "b")
+	same := func(what, x, y string) {
+		t.Helper()
+		if x != y || unsafe.StringData(x) != unsafe.StringData(y) {
+			t.Errorf("%s: %q and %q are stored as two copies", what, x, y)
+		}
+	}
+	same("app", a.App, b.App)
+	same("vip", a.VIPAddress, b.VIPAddress)
+	same("status", string(a.Status), string(heureka.StatusUp))
+	for k := range a.Metadata {
+		for k2 := range b.Metadata {
+			if k == k2 {
+				same("metadata key", k, k2)
+			}
+		}
+		same("metadata value of "+k, a.Metadata[k], b.Metadata[k])
+	}
+	if len(a.Metadata) != 3 || a.Metadata["rack"] != "/dc1/rack7" || a.Metadata["version"] != "3.3.6" || a.Metadata["ha_state"] != "standby" {
+		t.Fatalf("metadata %v, want the three entries unchanged", a.Metadata)
+	}
+}
+
+// TestInternTableIsBounded checks that values that never repeat cannot grow
+// the table past its limit.
+func TestInternTableIsBounded(t *testing.T) {
+	var tab interner
+	for i := range 3 * internLimit {
+		tab.str(strings.Repeat("x", i%7+1) + string(rune('a'+i%26)) + string(rune(i)))
+		if len(tab.m) > internLimit {
+			t.Fatalf("table holds %d strings, past its limit of %d", len(tab.m), internLimit)
+		}
+	}
+	long := strings.Repeat("y", internMaxLen+1)
+	if got := tab.str(long); unsafe.StringData(got) != unsafe.StringData(long) {
+		t.Fatal("a string past the length limit was replaced")
+	}
+	if _, ok := tab.m[long]; ok {
+		t.Fatal("a string past the length limit was stored")
+	}
+}

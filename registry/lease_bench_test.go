@@ -1,0 +1,181 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/registry/registrytest"
+)
+
+// The lease benchmarks: what a tick costs as the registry grows, with
+// nothing or k leases expired, and what a renewal costs at 1k and 100k
+// instances while the eviction loop runs. Run them side by side with
+//
+//	go test -run '^$' -bench 'Tick|RenewScale|RegisterDataNode' -benchtime 2s ./registry
+
+// leanInstance is a small registration, so that a million fit in memory;
+// a tick never looks inside an instance.
+func leanInstance(i int, durationSecs int) *heureka.Instance {
+	in := &heureka.Instance{
+		ID: fmt.Sprintf("i-%07d", i), App: fmt.Sprintf("APP%02d", i%50), HostName: fmt.Sprintf("h%07d", i),
+		IPAddr: "10.0.0.1", Status: heureka.StatusUp,
+		Lease:    heureka.LeaseInfo{RenewalIntervalSecs: 10, DurationSecs: durationSecs},
+		Metadata: map[string]string{"rack": fmt.Sprintf("/rack%02d", i%40)},
+	}
+	in.Normalize()
+	return in
+}
+
+func tickRegistry(b *testing.B, n int) (*Registry, *fakeClock) {
+	clk := &fakeClock{t: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+	cfg := DefaultConfig()
+	cfg.Clock = clk.Now
+	cfg.PauseThreshold = 0
+	cfg.Logger = discardLogger()
+	r, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Leases of 12 days: however long the benchmark moves the clock,
+	// none of the n expires.
+	for i := range n {
+		if err := r.Register(leanInstance(i, 1<<20), false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return r, clk
+}
+
+// BenchmarkTick measures one tick with n live leases and k of them
+// expiring since the last tick (each tick evicts its k, the next k are
+// registered with a one-second lease before it).
+func BenchmarkTick(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000, 1_000_000} {
+		for _, k := range []int{0, 100} {
+			b.Run(fmt.Sprintf("n=%d/expired=%d", n, k), func(b *testing.B) {
+				r, clk := tickRegistry(b, n)
+				r.Tick()
+				next := n
+				b.ResetTimer()
+				// CPU of the ticks alone: with k > 0, each is bracketed to
+				// leave the setup out.
+				var cpu time.Duration
+				whole := cpuTime()
+				defer func() {
+					if k == 0 {
+						cpu = cpuTime() - whole
+					}
+					b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
+				}()
+				for range b.N {
+					if k > 0 {
+						b.StopTimer()
+						for range k {
+							if err := r.Register(leanInstance(next, 1), false); err != nil {
+								b.Fatal(err)
+							}
+							next++
+						}
+						clk.Advance(2 * time.Second)
+						b.StartTimer()
+					}
+					if k == 0 {
+						if got := r.Tick(); got != 0 {
+							b.Fatalf("tick evicted %d, want none", got)
+						}
+						continue
+					}
+					c0 := cpuTime()
+					if got := r.Tick(); got != k {
+						b.Fatalf("tick evicted %d, want %d", got, k)
+					}
+					cpu += cpuTime() - c0
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkRenewScale measures renewals from every core at 1k and at 100k
+// DataNodes, with the eviction loop running on the real clock as in a
+// server: the issue asks for the 100k rate within 10% of the 1k rate.
+// cpu-ns/op is the process's CPU per renewal, the eviction loop's included.
+func BenchmarkRenewScale(b *testing.B) {
+	for _, n := range []int{1_000, 100_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			cfg := DefaultConfig()
+			cfg.Logger = discardLogger()
+			r, err := New(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ids := make([]string, n)
+			for i := range n {
+				in := registrytest.DataNode(i)
+				in.Lease.DurationSecs = 3600 // nothing expires while the benchmark runs
+				if err := r.Register(in, false); err != nil {
+					b.Fatal(err)
+				}
+				ids[i] = in.ID
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go r.Run(ctx)
+			var next atomic.Int64
+			b.ResetTimer()
+			cpu := cpuTime()
+			defer func() { b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op") }()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					// A stride that is prime to n spreads successive renewals
+					// over the table, as a fleet's do.
+					i := int(next.Add(7919)) % n
+					if _, err := r.Renew(RenewRequest{App: registrytest.DataNodeApp, ID: ids[i]}); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkRegisterDataNode measures registrations of new DataNodes into a
+// registry that grows.
+func BenchmarkRegisterDataNode(b *testing.B) {
+	cfg := DefaultConfig()
+	cfg.Logger = discardLogger()
+	r, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ins := make([]*heureka.Instance, b.N)
+	for i := range ins {
+		ins[i] = registrytest.DataNode(i)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		if err := r.Register(ins[i], false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// cpuTime is the CPU the process has used: on a machine shared with other
+// work, the wall time of a benchmark says more about the neighbours.
+func cpuTime() time.Duration {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		return 0
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+}
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
