@@ -70,7 +70,11 @@ func BenchmarkRenewGC100k(b *testing.B) {
 	defer cancel()
 	go reg.Run(ctx)
 
-	ts := httptest.NewServer(New(DefaultConfig(), reg, nil).Handler())
+	api, err := New(DefaultConfig(), reg, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ts := httptest.NewServer(api.Handler())
 	defer ts.Close()
 	c := benchClient()
 	g0 := readGC()
