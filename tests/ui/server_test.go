@@ -1,112 +1,282 @@
 package ui
 
 import (
+	"bufio"
+	"bytes"
 	"context"
-	"errors"
-	"log/slog"
-	"net"
+	"fmt"
+	"io"
 	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/heureka-project/heureka"
-	"github.com/heureka-project/heureka/client"
+	"github.com/heureka-project/heureka/eureka"
 	"github.com/heureka-project/heureka/hdfs"
-	"github.com/heureka-project/heureka/internal/httpapi"
-	"github.com/heureka-project/heureka/registry"
-	"github.com/heureka-project/heureka/replication"
 )
 
-// testServer is the real server wiring (registry, replication, HTTP API),
-// as cmd/heureka's Server builds it, on a free loopback port.
-type testServer struct {
-	URL      string // http://127.0.0.1:PORT
-	Registry *registry.Registry
+// heurekaBin is the server binary every test runs: HEUREKA_BIN if set,
+// otherwise built once by TestMain from the repository root.
+var heurekaBin string
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
 }
 
-func startServer(t *testing.T) *testServer {
-	t.Helper()
-	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	rcfg := registry.DefaultConfig()
-	rcfg.Logger = logger
-	reg, err := registry.New(rcfg)
+func run(m *testing.M) int {
+	if bin := os.Getenv("HEUREKA_BIN"); bin != "" {
+		heurekaBin = bin
+		return m.Run()
+	}
+	dir, err := os.MkdirTemp("", "heureka-ui-")
 	if err != nil {
-		t.Fatal(err)
+		fmt.Fprintln(os.Stderr, "tests/ui:", err)
+		return 1
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	defer os.RemoveAll(dir)
+	heurekaBin = filepath.Join(dir, "heureka")
+	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
-		t.Fatal(err)
+		fmt.Fprintln(os.Stderr, "tests/ui:", err)
+		return 1
 	}
-	base := "http://" + ln.Addr().String()
-	pcfg := replication.DefaultConfig()
-	pcfg.NodeID = "ui-test"
-	pcfg.SelfURL = base + "/eureka"
-	pcfg.Logger = logger
-	rep, err := replication.New(pcfg, reg)
-	if err != nil {
-		t.Fatal(err)
+	// The server is the root module's command; build it there.
+	build := exec.Command("go", "build", "-o", heurekaBin, "./cmd/heureka")
+	build.Dir = root
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "tests/ui: building heureka:", err)
+		return 1
 	}
-	reg.SetForwarder(rep.Forward)
-	hcfg := httpapi.DefaultConfig()
-	hcfg.NodeID = pcfg.NodeID
-	hcfg.Ready = rep.Ready
-	hcfg.Status = func() map[string]any {
-		return map[string]any{"peers": rep.Status(), "startupSync": rep.SyncResult()}
-	}
-	api := httpapi.New(hcfg, reg, logger)
-	srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	return m.Run()
+}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{}, 3)
-	go func() { _ = reg.Run(ctx); done <- struct{}{} }()
-	go func() { _ = rep.Run(ctx); done <- struct{}{} }()
+// server is one heureka process listening on a loopback port.
+type server struct {
+	URL string // http://127.0.0.1:PORT
+	log *syncBuffer
+}
+
+var addrRE = regexp.MustCompile(`addr=(\S+)`)
+
+// startServer runs the heureka binary on 127.0.0.1:0 and returns once it
+// has logged its listening address. It is stopped with SIGTERM when the
+// test ends and must exit 0; its log is shown if the test failed.
+func startServer(t *testing.T) *server {
+	t.Helper()
+	cmd := exec.Command(heurekaBin, "server", "--listen", "127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", heurekaBin, err)
+	}
+	s := &server{log: &syncBuffer{}}
+	addrc := make(chan string, 1)
+	scanned := make(chan struct{})
 	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			t.Errorf("serve: %v", err)
+		defer close(scanned)
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64*1024), 1024*1024)
+		found := false
+		for sc.Scan() {
+			line := sc.Text()
+			s.log.WriteLine(line)
+			if !found && strings.Contains(line, `msg="heureka server listening"`) {
+				if m := addrRE.FindStringSubmatch(line); m != nil {
+					found = true
+					addrc <- strings.Trim(m[1], `"`)
+				}
+			}
 		}
-		done <- struct{}{}
+		_, _ = io.Copy(io.Discard, stderr)
 	}()
-	t.Cleanup(func() {
-		api.CloseStreams()
-		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer scancel()
-		if err := srv.Shutdown(sctx); err != nil {
-			_ = srv.Close()
+	exited := make(chan error, 1)
+	go func() {
+		<-scanned
+		exited <- cmd.Wait()
+	}()
+	stopped := false
+	stop := func() error {
+		if stopped {
+			return nil
 		}
-		cancel()
-		for range 3 {
-			<-done
+		stopped = true
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-exited:
+			return err
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+			return fmt.Errorf("did not exit within 10s of SIGTERM")
+		}
+	}
+	select {
+	case addr := <-addrc:
+		s.URL = "http://" + addr
+	case err := <-exited:
+		stopped = true
+		t.Fatalf("heureka exited before listening (%v); log:\n%s", err, s.log)
+	case <-time.After(15 * time.Second):
+		err := stop()
+		t.Fatalf("heureka did not log its address within 15s (stop: %v); log:\n%s", err, s.log)
+	}
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Errorf("heureka server %s: SIGTERM: %v", s.URL, err)
+		}
+		if t.Failed() {
+			t.Logf("heureka server log:\n%s", tail(s.log.String(), 8000))
 		}
 	})
-	return &testServer{URL: base, Registry: reg}
+	return s
 }
 
-// newClient returns a Eureka client for ts.
-func (ts *testServer) newClient(t *testing.T) *client.Client {
-	t.Helper()
-	c, err := client.New(client.Config{URLs: []string{ts.URL + "/eureka"}, Rounds: 1,
-		Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
+// syncBuffer collects a process's log lines for failure reports.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) WriteLine(s string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.buf.Len() < 4<<20 {
+		b.buf.WriteString(s)
+		b.buf.WriteByte('\n')
 	}
-	t.Cleanup(func() { _ = c.Close() })
-	return c
 }
 
-// dataNode returns a DataNode's registration with HDFS metadata.
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
+
+// httpClient talks to the server under test; enough idle connections for
+// the bounded registration loop.
+var httpClient = &http.Client{
+	Timeout:   30 * time.Second,
+	Transport: &http.Transport{MaxIdleConnsPerHost: registerWorkers, IdleConnTimeout: 30 * time.Second},
+}
+
+// do sends one Eureka request and wants a 2xx answer.
+func (s *server) do(ctx context.Context, method, path string, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, method, s.URL+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, msg)
+	}
+	return nil
+}
+
+func appPath(app string) string { return "/eureka/apps/" + strings.ToUpper(app) }
+
+// register registers (or re-registers) in.
+func (s *server) register(ctx context.Context, in *heureka.Instance) error {
+	return s.do(ctx, http.MethodPost, appPath(in.App), eureka.EncodeInstance(eureka.JSON, in))
+}
+
+// setStatus sets an operator's status override, as `heureka` CLI does.
+func (s *server) setStatus(ctx context.Context, app, id string, st heureka.Status) error {
+	return s.do(ctx, http.MethodPut, appPath(app)+"/"+url.PathEscape(id)+"/status?value="+string(st), nil)
+}
+
+func (s *server) cancel(ctx context.Context, app, id string) error {
+	return s.do(ctx, http.MethodDelete, appPath(app)+"/"+url.PathEscape(id), nil)
+}
+
+// registerWorkers bounds the registrations in flight at once.
+const registerWorkers = 16
+
+// registerAll registers every instance over real HTTP, registerWorkers at
+// a time, and stops at the first error or when ctx ends.
+func (s *server) registerAll(ctx context.Context, ins []*heureka.Instance) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	work := make(chan *heureka.Instance)
+	var wg sync.WaitGroup
+	for range registerWorkers {
+		wg.Go(func() {
+			for in := range work {
+				if err := s.register(ctx, in); err != nil {
+					cancel(fmt.Errorf("registering %s: %w", in.ID, err))
+					return
+				}
+			}
+		})
+	}
+feed:
+	for _, in := range ins {
+		select {
+		case work <- in:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil && err != context.Canceled {
+		return err
+	}
+	return ctx.Err()
+}
+
+// dataNode returns a DataNode's registration with HDFS metadata, written
+// by package hdfs.
 func dataNode(cluster, host, rack string, usedPct int64, blocks int64) *heureka.Instance {
 	const total = 4 << 40 // 4 TiB
 	md := hdfs.NodeInfo{Rack: rack, DiskUsed: total * usedPct / 100, DiskTotal: total, BlockCount: blocks,
 		Version: "3.3.6", Status: string(hdfs.AdminNormal), DataPort: 9866}.WriteMetadata(nil)
-	return &heureka.Instance{
+	return instance(hdfs.RoleDataNode, cluster, host, rack, 9866, md)
+}
+
+// nameNode returns a NameNode's registration in HA state ha.
+func nameNode(cluster, host string, ha hdfs.HAState) *heureka.Instance {
+	md := hdfs.NodeInfo{HAState: ha, Status: "Operational", RPCPort: 8020, Version: "3.3.6"}.WriteMetadata(nil)
+	return instance(hdfs.RoleNameNode, cluster, host, "", 8020, md)
+}
+
+func instance(role hdfs.Role, cluster, host, rack string, port int, md map[string]string) *heureka.Instance {
+	in := &heureka.Instance{
 		ID:         hdfs.InstanceID(cluster, host, rack),
-		App:        hdfs.AppName(hdfs.RoleDataNode, cluster),
+		App:        strings.ToUpper(hdfs.AppName(role, cluster)),
 		HostName:   host,
 		IPAddr:     "10.0.0.1",
 		Status:     heureka.StatusUp,
-		Port:       heureka.Port{Number: 9866, Enabled: true},
-		VIPAddress: hdfs.AppName(hdfs.RoleDataNode, cluster),
-		Lease:      heureka.LeaseInfo{RenewalIntervalSecs: 10, DurationSecs: 600},
+		Port:       heureka.Port{Number: port, Enabled: true},
+		VIPAddress: hdfs.AppName(role, cluster),
+		Lease:      heureka.LeaseInfo{RenewalIntervalSecs: 30, DurationSecs: 3600},
 		Metadata:   md,
 	}
+	in.Normalize()
+	return in
 }
