@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/heapprofiler"
 	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/performance"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
@@ -139,7 +141,7 @@ func (p *page) waitFor(t *testing.T, d time.Duration, cond, what string) {
 		time.Sleep(20 * time.Millisecond) // polling interval, not a synchronisation
 	}
 	var body string
-	_ = p.try(`document.body ? document.body.innerText : ""`, &body)
+	_ = p.try(`document.querySelector("main") ? document.querySelector("main").innerText : ""`, &body)
 	p.screenshot(t, "failure-"+strconv.FormatInt(time.Now().UnixNano(), 36)+".png")
 	t.Fatalf("timed out after %v waiting for %s (condition %s; last error %v); page text:\n%s", d, what, cond, lastErr, tail(body, 3000))
 }
@@ -188,4 +190,31 @@ func (p *page) screenshot(t *testing.T, name string) {
 func jsString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// metrics returns the page's Performance.getMetrics counters by name;
+// the *Duration ones are seconds of main-thread work since the page
+// started (TaskDuration covers all of it; ScriptDuration, LayoutDuration
+// and RecalcStyleDuration are parts).
+func (p *page) metrics(t *testing.T) map[string]float64 {
+	t.Helper()
+	if _, err := chromedp.Call(p.ctx, performance.Enable, performance.EnableParams{}); err != nil {
+		t.Fatalf("Performance.enable: %v", err)
+	}
+	r, err := chromedp.Call(p.ctx, performance.GetMetrics, cdp.Empty{})
+	if err != nil {
+		t.Fatalf("Performance.getMetrics: %v", err)
+	}
+	m := make(map[string]float64, len(r.Metrics))
+	for _, x := range r.Metrics {
+		m[x.Name] = x.Value
+	}
+	return m
+}
+
+// workMs is the main-thread work between two metrics readings, in ms:
+// the whole task time and its script, style and layout parts.
+func workMs(before, after map[string]float64) string {
+	d := func(k string) float64 { return (after[k] - before[k]) * 1000 }
+	return fmt.Sprintf("tasks %.0f ms (script %.0f, style %.0f, layout %.0f)", d("TaskDuration"), d("ScriptDuration"), d("RecalcStyleDuration"), d("LayoutDuration"))
 }

@@ -53,8 +53,8 @@ func TestDashboardLive(t *testing.T) {
 	if strings.Join(racks, " ") != "/dc1/rack-a /dc1/rack-b" {
 		t.Errorf("the rack map's racks are %q", racks)
 	}
-	if got := cellClass(t, p, dn1); !strings.Contains(got, "st-up") {
-		t.Errorf("dn1's cell is %q, want st-up", got)
+	if got, up := cellOf(t, p, dn1), colour(t, p, "UP"); got.Pixel != up || !strings.Contains(got.Class, "st-up") {
+		t.Errorf("dn1's cell is %+v, want st-up painted %s", got, up)
 	}
 	// A marker that a reload would wipe out.
 	p.eval(t, `window.__loadedOnce = "yes"`, nil)
@@ -83,8 +83,8 @@ func TestDashboardLive(t *testing.T) {
 	if got := p.text(t, rowSel(dn1.ID)+` td.status`); got != "DOWN" {
 		t.Errorf("dn1's status cell reads %q, want DOWN", got)
 	}
-	if got := cellClass(t, p, dn1); !strings.Contains(got, "st-down") {
-		t.Errorf("dn1's rack-map cell is %q, want st-down", got)
+	if got, down := cellOf(t, p, dn1), colour(t, p, "DOWN"); got.Pixel != down || !strings.Contains(got.Class, "st-down") {
+		t.Errorf("dn1's rack-map cell is %+v, want st-down painted %s", got, down)
 	}
 	p.waitFor(t, 15*time.Second, `[...document.querySelectorAll("#events li[data-type=status_changed]")].some(li => li.textContent.includes(`+jsString(dn1.ID)+`) && li.textContent.includes("UP → DOWN"))`,
 		"the UP → DOWN event in the feed")
@@ -134,8 +134,8 @@ func TestDashboardLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.waitFor(t, 15*time.Second, `document.querySelector(`+jsString(rowSel(dn2.ID))+`) === null`, "dn2 to disappear after its cancel")
-	if got := cellClass(t, p, dn2); got != "" {
-		t.Errorf("dn2's cell is still in the map: %q", got)
+	if got := cellOf(t, p, dn2); got != (cell{}) {
+		t.Errorf("dn2's cell is still in the map: %+v", got)
 	}
 
 	// All of it without a reload, and without a script error.
@@ -155,11 +155,29 @@ func rowSel(id string) string {
 	return `tr[data-id="` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(id) + `"]`
 }
 
-// cellClass is the class of in's rack-map cell, "" when it has none.
-func cellClass(t *testing.T, p *page, in *heureka.Instance) string {
+// cell is what the rack map shows for a DataNode: its status and fullness
+// band, and the colour of its square's centre pixel on the canvas.
+type cell struct {
+	Class string `json:"class"`
+	Pixel string `json:"pixel"`
+}
+
+// cellOf reads in's cell; the zero cell when the map has none.
+func cellOf(t *testing.T, p *page, in *heureka.Instance) cell {
+	t.Helper()
+	var c *cell
+	p.eval(t, `heureka.cell(`+jsString(in.App)+`, `+jsString(in.ID)+`)`, &c)
+	if c == nil {
+		return cell{}
+	}
+	return *c
+}
+
+// colour is the pixel colour the map paints for a status or fullness band.
+func colour(t *testing.T, p *page, name string) string {
 	t.Helper()
 	var c string
-	p.eval(t, `heureka.cell(`+jsString(in.App)+`, `+jsString(in.ID)+`) || ""`, &c)
+	p.eval(t, `heureka.colour(`+jsString(name)+`)`, &c)
 	return c
 }
 

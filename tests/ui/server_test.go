@@ -265,6 +265,8 @@ func nameNode(cluster, host string, ha hdfs.HAState) *heureka.Instance {
 	return instance(hdfs.RoleNameNode, cluster, host, "", 8020, md)
 }
 
+// instance returns a registration of host; with role "", the caller names
+// the application and ID.
 func instance(role hdfs.Role, cluster, host, rack string, port int, md map[string]string) *heureka.Instance {
 	in := &heureka.Instance{
 		ID:         hdfs.InstanceID(cluster, host, rack),

@@ -20,7 +20,10 @@
   const SMALL_APP = 50; // an application this small lists all its instances by default
   const ROW_PX = 30; // the height of a table row (style.css .instances tr)
   const TABLE_ROWS = 14; // rows a table shows before it scrolls
-  const FRAME_BUDGET_MS = 12; // event work per animation frame
+  const FRAME_BUDGET_MS = 8; // event work per animation frame
+  const LIST_EVERY_MS = 200; // text redraws under a storm, at most
+  const FEED_EVERY_MS = 1000; // feed redraws while catching up, at most
+  const FEED_SHOWN = 60; // events the feed shows (it keeps MAX_EVENTS)
   const EVENT_TYPES = ['registered', 'status_changed', 'metadata_changed', 'cancelled', 'expired'];
   // Events about the registry itself: they change the status card.
   const NOTICE_TYPES = ['self_preservation_entered', 'self_preservation_left', 'peer_lost', 'peer_found'];
@@ -98,9 +101,13 @@
     return Math.floor(s / 86400) + 'd ago';
   }
 
+  // One formatter each: toLocale*String builds a new one on every call.
+  const timeFormat = new Intl.DateTimeFormat([], { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
+  const numberFormat = new Intl.NumberFormat();
+
   function clock(ms) {
     const d = new Date(ms);
-    return d.toLocaleTimeString([], { hour12: false });
+    return timeFormat.format(d);
   }
 
   function bytes(n) {
@@ -112,7 +119,7 @@
   }
 
   function count(n) {
-    return Number.isFinite(n) ? n.toLocaleString() : '';
+    return Number.isFinite(n) ? numberFormat.format(n) : '';
   }
 
   function statusBadge(status) {
@@ -178,7 +185,7 @@
   }
 
   function makeRow(app, id, host, status, rack, full, note, changed) {
-    const r = { app: app.name, id, host, status: String(status || 'UNKNOWN'), rack, full, note, changed, seen: 0, hay: '', cell: null, gone: false };
+    const r = { app: app.name, id, host, status: String(status || 'UNKNOWN'), rack, full, note, changed, seen: 0, hay: '', rk: null, pos: 0, gone: false };
     r.hay = hayOf(r);
     return r;
   }
@@ -190,7 +197,7 @@
   function rackOf(app, name) {
     let k = app.racks.get(name);
     if (!k) {
-      k = { name, counts: {}, rows: [], sorted: true, el: null, cells: null, label: null, dirty: true };
+      k = { name, counts: {}, rows: [], sorted: true, el: null, canvas: null, ctx: null, cols: 0, label: null, dirty: true, redraw: true };
       app.racks.set(name, k);
       structureChanged = true;
     }
@@ -198,6 +205,7 @@
   }
 
   function countIn(counts, status, d) {
+    countsDirty = true;
     counts[status] = (counts[status] || 0) + d;
     if (counts[status] <= 0) delete counts[status];
   }
@@ -224,10 +232,10 @@
     const k = app.racks.get(r.rack);
     if (k) {
       k.removed = true;
+      k.redraw = true;
       countIn(k.counts, r.status, -1);
       k.dirty = true;
     }
-    if (r.cell) { r.cell.remove(); r.cell = null; }
     app.dirty = true;
     if (state.selected === r) state.selected = null;
   }
@@ -349,7 +357,7 @@
     if (!app.sorted) { app.order.sort(byRackThenID); app.sorted = true; }
     for (const k of app.racks.values()) {
       if (k.removed) { k.rows = k.rows.filter((r) => !r.gone); k.removed = false; }
-      if (!k.sorted) { k.rows.sort(byID); k.sorted = true; k.reorder = true; }
+      if (!k.sorted) { k.rows.sort(byID); k.sorted = true; k.redraw = true; }
       if (k.rows.length === 0) {
         if (k.el) k.el.remove();
         app.racks.delete(k.name);
@@ -466,7 +474,9 @@
         if (seq > state.version) state.version = seq;
       }
     }
+    if (i > 0) statusDirty = true; // the header shows the version
     state.queue = i >= q.length ? [] : q.slice(i);
+    if (state.catchingUp !== state.queue.length > 0 || state.catchingUp) statusDirty = true;
     state.catchingUp = state.queue.length > 0;
     if (notice) pollStatus();
     feedDirty = true;
@@ -492,10 +502,12 @@
     } catch (err) {
       state.statusError = err.message;
     }
+    statusDirty = true;
     scheduleRender();
   }
 
   function setStream(s, why) {
+    statusDirty = true;
     state.streamState = s;
     state.streamWhy = why || '';
     scheduleRender();
@@ -545,6 +557,7 @@
     clear(list);
     let shown = 0;
     for (const { type, ev } of state.events) {
+      if (shown >= FEED_SHOWN) break;
       if (type === 'metadata_changed' && !state.showMetadata) continue;
       const labels = {
         note: 'note', self_preservation_entered: 'self-preservation on', self_preservation_left: 'self-preservation off',
@@ -575,8 +588,14 @@
   let framePending = false;
   let structureChanged = true; // an application or rack came or went
   let feedDirty = true;
-  let filterAt = 0; // timeStamp of the input event not yet answered
-  const marks = { rackMap: 0, filterMs: [] };
+  let listAt = 0; // when the tables were last redrawn
+  let listNow = false; // redraw them in this frame, whatever the time
+  let listTimer = 0;
+  let feedAt = 0; // when the feed was last redrawn
+  let statusDirty = true; // v1/status or the stream's state changed
+  let countsDirty = true; // an instance came, went or changed status
+  let filterAt = []; // timeStamps of the input events not yet answered
+  const marks = { rackMap: 0, filterMs: [], frameMs: [] };
 
   function scheduleFrame() {
     if (framePending) return;
@@ -594,31 +613,60 @@
   const scheduleRender = scheduleFrame;
 
   function frame() {
+    const t0 = performance.now();
     if (state.queue.length) drain();
     for (const a of [...state.apps.values()]) if (a.dirty) settle(a);
     render();
+    marks.frameMs.push(performance.now() - t0);
+    if (marks.frameMs.length > 100) marks.frameMs.shift();
     if (state.queue.length) scheduleFrame();
-    if (filterAt) {
-      const t0 = filterAt;
-      filterAt = 0;
+    if (filterAt.length) {
+      const asked = filterAt;
+      filterAt = [];
       // The next frame's callback runs once this frame has been painted.
-      requestAnimationFrame(() => { marks.filterMs.push(performance.now() - t0); });
+      requestAnimationFrame(() => {
+        const now = performance.now();
+        for (const t0 of asked) marks.filterMs.push(now - t0);
+      });
     }
   }
 
+  // render draws what changed. The rack map's squares are painted as
+  // events arrive (paintCell) and canvases redrawn here; text (the header,
+  // tiles, rack labels, tables, feed) costs layout, so under a storm it is
+  // redrawn at most every LIST_EVERY_MS, and the feed at most every
+  // FEED_EVERY_MS. A keystroke in the filter, a click or a new application
+  // or rack redraws at once.
   function render() {
-    renderHeader();
-    renderSummary();
-    renderPreservation();
-    renderPeers();
-    renderRackMaps();
-    renderApps();
-    renderDetails();
-    if (feedDirty) { renderEvents(); feedDirty = false; }
+    for (const a of state.apps.values()) {
+      if (a.dirty) a.listDirty = true;
+      for (const k of a.racks.values()) if (k.dirty) k.labelDirty = true;
+    }
+    const now = performance.now();
+    const text = listNow || structureChanged || now - listAt >= LIST_EVERY_MS;
+    renderRackMaps(text);
     for (const a of state.apps.values()) {
       a.dirty = false;
       for (const k of a.racks.values()) k.dirty = false;
     }
+    if (text) {
+      if (statusDirty) { renderHeader(); renderPreservation(); renderPeers(); }
+      if (statusDirty || countsDirty) renderSummary();
+      statusDirty = false;
+      countsDirty = false;
+      renderApps();
+      if (feedDirty && (listNow || !state.catchingUp || now - feedAt >= FEED_EVERY_MS)) {
+        renderEvents();
+        feedDirty = false;
+        feedAt = now;
+      }
+      listAt = now;
+      listNow = false;
+    }
+    if ((!text || feedDirty || statusDirty || countsDirty) && !listTimer) {
+      listTimer = setTimeout(() => { listTimer = 0; scheduleFrame(); }, LIST_EVERY_MS);
+    }
+    renderDetails();
     structureChanged = false;
   }
 
@@ -783,9 +831,26 @@
   // ---- the rack map -------------------------------------------------------
   //
   // One card per HDFS cluster: its NameNodes with their HA state on top,
-  // then a row per rack with a small cell per DataNode. A cell's class
-  // carries both its status and its fullness band, so switching the
-  // colouring changes one class on the map, not 20,000 cells.
+  // then a row per rack: its name and counts, and a canvas with a small
+  // square per DataNode, in ID order. A canvas, not an element per node:
+  // 20,000 elements cost layout, style and paint on every change, while a
+  // changed node here is one fillRect. Hover and click find the node from
+  // the pointer's position.
+
+  const CELL = 7; // px, the square
+  const PITCH = 8; // px, square and gap
+  let colours = null; // fill per status and per fullness band, from style.css
+
+  function readColours() {
+    const css = getComputedStyle(document.documentElement);
+    const v = (name, def) => css.getPropertyValue(name).trim() || def;
+    colours = {
+      UP: v('--up', '#1a7f37'), DOWN: v('--down', '#c62828'), OUT_OF_SERVICE: v('--oos', '#9a6700'),
+      STARTING: v('--starting', '#0b5cad'), other: v('--unknown', '#57606a'),
+      f0: v('--full-0', '#7ec8a0'), f1: v('--full-1', '#d8c75a'), f2: v('--full-2', '#f08c3a'), f3: v('--full-3', '#d62828'),
+      fu: v('--unknown', '#57606a'),
+    };
+  }
 
   function fullBand(full) {
     if (!Number.isFinite(full)) return 'fu';
@@ -796,19 +861,51 @@
   }
 
   function cellClass(r) {
-    return 'c st-' + r.status.toLowerCase().replace(/[^a-z_]/g, '') + ' ' + fullBand(r.full);
+    return 'st-' + r.status.toLowerCase().replace(/[^a-z_]/g, '') + ' ' + fullBand(r.full);
   }
 
+  function fillOf(r) {
+    if (state.colour === 'fullness') return colours[fullBand(r.full)];
+    return colours[r.status] || colours.other;
+  }
+
+  // paintCell redraws one node's square, if its rack is drawn.
   function paintCell(r) {
-    if (r.cell) r.cell.className = cellClass(r);
+    const k = r.rk;
+    if (!k || !k.ctx || k.rows[r.pos] !== r) return;
+    const x = (r.pos % k.cols) * PITCH;
+    const y = Math.floor(r.pos / k.cols) * PITCH;
+    k.ctx.fillStyle = fillOf(r);
+    k.ctx.fillRect(x, y, CELL, CELL);
   }
 
-  function newCell(r) {
-    const c = document.createElement('i');
-    c.className = cellClass(r);
-    c.heurekaRow = r;
-    r.cell = c;
-    return c;
+  // drawRack sizes a rack's canvas to its row's width and draws every node.
+  function drawRack(k, width) {
+    const cols = Math.max(1, Math.floor((width + PITCH - CELL) / PITCH));
+    const lines = Math.max(1, Math.ceil(k.rows.length / cols));
+    const dpr = window.devicePixelRatio || 1;
+    const w = cols * PITCH;
+    const h = lines * PITCH;
+    const c = k.canvas;
+    if (c.width !== Math.round(w * dpr) || c.height !== Math.round(h * dpr)) {
+      c.width = Math.round(w * dpr);
+      c.height = Math.round(h * dpr);
+      c.style.width = w + 'px';
+      c.style.height = h + 'px';
+      k.ctx = c.getContext('2d', { alpha: true });
+    }
+    k.ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    k.ctx.clearRect(0, 0, w, h);
+    k.cols = cols;
+    for (let i = 0; i < k.rows.length; i++) {
+      const r = k.rows[i];
+      r.rk = k;
+      r.pos = i;
+      k.ctx.fillStyle = fillOf(r);
+      k.ctx.fillRect((i % cols) * PITCH, Math.floor(i / cols) * PITCH, CELL, CELL);
+    }
+    k.redraw = false;
+    k.drawnColour = state.colour;
   }
 
   function countsText(counts) {
@@ -822,12 +919,16 @@
     return [...state.apps.values()].filter((a) => a.role === 'datanode').sort((x, y) => (x.name < y.name ? -1 : 1));
   }
 
-  function renderRackMaps() {
+  let mapWidth = 0; // the width the canvases were drawn for
+
+  function renderRackMaps(text) {
     const box = $('racks');
     const dns = dataNodeApps();
     box.hidden = dns.length === 0;
+    if (dns.length === 0) return;
+    if (!colours) readColours();
+    box.classList.toggle('by-full', state.colour === 'fullness');
     const maps = $('maps');
-    maps.classList.toggle('by-full', state.colour === 'fullness');
     if (structureChanged) {
       for (const a of dns) {
         if (!a.map) a.map = buildMapCard(a);
@@ -837,24 +938,28 @@
     for (const a of dns) {
       const m = a.map;
       renderNameNodes(a, m.nn);
-      if (!a.dirty && !structureChanged) continue;
-      m.counts.textContent = countsText(a.counts);
+      const redrawAll = structureChanged || mapWidth !== m.width || state.colour !== m.colour;
+      if (!a.dirty && !redrawAll && !(text && a.labelDirty)) continue;
+      if (text) { m.counts.textContent = countsText(a.counts); a.labelDirty = false; } else if (a.dirty) a.labelDirty = true;
       const racks = [...a.racks.values()].sort((x, y) => (x.name < y.name ? -1 : 1));
+      if (structureChanged) {
+        for (const k of racks) if (!k.el) buildRack(k);
+        m.racks.append(...racks.map((k) => k.el));
+      }
+      if (!mapWidth) mapWidth = cellsWidth(m);
       for (const k of racks) {
-        if (!k.el) buildRack(k);
-        if (k.reorder) {
-          for (const r of k.rows) if (!r.cell) newCell(r);
-          k.cells.append(...k.rows.map((r) => r.cell));
-          k.reorder = false;
-        }
-        if (k.dirty) {
+        if (!k.el) { buildRack(k); m.racks.append(k.el); }
+        if (k.redraw || redrawAll) drawRack(k, mapWidth);
+        if (text && (k.labelDirty || redrawAll)) {
+          k.labelDirty = false;
           k.label.textContent = countsText(k.counts);
           const bad = k.rows.length - (k.counts.UP || 0);
           k.el.classList.toggle('rack-bad', bad > 0);
           k.el.classList.toggle('rack-half', bad * 2 >= k.rows.length);
         }
-        if (structureChanged) m.racks.append(k.el);
       }
+      m.width = mapWidth;
+      m.colour = state.colour;
     }
     if (!marks.rackMap && state.loaded) {
       requestAnimationFrame(() => {
@@ -863,6 +968,14 @@
         marks.rackMap = performance.now();
       });
     }
+  }
+
+  // cellsWidth is the width a rack's canvas may take. It reads layout, so
+  // it runs only when the window's size changed or on the first draw.
+  function cellsWidth(m) {
+    const probe = m.racks.querySelector('.cells');
+    const w = probe ? probe.clientWidth : m.racks.clientWidth - 160;
+    return Math.max(PITCH * 8, w);
   }
 
   function buildMapCard(a) {
@@ -874,19 +987,28 @@
         el('h3', { text: 'HDFS cluster ' + a.cluster }),
         el('span', { class: 'muted', text: a.name }), counts),
       nn, racks);
-    return { card, nn, counts, racks };
+    return { card, nn, counts, racks, width: 0, colour: '' };
   }
 
   function buildRack(k) {
     k.label = el('span', { class: 'rack-counts muted' });
-    k.cells = el('div', { class: 'cells' });
-    const frag = document.createDocumentFragment();
-    for (const r of k.rows) frag.append(r.cell || newCell(r));
-    k.cells.append(frag);
+    k.canvas = el('canvas', { class: 'cells-canvas', 'aria-label': 'DataNodes of rack ' + k.name, role: 'img' });
+    k.canvas.heurekaRack = k;
     k.el = el('div', { class: 'rack', dataset: { rack: k.name } },
       el('div', { class: 'rack-head' }, el('span', { class: 'rack-name', text: k.name }), k.label),
-      k.cells);
-    k.reorder = false;
+      el('div', { class: 'cells' }, k.canvas));
+    k.redraw = true;
+  }
+
+  // rowAt finds the node under a pointer event on a rack's canvas.
+  function rowAt(e) {
+    const k = e.target && e.target.heurekaRack;
+    if (!k || !k.cols) return null;
+    const x = Math.floor(e.offsetX / PITCH);
+    const y = Math.floor(e.offsetY / PITCH);
+    if (x >= k.cols || e.offsetX % PITCH >= CELL + 0.5 || e.offsetY % PITCH >= CELL + 0.5) return null;
+    const r = k.rows[y * k.cols + x];
+    return r && !r.gone ? r : null;
   }
 
   function renderNameNodes(dn, box) {
@@ -906,19 +1028,19 @@
     }
   }
 
-  // The hover card: one element, moved and refilled; cells carry no titles.
-  function onMapOver(e) {
-    const r = e.target && e.target.heurekaRow;
+  // The hover card: one element, moved and refilled.
+  function onMapMove(e) {
+    const r = rowAt(e);
     const tip = $('tip');
-    if (!r || r.gone) { tip.hidden = true; return; }
+    e.target.style.cursor = r ? 'pointer' : '';
+    if (!r) { tip.hidden = true; return; }
     clear(tip);
     tip.append(el('div', { class: 'tip-id', text: r.id }),
       el('div', null, statusBadge(r.status), ' ', el('span', { text: r.host })),
       el('div', { class: 'muted', text: r.rack + (Number.isFinite(r.full) ? ' · ' + r.full.toFixed(0) + '% full' : '') + (r.note ? ' · ' + r.note : '') }));
     tip.hidden = false;
-    const b = e.target.getBoundingClientRect();
-    tip.style.left = Math.min(window.innerWidth - 320, b.left + window.scrollX + 12) + 'px';
-    tip.style.top = (b.bottom + window.scrollY + 6) + 'px';
+    tip.style.left = Math.min(window.innerWidth - 320, e.pageX + 12) + 'px';
+    tip.style.top = (e.pageY + 14) + 'px';
   }
 
   // ---- the tables -----------------------------------------------------------
@@ -969,7 +1091,9 @@
     const card = el('section', { class: 'card app', dataset: { app: a.name } },
       el('div', { class: 'app-head' }, el('h3', { text: a.name }), role ? el('span', { class: 'role muted', text: role }) : null, chips, tabs),
       wrap, note);
-    wrap.addEventListener('scroll', () => { a.scrolled = true; scheduleFrame(); }, { passive: true });
+    // The offset is read here, where layout is fresh: reading it in a frame
+    // after the DOM changed would lay out the whole page, rack map included.
+    wrap.addEventListener('scroll', () => { a.top = wrap.scrollTop; a.scrolled = true; listNow = true; scheduleFrame(); }, { passive: true });
     tbody.addEventListener('click', (e) => {
       const tr = e.target.closest('tr[data-id]');
       if (tr) select(a.rows.get(tr.dataset.id));
@@ -991,7 +1115,8 @@
       const a = state.apps.get(name);
       if (!a.table) { a.table = buildAppCard(a); structureChanged = true; }
       const t = a.table;
-      if (a.dirty || !a.list) {
+      if (a.listDirty || !a.list) {
+        a.listDirty = false;
         computeList(a, now);
         renderChips(a);
         a.scrolled = true;
@@ -1014,7 +1139,7 @@
     const tab = (m, label) => {
       const b = el('button', { type: 'button', class: 'tab' + (mode === m ? ' on' : ''), dataset: { mode: m }, text: label });
       b.disabled = state.filter.trim() !== '';
-      b.addEventListener('click', () => { a.mode = m; a.dirty = true; scheduleFrame(); });
+      b.addEventListener('click', () => { a.mode = m; a.listDirty = true; listNow = true; scheduleFrame(); });
       return b;
     };
     t.tabs.append(tab('problems', 'problems ' + count(a.problems)), tab('all', 'all ' + count(a.rows.size)));
@@ -1029,7 +1154,8 @@
     const list = a.list;
     const height = Math.min(list.length, TABLE_ROWS) * ROW_PX;
     t.wrap.style.maxHeight = (height + ROW_PX + 2) + 'px';
-    const first = Math.max(0, Math.floor(t.wrap.scrollTop / ROW_PX) - 4);
+    const top = Math.min(a.top || 0, Math.max(0, list.length - TABLE_ROWS) * ROW_PX);
+    const first = Math.max(0, Math.floor(top / ROW_PX) - 4);
     const last = Math.min(list.length, first + TABLE_ROWS + 8);
     const frag = document.createDocumentFragment();
     if (first > 0) frag.append(spacer(first * ROW_PX));
@@ -1072,7 +1198,7 @@
     if (a.map) a.map.card.remove();
     a.table = null;
     a.map = null;
-    for (const r of a.rows.values()) r.cell = null;
+    for (const r of a.rows.values()) r.rk = null;
   }
 
   // ---- details on demand ----------------------------------------------------
@@ -1089,6 +1215,7 @@
       .then(({ body }) => { if (state.selected === want) { detailsBody = body.instance || body; detailsFor = null; scheduleFrame(); } })
       .catch((err) => { if (state.selected === want) { detailsBody = { error: err.message }; detailsFor = null; scheduleFrame(); } });
     for (const a of state.apps.values()) a.scrolled = true;
+    listNow = true;
     detailsFor = null;
     scheduleFrame();
   }
@@ -1101,7 +1228,7 @@
     detailsFor = r;
     clear(box);
     const close = el('button', { type: 'button', class: 'close', text: '×', 'aria-label': 'close' });
-    close.addEventListener('click', () => { state.selected = null; for (const a of state.apps.values()) a.scrolled = true; scheduleFrame(); });
+    close.addEventListener('click', () => { state.selected = null; for (const a of state.apps.values()) a.scrolled = true; listNow = true; scheduleFrame(); });
     box.append(el('div', { class: 'details-head' }, el('h3', { text: r.id }), close));
     const x = detailsBody;
     if (!x) { box.append(el('p', { class: 'muted', text: 'reading ' + r.app + '/' + r.id + '…' })); return; }
@@ -1125,8 +1252,9 @@
     const filter = $('filter');
     filter.addEventListener('input', (e) => {
       state.filter = filter.value;
-      filterAt = e.timeStamp || performance.now();
-      for (const a of state.apps.values()) a.dirty = true;
+      filterAt.push(e.timeStamp || performance.now());
+      for (const a of state.apps.values()) a.listDirty = true;
+      listNow = true;
       scheduleFrame();
     });
     const showMeta = $('show-metadata');
@@ -1135,18 +1263,25 @@
       input.addEventListener('change', () => { if (input.checked) { state.colour = input.value; scheduleFrame(); } });
     }
     const maps = $('maps');
-    maps.addEventListener('mouseover', onMapOver);
+    maps.addEventListener('mousemove', onMapMove);
     maps.addEventListener('mouseleave', () => { $('tip').hidden = true; });
     maps.addEventListener('click', (e) => {
-      if (e.target.heurekaRow) { select(e.target.heurekaRow); return; }
+      const r = rowAt(e);
+      if (r) { select(r); return; }
       const nn = e.target.closest('button.nn');
       if (!nn) return;
       for (const a of state.apps.values()) if (a.role === 'namenode' && a.rows.has(nn.dataset.id)) select(a.rows.get(nn.dataset.id));
     });
+    // A new width re-flows the canvases, once the resizing settles.
+    let resizeTimer = 0;
+    window.addEventListener('resize', () => {
+      clearTimeout(resizeTimer);
+      resizeTimer = setTimeout(() => { mapWidth = 0; scheduleFrame(); }, 150);
+    });
     pollStatus();
     setInterval(pollStatus, STATUS_EVERY_MS);
     // Ages and the "recently changed" problems move with the clock.
-    setInterval(() => { for (const a of state.apps.values()) a.dirty = true; scheduleFrame(); }, 2000);
+    setInterval(() => { for (const a of state.apps.values()) a.listDirty = true; scheduleFrame(); }, 2000);
     follow(true);
     render();
   }
@@ -1162,14 +1297,31 @@
       const r = a && a.rows.get(id);
       return r ? { app: r.app, id: r.id, host: r.host, status: r.status, rack: r.rack, full: r.full, note: r.note } : null;
     },
-    // cell reports what the rack map shows for a DataNode: the class of
-    // its cell (st-down …), or null when it has none.
+    // cell reports what the rack map shows for a DataNode: its status and
+    // fullness band ("st-down f1") and the colour of the centre pixel of
+    // its square on the canvas ("rgb(198,40,40)"); null when it has none.
     cell: (app, id) => {
       const a = state.apps.get(String(app).toUpperCase());
       const r = a && a.rows.get(id);
-      return r && r.cell && r.cell.isConnected ? r.cell.className : null;
+      const k = r && r.rk;
+      if (!k || !k.ctx || !k.el.isConnected || k.rows[r.pos] !== r) return null;
+      const dpr = window.devicePixelRatio || 1;
+      const x = ((r.pos % k.cols) * PITCH + CELL / 2) * dpr;
+      const y = (Math.floor(r.pos / k.cols) * PITCH + CELL / 2) * dpr;
+      const px = k.ctx.getImageData(Math.floor(x), Math.floor(y), 1, 1).data;
+      return { class: cellClass(r), pixel: 'rgb(' + px[0] + ',' + px[1] + ',' + px[2] + ')' };
     },
-    timing: () => ({ rackMap: marks.rackMap, filterMs: marks.filterMs.slice() }),
+    // colour is the fill the map uses for a status or fullness band, as
+    // the canvas reports it.
+    colour: (name) => {
+      if (!colours) readColours();
+      const c = document.createElement('canvas').getContext('2d');
+      c.fillStyle = colours[name] || colours.other;
+      c.fillRect(0, 0, 1, 1);
+      const px = c.getImageData(0, 0, 1, 1).data;
+      return 'rgb(' + px[0] + ',' + px[1] + ',' + px[2] + ')';
+    },
+    timing: () => ({ rackMap: marks.rackMap, filterMs: marks.filterMs.slice(), frameMs: marks.frameMs.slice() }),
   });
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
