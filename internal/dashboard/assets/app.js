@@ -18,6 +18,7 @@
   const FRESH_MS = 4000; // how long a changed row stays highlighted
   const RECENT_MS = 5 * 60 * 1000; // a row changed this recently is a problem to look at
   const SMALL_APP = 50; // an application this small lists all its instances by default
+  const LAZY_APPS = 10; // with more applications, only cards near the viewport redraw
   const ROW_PX = 30; // the height of a table row (style.css .instances tr)
   const TABLE_ROWS = 14; // rows a table shows before it scrolls
   const FRAME_BUDGET_MS = 8; // event work per animation frame
@@ -1079,6 +1080,18 @@
     a.problems = problems;
   }
 
+  // cardObserver tells which application cards are near the viewport.
+  const cardObserver = new IntersectionObserver((entries) => {
+    let any = false;
+    for (const e of entries) {
+      const a = e.target.heurekaApp;
+      if (!a) continue;
+      a.visible = e.isIntersecting;
+      if (a.visible && a.stale) any = true;
+    }
+    if (any) { listNow = true; scheduleFrame(); }
+  }, { rootMargin: '400px 0px' });
+
   function buildAppCard(a) {
     const chips = el('span', { class: 'chips' });
     const tabs = el('span', { class: 'tabs' });
@@ -1093,6 +1106,8 @@
       wrap, note);
     // The offset is read here, where layout is fresh: reading it in a frame
     // after the DOM changed would lay out the whole page, rack map included.
+    cardObserver.observe(card);
+    card.heurekaApp = a;
     wrap.addEventListener('scroll', () => { a.top = wrap.scrollTop; a.scrolled = true; listNow = true; scheduleFrame(); }, { passive: true });
     tbody.addEventListener('click', (e) => {
       const tr = e.target.closest('tr[data-id]');
@@ -1111,6 +1126,9 @@
     const now = Date.now();
     const names = [...state.apps.keys()].sort();
     let any = false;
+    // With many applications, only the cards near the viewport redraw
+    // their rows; the others are brought up to date when they scroll in.
+    const lazy = state.apps.size > LAZY_APPS;
     for (const name of names) {
       const a = state.apps.get(name);
       if (!a.table) { a.table = buildAppCard(a); structureChanged = true; }
@@ -1118,13 +1136,16 @@
       if (a.listDirty || !a.list) {
         a.listDirty = false;
         computeList(a, now);
-        renderChips(a);
-        a.scrolled = true;
+        a.stale = true;
       }
-      t.card.hidden = a.list.length === 0 && state.filter.trim() !== '';
-      if (!t.card.hidden) any = true;
+      const hidden = a.list.length === 0 && state.filter.trim() !== '';
+      if (t.card.hidden !== hidden) t.card.hidden = hidden;
+      if (!hidden) any = true;
+      if (lazy && !a.visible && t.drawn) continue;
+      if (a.stale) { renderChips(a); a.scrolled = true; a.stale = false; }
       if (a.scrolled) renderWindow(a, now);
       a.scrolled = false;
+      t.drawn = true;
     }
     if (structureChanged) for (const name of names) box.append(state.apps.get(name).table.card);
     $('apps-nomatch').hidden = any || state.apps.size === 0;
@@ -1132,6 +1153,9 @@
 
   function renderChips(a) {
     const t = a.table;
+    const key = JSON.stringify([a.counts, modeOf(a), a.problems, a.rows.size, a.list.length, state.filter.trim()]);
+    if (t.chipsKey === key) return;
+    t.chipsKey = key;
     clear(t.chips);
     for (const s of STATUS_ORDER) if (a.counts[s]) t.chips.append(el('span', { class: 'chip st-' + s.toLowerCase(), text: count(a.counts[s]) + ' ' + s }));
     clear(t.tabs);
@@ -1194,7 +1218,7 @@
   }
 
   function removeAppDOM(a) {
-    if (a.table) a.table.card.remove();
+    if (a.table) { cardObserver.unobserve(a.table.card); a.table.card.remove(); }
     if (a.map) a.map.card.remove();
     a.table = null;
     a.map = null;
