@@ -161,7 +161,7 @@ func (c *summaryCache) get(snap *registry.Snapshot) (plain, zipped []byte, err e
 	for i, a := range apps {
 		p, ok := c.apps[a.Name]
 		if !ok || p.app != a {
-			b, err := json.Marshal(Summarize(a))
+			b, err := json.Marshal(summarize(a))
 			if err != nil {
 				return nil, nil, heureka.Errorf(heureka.EINTERNAL, "dashboard: encoding the summary of %s: %v", a.Name, err)
 			}
@@ -182,10 +182,10 @@ func (c *summaryCache) get(snap *registry.Snapshot) (plain, zipped []byte, err e
 	return c.plain, c.zipped, nil
 }
 
-// Summarize returns the summary of one application. It reads each
+// summarize returns the summary of one application. It reads each
 // instance's HDFS metadata with package hdfs; the cost is linear in the
 // number of instances.
-func Summarize(a *heureka.Application) *AppSummary {
+func summarize(a *heureka.Application) *AppSummary {
 	n := len(a.Instances)
 	s := &AppSummary{
 		Name:    a.Name,

@@ -136,7 +136,7 @@
   // touches its row, its cell and its rack's counts, and marks the
   // application for the next frame.
 
-  const FULL_PERCENT = () => (state.facts ? state.facts.fullPercent : 90);
+  const fullPercent = () => (state.facts ? state.facts.fullPercent : 90);
 
   function newApp(name, role, cluster) {
     return {
@@ -640,7 +640,7 @@
   // or rack redraws at once.
   function render() {
     for (const a of state.apps.values()) {
-      if (a.dirty) a.listDirty = true;
+      if (a.dirty) { a.listDirty = true; a.fullDirty = true; }
       for (const k of a.racks.values()) if (k.dirty) k.labelDirty = true;
     }
     const now = performance.now();
@@ -707,14 +707,14 @@
     let full = 0;
     for (const a of state.apps.values()) {
       for (const [s, k] of Object.entries(a.counts)) { c[s] = (c[s] || 0) + k; n += k; }
-      if (a.fullDirty !== false || a.dirty) a.full = countFull(a);
+      if (a.fullDirty !== false) a.full = countFull(a);
       full += a.full;
     }
     return { c, n, full };
   }
 
   function countFull(a) {
-    const lim = FULL_PERCENT();
+    const lim = fullPercent();
     let n = 0;
     for (const r of a.rows.values()) if (r.full > lim) n++;
     a.fullDirty = false;
@@ -732,7 +732,7 @@
     box.append(tile('up', count(c.UP || 0), 'tile-up'));
     box.append(tile('down', count(c.DOWN || 0), (c.DOWN || 0) > 0 ? 'tile-down' : ''));
     box.append(tile('out of service', count(c.OUT_OF_SERVICE || 0), (c.OUT_OF_SERVICE || 0) > 0 ? 'tile-oos' : ''));
-    box.append(tile('over ' + FULL_PERCENT() + '% full', count(full), full > 0 ? 'tile-down' : ''));
+    box.append(tile('over ' + fullPercent() + '% full', count(full), full > 0 ? 'tile-down' : ''));
     const sp = state.status && state.status.selfPreservation;
     box.append(tile('self-preservation', sp ? (sp.active ? 'PROTECTING' : (sp.mode === 'off' ? 'off' : 'idle')) : '…',
       sp && sp.active ? 'tile-down' : ''));
@@ -855,7 +855,7 @@
 
   function fullBand(full) {
     if (!Number.isFinite(full)) return 'fu';
-    if (full > FULL_PERCENT()) return 'f3';
+    if (full > fullPercent()) return 'f3';
     if (full >= WARN_PERCENT) return 'f2';
     if (full >= 50) return 'f1';
     return 'f0';
@@ -1057,7 +1057,7 @@
   }
 
   function isProblem(r, now) {
-    return r.status !== 'UP' || r.full > FULL_PERCENT() || now - r.seen < RECENT_MS;
+    return r.status !== 'UP' || r.full > fullPercent() || now - r.seen < RECENT_MS;
   }
 
   function modeOf(a) {
@@ -1169,7 +1169,7 @@
     t.tabs.append(tab('problems', 'problems ' + count(a.problems)), tab('all', 'all ' + count(a.rows.size)));
     const words = state.filter.trim();
     t.note.textContent = words ? count(a.list.length) + ' of ' + count(a.rows.size) + ' match the filter'
-      : mode === 'problems' && a.list.length === 0 ? 'No problem: every instance is UP, under ' + FULL_PERCENT() + '% full and unchanged for ' + (RECENT_MS / 60000) + ' minutes.' : '';
+      : mode === 'problems' && a.list.length === 0 ? 'No problem: every instance is UP, under ' + fullPercent() + '% full and unchanged for ' + (RECENT_MS / 60000) + ' minutes.' : '';
   }
 
   // renderWindow puts the rows of the table's scroll window in its tbody.
@@ -1198,7 +1198,7 @@
   function fullness(r) {
     if (!Number.isFinite(r.full)) return el('span', { class: 'muted', text: '—' });
     const pct = r.full;
-    const cls = pct > FULL_PERCENT() ? 'bar-full' : pct >= WARN_PERCENT ? 'bar-warn' : 'bar-ok';
+    const cls = pct > fullPercent() ? 'bar-full' : pct >= WARN_PERCENT ? 'bar-warn' : 'bar-ok';
     const fill = el('span', { class: 'bar-fill ' + cls });
     fill.style.width = pct.toFixed(1) + '%';
     return el('span', { class: 'fullness' },
