@@ -167,13 +167,16 @@ func (p *page) heapMB(t *testing.T) float64 {
 	return u.UsedSize / 1e6
 }
 
-// screenshot saves the page as a PNG in HEUREKA_SCREENSHOT_DIR, if set.
+// screenshot saves the whole page as a PNG in HEUREKA_SCREENSHOT_DIR, if
+// set, from the top, once the page has painted two more frames.
 func (p *page) screenshot(t *testing.T, name string) {
 	t.Helper()
 	dir := os.Getenv("HEUREKA_SCREENSHOT_DIR")
 	if dir == "" {
 		return
 	}
+	_ = p.try(`new Promise(r => { document.activeElement?.blur(); window.scrollTo(0, 0);
+		requestAnimationFrame(() => requestAnimationFrame(() => r(true))); })`, nil)
 	png, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Logf("screenshot: %v", err)

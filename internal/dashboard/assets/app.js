@@ -1048,8 +1048,9 @@
   //
   // Per application: its status counts, and a table of its problem rows
   // (not UP, over the fullness threshold, or changed in the last few
-  // minutes) or of all its rows. A table is virtual: it holds the rows in
-  // its scroll window and two spacers, so 20,000 rows cost two dozen <tr>.
+  // minutes, worst first) or of all its rows. A table is virtual: it holds
+  // the rows in its scroll window and two spacers, so 20,000 rows cost two
+  // dozen <tr>.
 
   function matches(r, words) {
     for (const w of words) if (!r.hay.includes(w)) return false;
@@ -1068,15 +1069,22 @@
   function computeList(a, now) {
     const words = state.filter.trim().toLowerCase().split(/\s+/).filter(Boolean);
     const mode = modeOf(a);
+    // Problems come worst first: not UP, then over the threshold, then
+    // only changed lately; all rows stay in rack and ID order.
     const out = [];
+    const full = [];
+    const recent = [];
     let problems = 0;
     for (const r of a.order) {
       if (r.gone) continue;
       const p = isProblem(r, now);
       if (p) problems++;
-      if ((mode === 'all' || p) && matches(r, words)) out.push(r);
+      if (!(mode === 'all' || p) || !matches(r, words)) continue;
+      if (mode === 'all' || r.status !== 'UP') out.push(r);
+      else if (r.full > fullPercent()) full.push(r);
+      else recent.push(r);
     }
-    a.list = out;
+    a.list = full.length || recent.length ? out.concat(full, recent) : out;
     a.problems = problems;
   }
 
