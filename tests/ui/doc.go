@@ -1,5 +1,5 @@
 // Package ui holds the dashboard's end-to-end tests: the real server binary
-// (HEUREKA_BIN, or built from the repository when unset) runs on a
+// (HEUREKA_BIN, or built from the repository by internal/testbin) runs on a
 // loopback port and Debian's headless Chromium loads the page, driven over
 // the DevTools protocol with chromedp. It is its own module, so chromedp
 // stays out of the product's go.mod.

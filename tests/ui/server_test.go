@@ -8,9 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -21,43 +19,14 @@ import (
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/eureka"
 	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/internal/testbin"
 )
 
 // heurekaBin is the server binary every test runs: HEUREKA_BIN if set,
 // otherwise built once by TestMain from the repository root.
 var heurekaBin string
 
-func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	if bin := os.Getenv("HEUREKA_BIN"); bin != "" {
-		heurekaBin = bin
-		return m.Run()
-	}
-	dir, err := os.MkdirTemp("", "heureka-ui-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "tests/ui:", err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	heurekaBin = filepath.Join(dir, "heureka")
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "tests/ui:", err)
-		return 1
-	}
-	// The server is the root module's command; build it there.
-	build := exec.Command("go", "build", "-o", heurekaBin, "./cmd/heureka")
-	build.Dir = root
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "tests/ui: building heureka:", err)
-		return 1
-	}
-	return m.Run()
-}
+func TestMain(m *testing.M) { testbin.Main(m, &heurekaBin) }
 
 // server is one heureka process listening on a loopback port.
 type server struct {
