@@ -20,8 +20,8 @@ const SummaryPath = "/v1/dashboard/summary"
 
 // Summary is the body of GET /v1/dashboard/summary: everything the page
 // draws on its first paint, in columns rather than Eureka records, so that
-// 20,000 DataNodes cost about 1.5 MB of JSON (about 200 KB gzipped) instead
-// of 40 MB. An instance's full record is fetched on demand from
+// 20,000 DataNodes cost 1.9 MB of JSON (140 KB gzipped) instead of the
+// 18 MB of eureka/apps. An instance's full record is fetched on demand from
 // eureka/apps/{app}/{id}.
 type Summary struct {
 	// Version is the registry version the summary reflects; the page follows

@@ -71,6 +71,9 @@ func TestDashboardAtScale(t *testing.T) {
 	}
 	t.Logf("registered %d instances over HTTP in %v", len(ins), time.Since(start).Round(time.Millisecond))
 
+	if full, err := ts.size(ctx, "/eureka/apps"); err == nil {
+		t.Logf("%d DataNodes: for comparison, GET /eureka/apps (JSON) is %d KB", n, full/1000)
+	}
 	load := loadPage(t, p, ts, n)
 	t.Logf("%d DataNodes: first paint of the rack map %.0f ms after navigation start (summary %d KB on the wire, %d KB decoded)", n, load.rackMap, load.summaryWire/1000, load.summaryBody/1000)
 	heap := p.heapMB(t)

@@ -167,6 +167,22 @@ func (s *server) do(ctx context.Context, method, path string, body []byte) error
 	return nil
 }
 
+// size returns the length of the JSON body at path, uncompressed.
+func (s *server) size(ctx context.Context, path string) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+path, nil)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept-Encoding", "identity")
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	return io.Copy(io.Discard, resp.Body)
+}
+
 func appPath(app string) string { return "/eureka/apps/" + strings.ToUpper(app) }
 
 // register registers (or re-registers) in.
