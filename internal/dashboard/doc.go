@@ -1,15 +1,26 @@
-// Package dashboard is heureka's web page: one HTML page with its script,
-// style sheet and icon, embedded in the binary (embed.FS), with no build
-// step. internal/httpapi mounts it at "/" and its assets at "/ui/NAME".
+// Package dashboard is heureka's web page and the compact summary it reads.
+// The page (HTML, a script, a style sheet and an icon) is embedded in the
+// binary (embed.FS), with no build step; internal/httpapi mounts it at "/",
+// its assets at "/ui/NAME" and ServeSummary at SummaryPath
+// (GET /v1/dashboard/summary).
+//
+// The summary is what the page draws first, in columns per application
+// rather than Eureka records: instance IDs, hosts, statuses, racks,
+// fullness and notes, rows by rack then ID, with status counts, per-rack
+// counts and problem rows (see Summary and docs/design.md). HDFS facts come
+// from package hdfs. It is encoded once per registry snapshot, and each
+// application's part is reused while the snapshot holds the same immutable
+// application view, so a change re-encodes only what it touched.
 //
 // The page reads only heureka's public endpoints, through relative URLs (so
-// it also works behind a proxy that mounts a server under a path): GET
-// v1/status every few seconds for the peers, the start-up sync and the
-// self-preservation state with its reason; GET eureka/apps (JSON) once for
-// the applications and instances; and GET v1/events, the event stream,
-// through an EventSource, to update the instance table and the event feed
-// live. A resync event, or a stream that cannot be resumed, makes it read
-// the registry again and follow the stream from that listing's version.
+// it also works behind a proxy that mounts a server under a path): the
+// summary once; GET v1/events, the event stream, through an EventSource,
+// from the summary's version, applying each event to its row and its
+// rack-map square, batched per animation frame; GET v1/status every few
+// seconds for the peers, the start-up sync and self-preservation; and
+// GET eureka/apps/APP/ID for one instance's details when it is clicked. A
+// resync event, or a stream that cannot be resumed, makes it read the
+// summary again and follow the stream from that version.
 //
 // Instance data is untrusted: the script builds the page with
 // createElement and textContent only, never with innerHTML, and every
@@ -19,11 +30,16 @@
 // # Concurrency
 //
 // The assets are read and hashed once, at package initialisation; the
-// handlers only read them and are safe for concurrent use.
+// handlers only read them and are safe for concurrent use. ServeSummary's
+// cache is one per process, guarded by a mutex; its entries are keyed by
+// the snapshot and application objects themselves, so it serves any number
+// of registries correctly (each new snapshot replaces the cached one).
 //
 // # What it does not do
 //
 // It changes nothing: there are no buttons that write to the registry (use
 // the heureka CLI), no authentication (put a proxy in front), and no
-// history beyond the events the server still holds in its change log.
+// history beyond the events the server still holds in its change log. The
+// summary has no paging: it is the whole registry in compact form (about
+// 100 bytes an instance), because the rack map draws every DataNode.
 package dashboard

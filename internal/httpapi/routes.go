@@ -135,7 +135,10 @@ func (s *Server) routeTable() (eurekaRoutes, own []*route) {
 		newRoute("/v1/events", map[string]handlerFunc{http.MethodGet: s.events}),
 		newRoute("/v1/replication/digest", map[string]handlerFunc{http.MethodGet: s.peerDigest}),
 		newRoute("/v1/replication/apps/{app}", map[string]handlerFunc{http.MethodGet: s.peerApp}),
-		// The dashboard (internal/dashboard): the page at /, its assets at /ui/NAME.
+				// The dashboard (internal/dashboard): its summary, the page at /, its assets at /ui/NAME.
+		newRoute(dashboard.SummaryPath, map[string]handlerFunc{http.MethodGet: func(w http.ResponseWriter, r *http.Request, _ params) error {
+			return dashboard.ServeSummary(w, r, s.reg.Snapshot())
+		}}),
 		newRoute("/", map[string]handlerFunc{http.MethodGet: func(w http.ResponseWriter, r *http.Request, _ params) error { return dashboard.ServeIndex(w, r) }}),
 		newRoute(dashboard.AssetPrefix+"{id}", map[string]handlerFunc{http.MethodGet: func(w http.ResponseWriter, r *http.Request, p params) error { return dashboard.ServeAsset(w, r, p.id) }}),
 	}

@@ -1,37 +1,51 @@
 // heureka dashboard. Plain JavaScript, no build step, no dependencies.
 //
-// Data flow: GET eureka/apps (JSON) once → the instance table; GET
-// v1/events (EventSource) from that listing's version → live updates of the
-// table and the event feed; GET v1/status every few seconds → peers and
-// self-preservation. Everything from the server is untrusted: the page is
-// built with createElement/textContent only; no string is ever parsed as
-// markup.
+// Data flow: GET v1/dashboard/summary once → a compact model (per
+// application, columns of id, host, status, rack, fullness) → the rack map
+// and the tables; GET v1/events (EventSource) from the summary's version →
+// each event changes the one row and the one cell it names, batched per
+// animation frame; GET v1/status every few seconds → peers and
+// self-preservation; GET eureka/apps/APP/ID → one instance's details, when
+// asked. Everything from the server is untrusted: the page is built with
+// createElement/textContent only; no string is ever parsed as markup.
 'use strict';
 
 (() => {
   const STATUS_EVERY_MS = 5000;
   const MAX_EVENTS = 200;
   const HISTORY = 100; // recent changes replayed into the feed on load
-  const FULL_PERCENT = 90; // HDFS placement skips nodes above this
   const WARN_PERCENT = 75;
   const FRESH_MS = 4000; // how long a changed row stays highlighted
+  const RECENT_MS = 5 * 60 * 1000; // a row changed this recently is a problem to look at
+  const SMALL_APP = 50; // an application this small lists all its instances by default
+  const LAZY_APPS = 10; // with more applications, only cards near the viewport redraw
+  const ROW_PX = 30; // the height of a table row (style.css .instances tr)
+  const TABLE_ROWS = 14; // rows a table shows before it scrolls
+  const FRAME_BUDGET_MS = 8; // event work per animation frame
+  const LIST_EVERY_MS = 200; // text redraws under a storm, at most
+  const FEED_EVERY_MS = 1000; // feed redraws while catching up, at most
+  const FEED_SHOWN = 60; // events the feed shows (it keeps MAX_EVENTS)
   const EVENT_TYPES = ['registered', 'status_changed', 'metadata_changed', 'cancelled', 'expired'];
   // Events about the registry itself: they change the status card.
   const NOTICE_TYPES = ['self_preservation_entered', 'self_preservation_left', 'peer_lost', 'peer_found'];
   const STATUS_ORDER = ['UP', 'DOWN', 'OUT_OF_SERVICE', 'STARTING', 'UNKNOWN'];
 
   const state = {
-    apps: new Map(), // app name → Map(instance id → view)
-    version: 0, // registry version the table reflects
+    apps: new Map(), // app name → app model (see newApp)
+    facts: null, // the HDFS keys and limits, from the summary
+    version: 0, // registry version the model reflects
     node: '',
     loaded: false,
     status: null,
     statusError: '',
     streamState: 'connecting', // connecting | live | reconnecting | offline
     events: [], // newest first
-    fresh: new Map(), // instance key → time it changed
     filter: '',
     showMetadata: false,
+    colour: 'status', // the rack map's colouring: status | fullness
+    queue: [], // events received, not yet applied
+    catchingUp: false,
+    selected: null, // the row whose details are open
   };
 
   let source = null;
@@ -88,9 +102,13 @@
     return Math.floor(s / 86400) + 'd ago';
   }
 
+  // One formatter each: toLocale*String builds a new one on every call.
+  const timeFormat = new Intl.DateTimeFormat([], { hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
+  const numberFormat = new Intl.NumberFormat();
+
   function clock(ms) {
     const d = new Date(ms);
-    return d.toLocaleTimeString([], { hour12: false });
+    return timeFormat.format(d);
   }
 
   function bytes(n) {
@@ -102,7 +120,7 @@
   }
 
   function count(n) {
-    return Number.isFinite(n) ? n.toLocaleString() : '';
+    return Number.isFinite(n) ? numberFormat.format(n) : '';
   }
 
   function statusBadge(status) {
@@ -111,100 +129,247 @@
   }
 
   // ---- the registry model -----------------------------------------------
+  //
+  // An application is { name, role, cluster, rows: Map(id → row), order
+  // (rows by rack, then ID), counts, racks: Map(name → rack) }. A row is
+  // what a table row and a rack-map cell show. Work is per row: an event
+  // touches its row, its cell and its rack's counts, and marks the
+  // application for the next frame.
 
-  function asArray(v) {
-    if (Array.isArray(v)) return v;
-    return v === undefined || v === null ? [] : [v];
+  const fullPercent = () => (state.facts ? state.facts.fullPercent : 90);
+
+  function newApp(name, role, cluster) {
+    return {
+      name, role: role || '', cluster: cluster || '', rows: new Map(), order: [], counts: {},
+      racks: new Map(), sorted: true, dirty: true, list: null, mode: '', table: null, card: null, map: null,
+    };
   }
 
-  function cleanMetadata(md) {
-    const out = {};
-    if (md && typeof md === 'object') {
-      for (const [k, v] of Object.entries(md)) {
-        if (k !== '@class') out[k] = String(v);
-      }
+  function roleOf(name) {
+    const f = state.facts;
+    if (!f) return ['', ''];
+    const up = name.toUpperCase();
+    if (up.startsWith(f.dataNodePrefix)) return ['datanode', up.slice(f.dataNodePrefix.length).toLowerCase()];
+    if (up.startsWith(f.nameNodePrefix)) return ['namenode', up.slice(f.nameNodePrefix.length).toLowerCase()];
+    return ['', ''];
+  }
+
+  function getApp(name) {
+    let a = state.apps.get(name);
+    if (!a) {
+      const [role, cluster] = roleOf(name);
+      a = newApp(name, role, cluster);
+      state.apps.set(name, a);
+      structureChanged = true;
     }
-    return out;
+    return a;
   }
 
   function intOf(v) {
     const n = Number(v);
-    return Number.isFinite(n) && n >= 0 ? n : NaN;
+    return Number.isFinite(n) && n >= 0 && String(v).trim() !== '' ? n : NaN;
   }
 
-  // view is what a table row shows, derived from an instance's fields and
-  // its HDFS metadata keys (rack, disk_used, disk_total, block_count,
-  // version, status, ha_state).
-  function view(app, id, host, status, metadata, changed) {
-    const md = cleanMetadata(metadata);
-    const used = intOf(md.disk_used);
-    const total = intOf(md.disk_total);
+  // rowFields derives a row's shown fields from HDFS metadata, with the
+  // keys the summary named.
+  function fromMetadata(app, md) {
+    const f = state.facts;
+    md = md && typeof md === 'object' ? md : {};
+    const used = intOf(md[f.usedKey]);
+    const total = intOf(md[f.totalKey]);
+    const admin = String(md[f.adminKey] || '').trim();
     return {
-      app, id, host, status: String(status || 'UNKNOWN'), metadata: md, changed,
-      rack: md.rack || '',
-      used, total,
-      percent: total > 0 && used >= 0 ? Math.min(100, (used / total) * 100) : NaN,
-      blocks: intOf(md.block_count),
-      version: md.version || '',
-      ha: md.ha_state || '',
-      admin: md.status || '',
+      rack: String(md[f.rackKey] || '').trim() || f.defaultRack,
+      full: total > 0 && used >= 0 ? Math.min(100, (used / total) * 100) : NaN,
+      note: app.role === 'namenode' ? String(md[f.haKey] || '').trim().toLowerCase() : (admin && admin !== f.normalAdmin ? admin : ''),
     };
   }
 
-  function fromEureka(x) {
-    const app = String(x.app || '').toUpperCase();
-    const id = String(x.instanceId || x.hostName || '');
-    const changed = Number(x.lastUpdatedTimestamp) || 0;
-    return view(app, id, String(x.hostName || ''), x.status, x.metadata, changed);
+  function makeRow(app, id, host, status, rack, full, note, changed) {
+    const r = { app: app.name, id, host, status: String(status || 'UNKNOWN'), rack, full, note, changed, seen: 0, hay: '', rk: null, pos: 0, gone: false };
+    r.hay = hayOf(r);
+    return r;
   }
 
-  function putInstance(v) {
-    let m = state.apps.get(v.app);
-    if (!m) { m = new Map(); state.apps.set(v.app, m); }
-    m.set(v.id, v);
+  function hayOf(r) {
+    return (r.app + ' ' + r.id + ' ' + r.host + ' ' + r.rack + ' ' + r.status + ' ' + r.note).toLowerCase();
   }
 
-  function removeInstance(app, id) {
-    const m = state.apps.get(app);
-    if (!m) return;
-    m.delete(id);
-    if (m.size === 0) state.apps.delete(app);
+  function rackOf(app, name) {
+    let k = app.racks.get(name);
+    if (!k) {
+      k = { name, counts: {}, rows: [], sorted: true, el: null, canvas: null, ctx: null, cols: 0, label: null, dirty: true, redraw: true };
+      app.racks.set(name, k);
+      structureChanged = true;
+    }
+    return k;
   }
 
-  function getInstance(app, id) {
-    const m = state.apps.get(app);
-    return m ? m.get(id) : undefined;
+  function countIn(counts, status, d) {
+    countsDirty = true;
+    counts[status] = (counts[status] || 0) + d;
+    if (counts[status] <= 0) delete counts[status];
   }
 
-  // applyEvent updates the table from one event of v1/events. It returns
-  // false when the event refers to an instance the table does not have,
-  // which means the table missed something and must be read again.
+  // addRow puts a new row into its application and rack.
+  function addRow(app, r) {
+    app.rows.set(r.id, r);
+    app.order.push(r);
+    app.sorted = false;
+    countIn(app.counts, r.status, 1);
+    const k = rackOf(app, r.rack);
+    k.rows.push(r);
+    k.sorted = false;
+    countIn(k.counts, r.status, 1);
+    k.dirty = true;
+    app.dirty = true;
+  }
+
+  function dropRow(app, r) {
+    app.rows.delete(r.id);
+    r.gone = true;
+    app.removed = true;
+    countIn(app.counts, r.status, -1);
+    const k = app.racks.get(r.rack);
+    if (k) {
+      k.removed = true;
+      k.redraw = true;
+      countIn(k.counts, r.status, -1);
+      k.dirty = true;
+    }
+    app.dirty = true;
+    if (state.selected === r) state.selected = null;
+  }
+
+  function setStatus(app, r, status) {
+    status = String(status || 'UNKNOWN');
+    if (status === r.status) return;
+    countIn(app.counts, r.status, -1);
+    countIn(app.counts, status, 1);
+    const k = app.racks.get(r.rack);
+    if (k) {
+      countIn(k.counts, r.status, -1);
+      countIn(k.counts, status, 1);
+      k.dirty = true;
+    }
+    r.status = status;
+    r.hay = hayOf(r);
+    paintCell(r);
+    app.dirty = true;
+  }
+
+  // loadSummary reads the summary and replaces the model.
+  async function loadSummary() {
+    const { body, headers } = await getJSON('v1/dashboard/summary');
+    state.facts = body.hdfs;
+    for (const a of state.apps.values()) removeAppDOM(a);
+    state.apps = new Map();
+    structureChanged = true;
+    for (const s of body.apps || []) {
+      const app = getApp(String(s.name));
+      const racks = s.racks || [];
+      for (let i = 0; i < s.id.length; i++) {
+        const full = s.full[i] >= 0 ? s.full[i] / 10 : NaN;
+        const r = makeRow(app, s.id[i], s.host[i], s.status[i], racks[s.rack[i]] || state.facts.defaultRack, full, s.note[i] || '', s.changed[i]);
+        app.rows.set(r.id, r);
+        app.order.push(r); // already by rack, then ID
+        countIn(app.counts, r.status, 1);
+        const k = rackOf(app, r.rack);
+        k.rows.push(r);
+        countIn(k.counts, r.status, 1);
+      }
+    }
+    state.version = Number(body.version) || 0;
+    state.node = headers.get('X-Heureka-Node') || state.node;
+    state.loaded = true;
+  }
+
+  function byRackThenID(a, b) {
+    return a.rack < b.rack ? -1 : a.rack > b.rack ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+  }
+
+  function byID(a, b) {
+    return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+  }
+
+  // applyEvent updates the model from one event of v1/events. It returns
+  // false when the event refers to an instance the model does not have,
+  // which means the page missed something and must read the summary again.
   function applyEvent(type, ev) {
-    const app = String(ev.app || '');
+    const name = String(ev.app || '');
     const id = String(ev.id || '');
-    const prev = getInstance(app, id);
+    const app = state.apps.get(name);
+    const prev = app && app.rows.get(id);
+    const now = Date.now();
     switch (type) {
-      case 'registered':
-        putInstance(view(app, id, String(ev.hostName || ''), ev.status, ev.metadata, ev.time));
+      case 'registered': {
+        const a = getApp(name);
+        const m = fromMetadata(a, ev.metadata);
+        if (prev && prev.rack === m.rack) {
+          setStatus(a, prev, ev.status);
+          Object.assign(prev, { host: String(ev.hostName || ''), full: m.full, note: m.note, changed: ev.time, seen: now });
+          prev.hay = hayOf(prev);
+          paintCell(prev);
+        } else {
+          if (prev) dropRow(a, prev);
+          const r = makeRow(a, id, String(ev.hostName || ''), ev.status, m.rack, m.full, m.note, ev.time);
+          r.seen = now;
+          addRow(a, r);
+        }
         break;
+      }
       case 'status_changed':
         if (!prev) return false;
-        putInstance({ ...prev, status: String(ev.status || 'UNKNOWN'), changed: ev.time });
+        setStatus(app, prev, ev.status);
+        prev.changed = ev.time;
+        prev.seen = now;
         break;
-      case 'metadata_changed':
+      case 'metadata_changed': {
         if (!prev) return false;
-        putInstance(view(app, id, prev.host, prev.status, ev.metadata, ev.time));
+        const m = fromMetadata(app, ev.metadata);
+        if (m.rack !== prev.rack) {
+          dropRow(app, prev);
+          const r = makeRow(app, id, prev.host, prev.status, m.rack, m.full, m.note, ev.time);
+          r.seen = now;
+          addRow(app, r);
+        } else {
+          Object.assign(prev, { full: m.full, note: m.note, changed: ev.time, seen: now });
+          prev.hay = hayOf(prev);
+          paintCell(prev);
+          app.dirty = true;
+        }
         break;
+      }
       case 'cancelled':
       case 'expired':
-        removeInstance(app, id);
+        if (prev) dropRow(app, prev);
         break;
       default:
         return true;
     }
-    state.fresh.set(app + '\u0000' + id, Date.now());
-    setTimeout(scheduleRender, FRESH_MS + 50);
     return true;
+  }
+
+  // settle brings an application's orders up to date after a frame's
+  // events: sorts what was appended, drops what was removed, and empties
+  // out what has no rows left.
+  function settle(app) {
+    if (app.removed) { app.order = app.order.filter((r) => !r.gone); app.removed = false; }
+    if (!app.sorted) { app.order.sort(byRackThenID); app.sorted = true; }
+    for (const k of app.racks.values()) {
+      if (k.removed) { k.rows = k.rows.filter((r) => !r.gone); k.removed = false; }
+      if (!k.sorted) { k.rows.sort(byID); k.sorted = true; k.redraw = true; }
+      if (k.rows.length === 0) {
+        if (k.el) k.el.remove();
+        app.racks.delete(k.name);
+        structureChanged = true;
+      }
+    }
+    if (app.rows.size === 0) {
+      removeAppDOM(app);
+      state.apps.delete(app.name);
+      structureChanged = true;
+    }
   }
 
   // ---- loading and following --------------------------------------------
@@ -219,34 +384,21 @@
     return { body: await resp.json(), headers: resp.headers };
   }
 
-  // loadApps reads the whole registry and replaces the table.
-  async function loadApps() {
-    const { body, headers } = await getJSON('eureka/apps');
-    const apps = new Map();
-    const root = body && body.applications ? body.applications : {};
-    state.apps = apps;
-    for (const a of asArray(root.application)) {
-      for (const x of asArray(a.instance)) putInstance(fromEureka(x));
-    }
-    state.version = Number(headers.get('X-Heureka-Version')) || 0;
-    state.node = headers.get('X-Heureka-Node') || state.node;
-    state.loaded = true;
-  }
-
   function closeStream() {
     if (source) { source.close(); source = null; }
+    state.queue = [];
   }
 
-  // follow (re)reads the registry and opens the event stream from its
+  // follow (re)reads the summary and opens the event stream from its
   // version. withHistory asks for the last HISTORY changes too: they fill
-  // the feed but are already part of the listing, so they leave the table
+  // the feed but are already part of the summary, so they leave the model
   // alone.
   async function follow(withHistory) {
     clearTimeout(retryTimer);
     closeStream();
     setStream(state.loaded ? 'reconnecting' : 'connecting');
     try {
-      await loadApps();
+      await loadSummary();
       scheduleRender();
     } catch (err) {
       setStream('offline', 'cannot read the registry: ' + err.message);
@@ -286,35 +438,49 @@
       addFeedNote('resynced: ' + (reason || 'the server asked to re-read the registry'));
       follow(false);
     });
-    for (const type of NOTICE_TYPES) {
+    for (const type of NOTICE_TYPES.concat(EVENT_TYPES)) {
       es.addEventListener(type, (msg) => {
         if (source !== es) return;
-        let ev;
-        try { ev = JSON.parse(msg.data); } catch (_) { return; }
-        addFeedEvent(type, ev);
-        const seq = Number(msg.lastEventId) || 0;
+        state.queue.push({ type, data: msg.data, seq: Number(msg.lastEventId) || 0 });
+        scheduleFrame();
+      });
+    }
+  }
+
+  // drain applies queued events for at most FRAME_BUDGET_MS. What is left
+  // waits for the next frame, and the page says it is catching up.
+  function drain() {
+    const q = state.queue;
+    const until = performance.now() + FRAME_BUDGET_MS;
+    let i = 0;
+    let notice = false;
+    for (; i < q.length; i++) {
+      if ((i & 63) === 63 && performance.now() > until) break;
+      const { type, data } = q[i];
+      let ev;
+      try { ev = JSON.parse(data); } catch (_) { continue; }
+      const seq = q[i].seq || Number(ev.seq) || 0;
+      addFeedEvent(type, ev);
+      if (NOTICE_TYPES.includes(type)) {
+        notice = true;
         if (seq > state.version) state.version = seq;
-        pollStatus();
-      });
-    }
-    for (const type of EVENT_TYPES) {
-      es.addEventListener(type, (msg) => {
-        if (source !== es) return;
-        let ev;
-        try { ev = JSON.parse(msg.data); } catch (_) { return; }
-        const seq = Number(msg.lastEventId) || Number(ev.seq) || 0;
-        addFeedEvent(type, ev);
-        if (seq > state.version || seq === 0) {
-          if (!applyEvent(type, ev)) {
-            addFeedNote('the table missed a change; reading the registry again');
-            follow(false);
-            return;
-          }
-          if (seq > state.version) state.version = seq;
+        continue;
+      }
+      if (seq > state.version || seq === 0) {
+        if (!applyEvent(type, ev)) {
+          addFeedNote('the page missed a change; reading the registry again');
+          follow(false);
+          return;
         }
-        scheduleRender();
-      });
+        if (seq > state.version) state.version = seq;
+      }
     }
+    if (i > 0) statusDirty = true; // the header shows the version
+    state.queue = i >= q.length ? [] : q.slice(i);
+    if (state.catchingUp !== state.queue.length > 0 || state.catchingUp) statusDirty = true;
+    state.catchingUp = state.queue.length > 0;
+    if (notice) pollStatus();
+    feedDirty = true;
   }
 
   function retryLater() {
@@ -337,10 +503,12 @@
     } catch (err) {
       state.statusError = err.message;
     }
+    statusDirty = true;
     scheduleRender();
   }
 
   function setStream(s, why) {
+    statusDirty = true;
     state.streamState = s;
     state.streamWhy = why || '';
     scheduleRender();
@@ -354,6 +522,7 @@
   }
 
   function addFeedNote(text) {
+    feedDirty = true;
     state.events.unshift({ type: 'note', ev: { time: Date.now(), text } });
     if (state.events.length > MAX_EVENTS) state.events.length = MAX_EVENTS;
     scheduleRender();
@@ -389,6 +558,7 @@
     clear(list);
     let shown = 0;
     for (const { type, ev } of state.events) {
+      if (shown >= FEED_SHOWN) break;
       if (type === 'metadata_changed' && !state.showMetadata) continue;
       const labels = {
         note: 'note', self_preservation_entered: 'self-preservation on', self_preservation_left: 'self-preservation off',
@@ -411,21 +581,94 @@
   }
 
   // ---- rendering ------------------------------------------------------------
+  //
+  // One frame does the queued events, then redraws only what they marked:
+  // a rack's label, a table's visible rows, the tiles. A rAF callback does
+  // not run in a hidden tab, so a timer stands in for it there.
 
-  let renderPending = false;
-  function scheduleRender() {
-    if (renderPending) return;
-    renderPending = true;
-    setTimeout(() => { renderPending = false; render(); }, 30);
+  let framePending = false;
+  let structureChanged = true; // an application or rack came or went
+  let feedDirty = true;
+  let listAt = 0; // when the tables were last redrawn
+  let listNow = false; // redraw them in this frame, whatever the time
+  let listTimer = 0;
+  let feedAt = 0; // when the feed was last redrawn
+  let statusDirty = true; // v1/status or the stream's state changed
+  let countsDirty = true; // an instance came, went or changed status
+  let filterAt = []; // timeStamps of the input events not yet answered
+  const marks = { rackMap: 0, filterMs: [], frameMs: [] };
+
+  function scheduleFrame() {
+    if (framePending) return;
+    framePending = true;
+    let done = false;
+    const run = () => {
+      if (done) return;
+      done = true;
+      framePending = false;
+      frame();
+    };
+    requestAnimationFrame(run);
+    setTimeout(run, 250);
+  }
+  const scheduleRender = scheduleFrame;
+
+  function frame() {
+    const t0 = performance.now();
+    if (state.queue.length) drain();
+    for (const a of [...state.apps.values()]) if (a.dirty) settle(a);
+    render();
+    marks.frameMs.push(performance.now() - t0);
+    if (marks.frameMs.length > 100) marks.frameMs.shift();
+    if (state.queue.length) scheduleFrame();
+    if (filterAt.length) {
+      const asked = filterAt;
+      filterAt = [];
+      // The next frame's callback runs once this frame has been painted.
+      requestAnimationFrame(() => {
+        const now = performance.now();
+        for (const t0 of asked) marks.filterMs.push(now - t0);
+      });
+    }
   }
 
+  // render draws what changed. The rack map's squares are painted as
+  // events arrive (paintCell) and canvases redrawn here; text (the header,
+  // tiles, rack labels, tables, feed) costs layout, so under a storm it is
+  // redrawn at most every LIST_EVERY_MS, and the feed at most every
+  // FEED_EVERY_MS. A keystroke in the filter, a click or a new application
+  // or rack redraws at once.
   function render() {
-    renderHeader();
-    renderSummary();
-    renderPreservation();
-    renderPeers();
-    renderApps();
-    renderEvents();
+    for (const a of state.apps.values()) {
+      if (a.dirty) { a.listDirty = true; a.fullDirty = true; }
+      for (const k of a.racks.values()) if (k.dirty) k.labelDirty = true;
+    }
+    const now = performance.now();
+    const text = listNow || structureChanged || now - listAt >= LIST_EVERY_MS;
+    renderRackMaps(text);
+    for (const a of state.apps.values()) {
+      a.dirty = false;
+      for (const k of a.racks.values()) k.dirty = false;
+    }
+    if (text) {
+      if (statusDirty) { renderHeader(); renderPreservation(); renderPeers(); }
+      if (statusDirty || countsDirty) renderSummary();
+      statusDirty = false;
+      countsDirty = false;
+      renderApps();
+      if (feedDirty && (listNow || !state.catchingUp || now - feedAt >= FEED_EVERY_MS)) {
+        renderEvents();
+        feedDirty = false;
+        feedAt = now;
+      }
+      listAt = now;
+      listNow = false;
+    }
+    if ((!text || feedDirty || statusDirty || countsDirty) && !listTimer) {
+      listTimer = setTimeout(() => { listTimer = 0; scheduleFrame(); }, LIST_EVERY_MS);
+    }
+    renderDetails();
+    structureChanged = false;
   }
 
   function renderHeader() {
@@ -434,6 +677,10 @@
     conn.className = 'conn conn-' + state.streamState;
     conn.textContent = labels[state.streamState] || state.streamState;
     conn.title = state.streamWhy || '';
+    if (state.catchingUp && state.streamState === 'live') {
+      conn.className = 'conn conn-catching';
+      conn.textContent = 'catching up · ' + count(state.queue.length) + ' events';
+    }
 
     const node = $('node');
     clear(node);
@@ -454,32 +701,38 @@
     banner.textContent = problems.join(' — ');
   }
 
-  function statusCounts(instances) {
+  function totals() {
     const c = {};
-    for (const v of instances) c[v.status] = (c[v.status] || 0) + 1;
-    return c;
+    let n = 0;
+    let full = 0;
+    for (const a of state.apps.values()) {
+      for (const [s, k] of Object.entries(a.counts)) { c[s] = (c[s] || 0) + k; n += k; }
+      if (a.fullDirty !== false) a.full = countFull(a);
+      full += a.full;
+    }
+    return { c, n, full };
   }
 
-  function allInstances() {
-    const out = [];
-    for (const m of state.apps.values()) for (const v of m.values()) out.push(v);
-    return out;
+  function countFull(a) {
+    const lim = fullPercent();
+    let n = 0;
+    for (const r of a.rows.values()) if (r.full > lim) n++;
+    a.fullDirty = false;
+    return n;
   }
 
   function renderSummary() {
     const box = $('summary');
     clear(box);
-    const all = allInstances();
-    const c = statusCounts(all);
+    const { c, n, full } = totals();
     const tile = (label, value, cls) => el('div', { class: 'tile ' + (cls || '') },
       el('div', { class: 'tile-value', text: value }), el('div', { class: 'tile-label', text: label }));
     box.append(tile('applications', count(state.apps.size)));
-    box.append(tile('instances', count(all.length)));
+    box.append(tile('instances', count(n)));
     box.append(tile('up', count(c.UP || 0), 'tile-up'));
     box.append(tile('down', count(c.DOWN || 0), (c.DOWN || 0) > 0 ? 'tile-down' : ''));
     box.append(tile('out of service', count(c.OUT_OF_SERVICE || 0), (c.OUT_OF_SERVICE || 0) > 0 ? 'tile-oos' : ''));
-    const full = all.filter((v) => v.percent >= FULL_PERCENT).length;
-    box.append(tile('over ' + FULL_PERCENT + '% full', count(full), full > 0 ? 'tile-down' : ''));
+    box.append(tile('over ' + fullPercent() + '% full', count(full), full > 0 ? 'tile-down' : ''));
     const sp = state.status && state.status.selfPreservation;
     box.append(tile('self-preservation', sp ? (sp.active ? 'PROTECTING' : (sp.mode === 'off' ? 'off' : 'idle')) : '…',
       sp && sp.active ? 'tile-down' : ''));
@@ -487,6 +740,11 @@
     const reachable = peers.filter((p) => p.reachable).length;
     const lost = peers.filter((p) => peerHealth(p) === 'unreachable').length;
     box.append(tile('peers reachable', peers.length ? reachable + ' / ' + peers.length : 'none', lost > 0 ? 'tile-down' : ''));
+  }
+
+  function asArray(v) {
+    if (Array.isArray(v)) return v;
+    return v === undefined || v === null ? [] : [v];
   }
 
   function kv(list) {
@@ -571,92 +829,491 @@
     box.append(table);
   }
 
-  function matches(v, f) {
-    if (!f) return true;
-    const hay = [v.app, v.id, v.host, v.rack, v.status, v.version, v.ha, v.admin].join(' ').toLowerCase();
-    return f.split(/\s+/).every((w) => hay.includes(w));
+  // ---- the rack map -------------------------------------------------------
+  //
+  // One card per HDFS cluster: its NameNodes with their HA state on top,
+  // then a row per rack: its name and counts, and a canvas with a small
+  // square per DataNode, in ID order. A canvas, not an element per node:
+  // 20,000 elements cost layout, style and paint on every change, while a
+  // changed node here is one fillRect. Hover and click find the node from
+  // the pointer's position.
+
+  const CELL = 7; // px, the square
+  const PITCH = 8; // px, square and gap
+  let colours = null; // fill per status and per fullness band, from style.css
+
+  function readColours() {
+    const css = getComputedStyle(document.documentElement);
+    const v = (name, def) => css.getPropertyValue(name).trim() || def;
+    colours = {
+      UP: v('--up', '#1a7f37'), DOWN: v('--down', '#c62828'), OUT_OF_SERVICE: v('--oos', '#9a6700'),
+      STARTING: v('--starting', '#0b5cad'), other: v('--unknown', '#57606a'),
+      f0: v('--full-0', '#7ec8a0'), f1: v('--full-1', '#d8c75a'), f2: v('--full-2', '#f08c3a'), f3: v('--full-3', '#d62828'),
+      fu: v('--unknown', '#57606a'),
+    };
   }
 
-  function roleOf(app) {
-    const m = /^HDFS-(DATANODE|NAMENODE)\.(.+)$/i.exec(app);
-    if (!m) return '';
-    return (m[1].toUpperCase() === 'DATANODE' ? 'DataNodes' : 'NameNodes') + ' of HDFS cluster ' + m[2].toLowerCase();
+  function fullBand(full) {
+    if (!Number.isFinite(full)) return 'fu';
+    if (full > fullPercent()) return 'f3';
+    if (full >= WARN_PERCENT) return 'f2';
+    if (full >= 50) return 'f1';
+    return 'f0';
   }
 
-  function fullness(v) {
-    if (!Number.isFinite(v.percent)) return el('span', { class: 'muted', text: '—' });
-    const pct = v.percent;
-    const cls = pct >= FULL_PERCENT ? 'bar-full' : pct >= WARN_PERCENT ? 'bar-warn' : 'bar-ok';
-    const fill = el('span', { class: 'bar-fill ' + cls });
-    fill.style.width = pct.toFixed(1) + '%';
-    return el('span', { class: 'fullness', title: bytes(v.used) + ' of ' + bytes(v.total) },
-      el('span', { class: 'bar' }, fill), el('span', { class: 'pct', text: pct.toFixed(pct < 10 ? 1 : 0) + '%' }));
+  function cellClass(r) {
+    return 'st-' + r.status.toLowerCase().replace(/[^a-z_]/g, '') + ' ' + fullBand(r.full);
+  }
+
+  function fillOf(r) {
+    if (state.colour === 'fullness') return colours[fullBand(r.full)];
+    return colours[r.status] || colours.other;
+  }
+
+  // paintCell redraws one node's square, if its rack is drawn.
+  function paintCell(r) {
+    const k = r.rk;
+    if (!k || !k.ctx || k.rows[r.pos] !== r) return;
+    const x = (r.pos % k.cols) * PITCH;
+    const y = Math.floor(r.pos / k.cols) * PITCH;
+    k.ctx.fillStyle = fillOf(r);
+    k.ctx.fillRect(x, y, CELL, CELL);
+  }
+
+  // drawRack sizes a rack's canvas to its row's width and draws every node.
+  function drawRack(k, width) {
+    const cols = Math.max(1, Math.floor((width + PITCH - CELL) / PITCH));
+    const lines = Math.max(1, Math.ceil(k.rows.length / cols));
+    const dpr = window.devicePixelRatio || 1;
+    const w = cols * PITCH;
+    const h = lines * PITCH;
+    const c = k.canvas;
+    if (c.width !== Math.round(w * dpr) || c.height !== Math.round(h * dpr)) {
+      c.width = Math.round(w * dpr);
+      c.height = Math.round(h * dpr);
+      c.style.width = w + 'px';
+      c.style.height = h + 'px';
+      k.ctx = c.getContext('2d', { alpha: true });
+    }
+    k.ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    k.ctx.clearRect(0, 0, w, h);
+    k.cols = cols;
+    for (let i = 0; i < k.rows.length; i++) {
+      const r = k.rows[i];
+      r.rk = k;
+      r.pos = i;
+      k.ctx.fillStyle = fillOf(r);
+      k.ctx.fillRect((i % cols) * PITCH, Math.floor(i / cols) * PITCH, CELL, CELL);
+    }
+    k.redraw = false;
+    k.drawnColour = state.colour;
+  }
+
+  function countsText(counts) {
+    const parts = [];
+    for (const s of STATUS_ORDER) if (counts[s]) parts.push(count(counts[s]) + ' ' + s);
+    for (const [s, n] of Object.entries(counts)) if (!STATUS_ORDER.includes(s)) parts.push(count(n) + ' ' + s);
+    return parts.join(' · ');
+  }
+
+  function dataNodeApps() {
+    return [...state.apps.values()].filter((a) => a.role === 'datanode').sort((x, y) => (x.name < y.name ? -1 : 1));
+  }
+
+  let mapWidth = 0; // the width the canvases were drawn for
+
+  function renderRackMaps(text) {
+    const box = $('racks');
+    const dns = dataNodeApps();
+    box.hidden = dns.length === 0;
+    if (dns.length === 0) return;
+    if (!colours) readColours();
+    box.classList.toggle('by-full', state.colour === 'fullness');
+    const maps = $('maps');
+    if (structureChanged) {
+      for (const a of dns) {
+        if (!a.map) a.map = buildMapCard(a);
+        maps.append(a.map.card); // in name order; moving an element is cheap
+      }
+    }
+    for (const a of dns) {
+      const m = a.map;
+      renderNameNodes(a, m.nn);
+      const redrawAll = structureChanged || mapWidth !== m.width || state.colour !== m.colour;
+      if (!a.dirty && !redrawAll && !(text && a.labelDirty)) continue;
+      if (text) { m.counts.textContent = countsText(a.counts); a.labelDirty = false; } else if (a.dirty) a.labelDirty = true;
+      const racks = [...a.racks.values()].sort((x, y) => (x.name < y.name ? -1 : 1));
+      if (structureChanged) {
+        for (const k of racks) if (!k.el) buildRack(k);
+        m.racks.append(...racks.map((k) => k.el));
+      }
+      if (!mapWidth) mapWidth = cellsWidth(m);
+      for (const k of racks) {
+        if (!k.el) { buildRack(k); m.racks.append(k.el); }
+        if (k.redraw || redrawAll) drawRack(k, mapWidth);
+        if (text && (k.labelDirty || redrawAll)) {
+          k.labelDirty = false;
+          k.label.textContent = countsText(k.counts);
+          const bad = k.rows.length - (k.counts.UP || 0);
+          k.el.classList.toggle('rack-bad', bad > 0);
+          k.el.classList.toggle('rack-half', bad * 2 >= k.rows.length);
+        }
+      }
+      m.width = mapWidth;
+      m.colour = state.colour;
+    }
+    if (!marks.rackMap && state.loaded) {
+      requestAnimationFrame(() => {
+        if (marks.rackMap) return;
+        performance.mark('heureka-rackmap');
+        marks.rackMap = performance.now();
+      });
+    }
+  }
+
+  // cellsWidth is the width a rack's canvas may take. It reads layout, so
+  // it runs only when the window's size changed or on the first draw.
+  function cellsWidth(m) {
+    const probe = m.racks.querySelector('.cells');
+    const w = probe ? probe.clientWidth : m.racks.clientWidth - 160;
+    return Math.max(PITCH * 8, w);
+  }
+
+  function buildMapCard(a) {
+    const nn = el('div', { class: 'nn-pair' });
+    const counts = el('span', { class: 'chips-text muted' });
+    const racks = el('div', { class: 'rack-rows' });
+    const card = el('section', { class: 'card cluster', dataset: { app: a.name, cluster: a.cluster } },
+      el('div', { class: 'cluster-head' },
+        el('h3', { text: 'HDFS cluster ' + a.cluster }),
+        el('span', { class: 'muted', text: a.name }), counts),
+      nn, racks);
+    return { card, nn, counts, racks, width: 0, colour: '' };
+  }
+
+  function buildRack(k) {
+    k.label = el('span', { class: 'rack-counts muted' });
+    k.canvas = el('canvas', { class: 'cells-canvas', 'aria-label': 'DataNodes of rack ' + k.name, role: 'img' });
+    k.canvas.heurekaRack = k;
+    k.el = el('div', { class: 'rack', dataset: { rack: k.name } },
+      el('div', { class: 'rack-head' }, el('span', { class: 'rack-name', text: k.name }), k.label),
+      el('div', { class: 'cells' }, k.canvas));
+    k.redraw = true;
+  }
+
+  // rowAt finds the node under a pointer event on a rack's canvas.
+  function rowAt(e) {
+    const k = e.target && e.target.heurekaRack;
+    if (!k || !k.cols) return null;
+    const x = Math.floor(e.offsetX / PITCH);
+    const y = Math.floor(e.offsetY / PITCH);
+    if (x >= k.cols || e.offsetX % PITCH >= CELL + 0.5 || e.offsetY % PITCH >= CELL + 0.5) return null;
+    const r = k.rows[y * k.cols + x];
+    return r && !r.gone ? r : null;
+  }
+
+  function renderNameNodes(dn, box) {
+    const nnApp = [...state.apps.values()].find((a) => a.role === 'namenode' && a.cluster === dn.cluster);
+    if (!nnApp) {
+      if (box.dataset.empty !== 'yes') { clear(box); box.dataset.empty = 'yes'; box.append(el('span', { class: 'muted', text: 'no NameNode registered' })); }
+      return;
+    }
+    if (!nnApp.dirty && !structureChanged && box.dataset.empty === 'no') return;
+    box.dataset.empty = 'no';
+    clear(box);
+    box.append(el('span', { class: 'nn-label muted', text: 'NameNodes' }));
+    for (const r of [...nnApp.rows.values()].sort(byID)) {
+      const ha = r.note || 'no HA state';
+      box.append(el('button', { type: 'button', class: 'nn ha-' + ha.replace(/[^a-z]/g, '') + ' st-row-' + r.status.toLowerCase(), dataset: { id: r.id } },
+        el('span', { class: 'nn-host', text: r.host || r.id }), statusBadge(r.status), el('span', { class: 'nn-ha', text: ha })));
+    }
+  }
+
+  // The hover card: one element, moved and refilled.
+  function onMapMove(e) {
+    const r = rowAt(e);
+    const tip = $('tip');
+    e.target.style.cursor = r ? 'pointer' : '';
+    if (!r) { tip.hidden = true; return; }
+    clear(tip);
+    tip.append(el('div', { class: 'tip-id', text: r.id }),
+      el('div', null, statusBadge(r.status), ' ', el('span', { text: r.host })),
+      el('div', { class: 'muted', text: r.rack + (Number.isFinite(r.full) ? ' · ' + r.full.toFixed(0) + '% full' : '') + (r.note ? ' · ' + r.note : '') }));
+    tip.hidden = false;
+    tip.style.left = Math.min(window.innerWidth - 320, e.pageX + 12) + 'px';
+    tip.style.top = (e.pageY + 14) + 'px';
+  }
+
+  // ---- the tables -----------------------------------------------------------
+  //
+  // Per application: its status counts, and a table of its problem rows
+  // (not UP, over the fullness threshold, or changed in the last few
+  // minutes, worst first) or of all its rows. A table is virtual: it holds
+  // the rows in its scroll window and two spacers, so 20,000 rows cost two
+  // dozen <tr>.
+
+  function matches(r, words) {
+    for (const w of words) if (!r.hay.includes(w)) return false;
+    return true;
+  }
+
+  function isProblem(r, now) {
+    return r.status !== 'UP' || r.full > fullPercent() || now - r.seen < RECENT_MS;
+  }
+
+  function modeOf(a) {
+    if (state.filter.trim()) return 'all';
+    return a.mode || (a.rows.size <= SMALL_APP ? 'all' : 'problems');
+  }
+
+  function computeList(a, now) {
+    const words = state.filter.trim().toLowerCase().split(/\s+/).filter(Boolean);
+    const mode = modeOf(a);
+    // Problems come worst first: not UP, then over the threshold, then
+    // only changed lately; all rows stay in rack and ID order.
+    const out = [];
+    const full = [];
+    const recent = [];
+    let problems = 0;
+    for (const r of a.order) {
+      if (r.gone) continue;
+      const p = isProblem(r, now);
+      if (p) problems++;
+      if (!(mode === 'all' || p) || !matches(r, words)) continue;
+      if (mode === 'all' || r.status !== 'UP') out.push(r);
+      else if (r.full > fullPercent()) full.push(r);
+      else recent.push(r);
+    }
+    a.list = full.length || recent.length ? out.concat(full, recent) : out;
+    a.problems = problems;
+  }
+
+  // cardObserver tells which application cards are near the viewport.
+  const cardObserver = new IntersectionObserver((entries) => {
+    let any = false;
+    for (const e of entries) {
+      const a = e.target.heurekaApp;
+      if (!a) continue;
+      a.visible = e.isIntersecting;
+      if (a.visible && a.stale) any = true;
+    }
+    if (any) { listNow = true; scheduleFrame(); }
+  }, { rootMargin: '400px 0px' });
+
+  function buildAppCard(a) {
+    const chips = el('span', { class: 'chips' });
+    const tabs = el('span', { class: 'tabs' });
+    const tbody = el('tbody');
+    const head = ['instance', 'host', 'status', 'rack', 'fullness', a.role === 'namenode' ? 'HA state' : 'admin', 'changed'];
+    const table = el('table', { class: 'instances' }, el('thead', null, el('tr', null, ...head.map((h) => el('th', { text: h })))), tbody);
+    const wrap = el('div', { class: 'table-wrap vt' }, table);
+    const note = el('p', { class: 'list-note muted' });
+    const role = a.role ? (a.role === 'datanode' ? 'DataNodes' : 'NameNodes') + ' of HDFS cluster ' + a.cluster : '';
+    const card = el('section', { class: 'card app', dataset: { app: a.name } },
+      el('div', { class: 'app-head' }, el('h3', { text: a.name }), role ? el('span', { class: 'role muted', text: role }) : null, chips, tabs),
+      wrap, note);
+    // The offset is read here, where layout is fresh: reading it in a frame
+    // after the DOM changed would lay out the whole page, rack map included.
+    cardObserver.observe(card);
+    card.heurekaApp = a;
+    wrap.addEventListener('scroll', () => { a.top = wrap.scrollTop; a.scrolled = true; listNow = true; scheduleFrame(); }, { passive: true });
+    tbody.addEventListener('click', (e) => {
+      const tr = e.target.closest('tr[data-id]');
+      if (tr) select(a.rows.get(tr.dataset.id));
+    });
+    return { card, chips, tabs, tbody, wrap, note, shown: null };
   }
 
   function renderApps() {
     const box = $('apps');
-    clear(box);
-    if (!state.loaded) { box.append(el('p', { class: 'muted', text: 'loading…' })); return; }
-    if (state.apps.size === 0) {
-      box.append(el('div', { class: 'card empty' },
-        el('p', { text: 'No instances are registered.' }),
-        el('p', { class: 'muted' }, 'Register one with any Eureka client, run ', el('code', { text: 'heureka agent' }),
-          ' beside an HDFS daemon, or try ', el('code', { text: 'heureka demo' }), '.')));
-      return;
-    }
-    const f = state.filter.trim().toLowerCase();
+    if (!state.loaded) return;
+    const loading = $('apps-loading');
+    if (loading) loading.remove();
+    const empty = $('apps-empty');
+    empty.hidden = state.apps.size > 0;
     const now = Date.now();
+    const names = [...state.apps.keys()].sort();
     let any = false;
-    for (const name of [...state.apps.keys()].sort()) {
-      const rows = [...state.apps.get(name).values()].filter((v) => matches(v, f))
-        .sort((a, b) => (a.rack || '').localeCompare(b.rack || '') || a.id.localeCompare(b.id));
-      if (rows.length === 0) continue;
-      any = true;
-      const all = [...state.apps.get(name).values()];
-      const c = statusCounts(all);
-      const chips = el('span', { class: 'chips' });
-      for (const s of STATUS_ORDER) if (c[s]) chips.append(el('span', { class: 'chip st-' + s.toLowerCase(), text: c[s] + ' ' + s }));
-      const isNN = /^HDFS-NAMENODE\./i.test(name);
-      const head = ['instance', 'host', 'status', 'rack', 'fullness', 'blocks', 'version', isNN ? 'HA state' : 'admin', 'changed'];
-      const table = el('table', { class: 'instances' },
-        el('thead', null, el('tr', null, ...head.map((h) => el('th', { text: h })))));
-      const tbody = el('tbody');
-      for (const v of rows) {
-        const key = v.app + '\u0000' + v.id;
-        const freshAt = state.fresh.get(key);
-        const fresh = freshAt && now - freshAt < FRESH_MS;
-        if (freshAt && !fresh) state.fresh.delete(key);
-        tbody.append(el('tr', { class: 'row st-row-' + v.status.toLowerCase() + (fresh ? ' fresh' : ''), dataset: { app: v.app, id: v.id, status: v.status } },
-          el('td', { class: 'id', text: v.id, title: v.id }),
-          el('td', { class: 'host', text: v.host }),
-          el('td', { class: 'status' }, statusBadge(v.status)),
-          el('td', { class: 'rack', text: v.rack }),
-          el('td', { class: 'full' }, fullness(v)),
-          el('td', { class: 'num', text: Number.isFinite(v.blocks) ? count(v.blocks) : '' }),
-          el('td', { class: 'version', text: v.version, title: v.version }),
-          el('td', { class: isNN && v.ha === 'active' ? 'ha-active' : '', text: isNN ? v.ha : (v.admin && v.admin !== 'NORMAL' ? v.admin : '') }),
-          el('td', { class: 'changed muted', text: ago(v.changed), title: v.changed ? new Date(v.changed).toISOString() : '' })));
+    // With many applications, only the cards near the viewport redraw
+    // their rows; the others are brought up to date when they scroll in.
+    const lazy = state.apps.size > LAZY_APPS;
+    for (const name of names) {
+      const a = state.apps.get(name);
+      if (!a.table) { a.table = buildAppCard(a); structureChanged = true; }
+      const t = a.table;
+      if (a.listDirty || !a.list) {
+        a.listDirty = false;
+        computeList(a, now);
+        a.stale = true;
       }
-      table.append(tbody);
-      box.append(el('section', { class: 'card app', dataset: { app: name } },
-        el('div', { class: 'app-head' },
-          el('h3', { text: name }),
-          roleOf(name) ? el('span', { class: 'role muted', text: roleOf(name) }) : null,
-          chips),
-        el('div', { class: 'table-wrap' }, table)));
+      const hidden = a.list.length === 0 && state.filter.trim() !== '';
+      if (t.card.hidden !== hidden) t.card.hidden = hidden;
+      if (!hidden) any = true;
+      if (lazy && !a.visible && t.drawn) continue;
+      if (a.stale) { renderChips(a); a.scrolled = true; a.stale = false; }
+      if (a.scrolled) renderWindow(a, now);
+      a.scrolled = false;
+      t.drawn = true;
     }
-    if (!any) box.append(el('p', { class: 'muted', text: 'No instance matches the filter.' }));
+    if (structureChanged) for (const name of names) box.append(state.apps.get(name).table.card);
+    $('apps-nomatch').hidden = any || state.apps.size === 0;
+  }
+
+  function renderChips(a) {
+    const t = a.table;
+    const key = JSON.stringify([a.counts, modeOf(a), a.problems, a.rows.size, a.list.length, state.filter.trim()]);
+    if (t.chipsKey === key) return;
+    t.chipsKey = key;
+    clear(t.chips);
+    for (const s of STATUS_ORDER) if (a.counts[s]) t.chips.append(el('span', { class: 'chip st-' + s.toLowerCase(), text: count(a.counts[s]) + ' ' + s }));
+    clear(t.tabs);
+    const mode = modeOf(a);
+    const tab = (m, label) => {
+      const b = el('button', { type: 'button', class: 'tab' + (mode === m ? ' on' : ''), dataset: { mode: m }, text: label });
+      b.disabled = state.filter.trim() !== '';
+      b.addEventListener('click', () => { a.mode = m; a.listDirty = true; listNow = true; scheduleFrame(); });
+      return b;
+    };
+    t.tabs.append(tab('problems', 'problems ' + count(a.problems)), tab('all', 'all ' + count(a.rows.size)));
+    const words = state.filter.trim();
+    t.note.textContent = words ? count(a.list.length) + ' of ' + count(a.rows.size) + ' match the filter'
+      : mode === 'problems' && a.list.length === 0 ? 'No problem: every instance is UP, under ' + fullPercent() + '% full and unchanged for ' + (RECENT_MS / 60000) + ' minutes.' : '';
+  }
+
+  // renderWindow puts the rows of the table's scroll window in its tbody.
+  function renderWindow(a, now) {
+    const t = a.table;
+    const list = a.list;
+    const height = Math.min(list.length, TABLE_ROWS) * ROW_PX;
+    t.wrap.style.maxHeight = (height + ROW_PX + 2) + 'px';
+    const top = Math.min(a.top || 0, Math.max(0, list.length - TABLE_ROWS) * ROW_PX);
+    const first = Math.max(0, Math.floor(top / ROW_PX) - 4);
+    const last = Math.min(list.length, first + TABLE_ROWS + 8);
+    const frag = document.createDocumentFragment();
+    if (first > 0) frag.append(spacer(first * ROW_PX));
+    for (let i = first; i < last; i++) frag.append(rowEl(a, list[i], now));
+    if (last < list.length) frag.append(spacer((list.length - last) * ROW_PX));
+    clear(t.tbody);
+    t.tbody.append(frag);
+  }
+
+  function spacer(px) {
+    const tr = el('tr', { class: 'spacer', 'aria-hidden': 'true' }, el('td', { colspan: '7' }));
+    tr.style.height = px + 'px';
+    return tr;
+  }
+
+  function fullness(r) {
+    if (!Number.isFinite(r.full)) return el('span', { class: 'muted', text: '—' });
+    const pct = r.full;
+    const cls = pct > fullPercent() ? 'bar-full' : pct >= WARN_PERCENT ? 'bar-warn' : 'bar-ok';
+    const fill = el('span', { class: 'bar-fill ' + cls });
+    fill.style.width = pct.toFixed(1) + '%';
+    return el('span', { class: 'fullness' },
+      el('span', { class: 'bar' }, fill), el('span', { class: 'pct', text: pct.toFixed(pct < 10 ? 1 : 0) + '%' }));
+  }
+
+  function rowEl(a, r, now) {
+    const fresh = r.seen && now - r.seen < FRESH_MS;
+    return el('tr', { class: 'row st-row-' + r.status.toLowerCase() + (fresh ? ' fresh' : '') + (state.selected === r ? ' selected' : ''), dataset: { app: r.app, id: r.id, status: r.status } },
+      el('td', { class: 'id', text: r.id, title: r.id }),
+      el('td', { class: 'host', text: r.host }),
+      el('td', { class: 'status' }, statusBadge(r.status)),
+      el('td', { class: 'rack', text: r.rack }),
+      el('td', { class: 'full' }, fullness(r)),
+      el('td', { class: a.role === 'namenode' && r.note === 'active' ? 'note ha-active' : 'note', text: r.note }),
+      el('td', { class: 'changed muted', text: ago(r.changed), title: r.changed ? new Date(r.changed).toISOString() : '' }));
+  }
+
+  function removeAppDOM(a) {
+    if (a.table) { cardObserver.unobserve(a.table.card); a.table.card.remove(); }
+    if (a.map) a.map.card.remove();
+    a.table = null;
+    a.map = null;
+    for (const r of a.rows.values()) r.rk = null;
+  }
+
+  // ---- details on demand ----------------------------------------------------
+
+  let detailsFor = null; // the row the details panel was last filled for
+  let detailsBody = null; // its Eureka record, once read
+
+  function select(r) {
+    if (!r) return;
+    state.selected = r;
+    detailsBody = null;
+    const want = r;
+    getJSON('eureka/apps/' + encodeURIComponent(r.app) + '/' + encodeURIComponent(r.id))
+      .then(({ body }) => { if (state.selected === want) { detailsBody = body.instance || body; detailsFor = null; scheduleFrame(); } })
+      .catch((err) => { if (state.selected === want) { detailsBody = { error: err.message }; detailsFor = null; scheduleFrame(); } });
+    for (const a of state.apps.values()) a.scrolled = true;
+    listNow = true;
+    detailsFor = null;
+    scheduleFrame();
+  }
+
+  function renderDetails() {
+    const box = $('details');
+    const r = state.selected;
+    box.hidden = !r;
+    if (!r || detailsFor === r) return;
+    detailsFor = r;
+    clear(box);
+    const close = el('button', { type: 'button', class: 'close', text: '×', 'aria-label': 'close' });
+    close.addEventListener('click', () => { state.selected = null; for (const a of state.apps.values()) a.scrolled = true; listNow = true; scheduleFrame(); });
+    box.append(el('div', { class: 'details-head' }, el('h3', { text: r.id }), close));
+    const x = detailsBody;
+    if (!x) { box.append(el('p', { class: 'muted', text: 'reading ' + r.app + '/' + r.id + '…' })); return; }
+    if (x.error) { box.append(el('p', { class: 'err', text: x.error })); return; }
+    const port = x.port && x.port.$ !== undefined ? String(x.port.$) : '';
+    box.append(kv([
+      ['app', r.app], ['status', statusBadge(x.status)], ['host', String(x.hostName || '')], ['address', String(x.ipAddr || '') + (port ? ':' + port : '')],
+      ['rack', r.rack], ['fullness', fullness(r)], ['VIP', String(x.vipAddress || '')],
+      ['changed', x.lastUpdatedTimestamp ? new Date(Number(x.lastUpdatedTimestamp)).toISOString() : ''],
+    ]));
+    const md = x.metadata && typeof x.metadata === 'object' ? x.metadata : {};
+    const rows = Object.entries(md).filter(([k]) => k !== '@class').sort();
+    if (rows.length) {
+      box.append(el('h4', { text: 'metadata' }), kv(rows.map(([k, v]) => [k, el('code', { text: String(v) })])));
+    }
   }
 
   // ---- start ------------------------------------------------------------
 
   function start() {
     const filter = $('filter');
-    filter.addEventListener('input', () => { state.filter = filter.value; scheduleRender(); });
+    filter.addEventListener('input', (e) => {
+      state.filter = filter.value;
+      filterAt.push(e.timeStamp || performance.now());
+      for (const a of state.apps.values()) a.listDirty = true;
+      listNow = true;
+      scheduleFrame();
+    });
     const showMeta = $('show-metadata');
-    showMeta.addEventListener('change', () => { state.showMetadata = showMeta.checked; scheduleRender(); });
+    showMeta.addEventListener('change', () => { state.showMetadata = showMeta.checked; feedDirty = true; scheduleFrame(); });
+    for (const input of document.querySelectorAll('input[name=colour]')) {
+      input.addEventListener('change', () => { if (input.checked) { state.colour = input.value; scheduleFrame(); } });
+    }
+    const maps = $('maps');
+    maps.addEventListener('mousemove', onMapMove);
+    maps.addEventListener('mouseleave', () => { $('tip').hidden = true; });
+    maps.addEventListener('click', (e) => {
+      const r = rowAt(e);
+      if (r) { select(r); return; }
+      const nn = e.target.closest('button.nn');
+      if (!nn) return;
+      for (const a of state.apps.values()) if (a.role === 'namenode' && a.rows.has(nn.dataset.id)) select(a.rows.get(nn.dataset.id));
+    });
+    // A new width re-flows the canvases, once the resizing settles.
+    let resizeTimer = 0;
+    window.addEventListener('resize', () => {
+      clearTimeout(resizeTimer);
+      resizeTimer = setTimeout(() => { mapWidth = 0; scheduleFrame(); }, 150);
+    });
     pollStatus();
     setInterval(pollStatus, STATUS_EVERY_MS);
+    // Ages and the "recently changed" problems move with the clock.
+    setInterval(() => { for (const a of state.apps.values()) a.listDirty = true; scheduleFrame(); }, 2000);
     follow(true);
     render();
   }
@@ -665,10 +1322,38 @@
   window.heureka = Object.freeze({
     version: () => state.version,
     stream: () => state.streamState,
+    catchingUp: () => state.catchingUp,
+    pending: () => state.queue.length,
     instance: (app, id) => {
-      const v = getInstance(String(app).toUpperCase(), id);
-      return v ? { ...v } : null;
+      const a = state.apps.get(String(app).toUpperCase());
+      const r = a && a.rows.get(id);
+      return r ? { app: r.app, id: r.id, host: r.host, status: r.status, rack: r.rack, full: r.full, note: r.note } : null;
     },
+    // cell reports what the rack map shows for a DataNode: its status and
+    // fullness band ("st-down f1") and the colour of the centre pixel of
+    // its square on the canvas ("rgb(198,40,40)"); null when it has none.
+    cell: (app, id) => {
+      const a = state.apps.get(String(app).toUpperCase());
+      const r = a && a.rows.get(id);
+      const k = r && r.rk;
+      if (!k || !k.ctx || !k.el.isConnected || k.rows[r.pos] !== r) return null;
+      const dpr = window.devicePixelRatio || 1;
+      const x = ((r.pos % k.cols) * PITCH + CELL / 2) * dpr;
+      const y = (Math.floor(r.pos / k.cols) * PITCH + CELL / 2) * dpr;
+      const px = k.ctx.getImageData(Math.floor(x), Math.floor(y), 1, 1).data;
+      return { class: cellClass(r), pixel: 'rgb(' + px[0] + ',' + px[1] + ',' + px[2] + ')' };
+    },
+    // colour is the fill the map uses for a status or fullness band, as
+    // the canvas reports it.
+    colour: (name) => {
+      if (!colours) readColours();
+      const c = document.createElement('canvas').getContext('2d');
+      c.fillStyle = colours[name] || colours.other;
+      c.fillRect(0, 0, 1, 1);
+      const px = c.getImageData(0, 0, 1, 1).data;
+      return 'rgb(' + px[0] + ',' + px[1] + ',' + px[2] + ')';
+    },
+    timing: () => ({ rackMap: marks.rackMap, filterMs: marks.filterMs.slice(), frameMs: marks.frameMs.slice() }),
   });
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
