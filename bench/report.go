@@ -19,6 +19,10 @@ func seriesOf(name string) int { return max(0, slices.Index(seriesOrder, name)) 
 
 // writeReport writes the Markdown page and, in DIR/benchmarks/ beside it,
 // one PNG per workload.
+// keptMarker starts the part of the report that other benchmarks (the
+// soak, the gateway's, the agent's) write by hand: writeReport keeps it.
+const keptMarker = "<!-- kept by bench: sections below come from other benchmarks -->"
+
 func writeReport(out string, res *results) error {
 	chartDir := filepath.Join(filepath.Dir(out), strings.TrimSuffix(filepath.Base(out), filepath.Ext(out)))
 	if err := os.MkdirAll(chartDir, 0o755); err != nil {
@@ -75,6 +79,14 @@ func writeReport(out string, res *results) error {
 		}
 	}
 	writeMethod(w, res)
+	// Sections measured by other tools follow keptMarker; a new run
+	// replaces only what comes before it.
+	if old, err := os.ReadFile(out); err == nil {
+		if i := bytes.Index(old, []byte(keptMarker)); i >= 0 {
+			b.WriteString("\n")
+			b.Write(old[i:])
+		}
+	}
 	return os.WriteFile(out, b.Bytes(), 0o644)
 }
 
