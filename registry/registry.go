@@ -56,6 +56,9 @@ type appEntry struct {
 	view   *heureka.Application
 	counts heureka.StatusCounts // of view
 	dirty  map[string]struct{}
+	// blocks is view cut into runs that later changes share (see Block);
+	// guarded like view.
+	blocks []*Block
 }
 
 type lease struct {

@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"cmp"
 	"maps"
 	"slices"
 	"strings"
@@ -25,6 +24,12 @@ type Snapshot struct {
 	apps       *heureka.Applications
 	changes    []Change // the change log as of Version; shared, never modified
 	retention  time.Duration
+
+	// The listings as blocks: full by application name, and the delta
+	// (see Delta); dstate is the delta's builder state, for the next build.
+	full   []AppBlocks
+	deltaL []AppBlocks
+	dstate *deltaState
 
 	deltaOnce sync.Once
 	delta     *heureka.Applications
@@ -61,7 +66,11 @@ func (r *Registry) build(now time.Time) *Snapshot {
 		changes:   r.changes[:len(r.changes):len(r.changes)],
 		retention: r.cfg.DeltaRetention,
 	}
-	list := make([]*heureka.Application, 0, len(r.apps))
+	type app struct {
+		view   *heureka.Application
+		blocks []*Block
+	}
+	list := make([]app, 0, len(r.apps))
 	counts := heureka.StatusCounts{}
 	for name, a := range r.apps {
 		if a.view == nil || len(a.dirty) > 0 {
@@ -71,22 +80,36 @@ func (r *Registry) build(now time.Time) *Snapshot {
 		for st, n := range a.counts {
 			counts[st] += n
 		}
-		list = append(list, a.view)
+		list = append(list, app{a.view, a.blocks})
 	}
-	slices.SortFunc(list, func(x, y *heureka.Application) int { return strings.Compare(x.Name, y.Name) })
-	s.apps = &heureka.Applications{VersionDelta: 1, HashCode: counts.HashCode(), Apps: list}
-	// The delta changes when its oldest entry leaves the window.
+	slices.SortFunc(list, func(x, y app) int { return strings.Compare(x.view.Name, y.view.Name) })
+	views := make([]*heureka.Application, len(list))
+	s.full = make([]AppBlocks, len(list))
+	for i, a := range list {
+		views[i] = a.view
+		s.full[i] = AppBlocks{Name: a.view.Name, Blocks: a.blocks}
+	}
+	s.apps = &heureka.Applications{VersionDelta: 1, HashCode: counts.HashCode(), Apps: views}
+
+	// The delta is advanced from the last snapshot's by the changes since;
+	// it changes again at the next write or when its oldest entry leaves
+	// the window.
+	var prev *deltaState
+	if p := r.snap.Load(); p != nil {
+		prev = p.dstate
+	}
+	s.dstate = advanceDelta(prev, s.changes, s.Version, now.Add(-r.cfg.DeltaRetention))
+	s.deltaL = s.dstate.listing()
 	s.deltaUntil = now.Add(r.cfg.DeltaRetention)
-	cutoff := now.Add(-r.cfg.DeltaRetention)
-	if i := firstAfter(s.changes, cutoff); i < len(s.changes) {
-		s.deltaUntil = s.changes[i].Time.Add(r.cfg.DeltaRetention)
+	if t, ok := s.dstate.oldest(); ok {
+		s.deltaUntil = t.Add(r.cfg.DeltaRetention)
 	}
 	return s
 }
 
-// rebuild makes the application's new sorted view and its status counts:
-// the old view patched with the changed IDs when few changed, else sorted
-// afresh.
+// rebuild makes the application's new sorted view, its blocks and its
+// status counts: the old blocks patched with the changed IDs when few
+// changed, else sorted afresh.
 func (a *appEntry) rebuild(name string) {
 	if a.view == nil || len(a.dirty) > len(a.view.Instances)/8 {
 		list := make([]*heureka.Instance, 0, len(a.leases))
@@ -97,27 +120,14 @@ func (a *appEntry) rebuild(name string) {
 		}
 		slices.SortFunc(list, func(x, y *heureka.Instance) int { return strings.Compare(x.ID, y.ID) })
 		a.view, a.counts = &heureka.Application{Name: name, Instances: list}, counts
+		a.blocks = appendCut(nil, list[:len(list):len(list)])
 		return
 	}
-	list := slices.Clone(a.view.Instances)
 	counts := maps.Clone(a.counts)
-	for id := range a.dirty {
-		i, found := slices.BinarySearchFunc(list, id, func(in *heureka.Instance, id string) int { return strings.Compare(in.ID, id) })
-		if found {
-			counts[list[i].Status]--
-		}
-		l, live := a.leases[id]
-		if live {
-			counts[l.inst.Status]++
-		}
-		switch {
-		case live && found:
-			list[i] = l.inst
-		case live:
-			list = slices.Insert(list, i, l.inst)
-		case found:
-			list = slices.Delete(list, i, i+1)
-		}
+	a.blocks = a.patchBlocks(slices.Sorted(maps.Keys(a.dirty)), counts)
+	list := make([]*heureka.Instance, 0, len(a.leases))
+	for _, b := range a.blocks {
+		list = append(list, b.Instances...)
 	}
 	a.view, a.counts = &heureka.Application{Name: name, Instances: list}, counts
 }
@@ -219,39 +229,39 @@ func hasVIP(list, vip string) bool {
 // code of the whole registry, so a client can check its reconciled copy.
 func (s *Snapshot) Delta() *heureka.Applications {
 	s.deltaOnce.Do(func() {
-		recent := s.changes[firstAfter(s.changes, s.built.Add(-s.retention)):]
-		type key struct{ app, id string }
-		seen := map[key]bool{}
-		var latest []*heureka.Instance
-		for i := len(recent) - 1; i >= 0; i-- {
-			in := recent[i].Instance
-			if in == nil {
-				continue // a notice
+		apps := make([]*heureka.Application, 0, len(s.deltaL))
+		for _, a := range s.deltaL {
+			app := &heureka.Application{Name: a.Name, Instances: make([]*heureka.Instance, 0, a.Len())}
+			for _, b := range a.Blocks {
+				app.Instances = append(app.Instances, b.Instances...)
 			}
-			k := key{in.App, in.ID}
-			if seen[k] {
-				continue
-			}
-			seen[k] = true
-			latest = append(latest, in)
+			apps = append(apps, app)
 		}
-		slices.Reverse(latest)
-		byApp := map[string]*heureka.Application{}
-		apps := []*heureka.Application{}
-		for _, in := range latest {
-			a := byApp[in.App]
-			if a == nil {
-				a = &heureka.Application{Name: in.App}
-				byApp[in.App] = a
-				apps = append(apps, a)
-			}
-			a.Instances = append(a.Instances, in)
-		}
-		slices.SortStableFunc(apps, func(x, y *heureka.Application) int { return cmp.Compare(x.Name, y.Name) })
 		s.delta = &heureka.Applications{VersionDelta: int64(s.Version), HashCode: s.apps.HashCode, Apps: apps}
 	})
 	return s.delta
 }
+
+// Blocks returns the whole registry as blocks, applications by name and
+// instances by ID: the same listing as Apps.
+func (s *Snapshot) Blocks() []AppBlocks { return s.full }
+
+// AppBlocks returns one application as blocks, or false when it has no
+// instances.
+func (s *Snapshot) AppBlocks(name string) (AppBlocks, bool) {
+	i, ok := slices.BinarySearchFunc(s.full, name, func(a AppBlocks, n string) int { return strings.Compare(a.Name, n) })
+	if !ok {
+		return AppBlocks{}, false
+	}
+	return s.full[i], true
+}
+
+// DeltaBlocks returns the delta as blocks: the same listing as Delta.
+func (s *Snapshot) DeltaBlocks() []AppBlocks { return s.deltaL }
+
+// Built returns when the snapshot was built. Two snapshots of one Version
+// differ only in their delta, which the later one has moved on in time.
+func (s *Snapshot) Built() time.Time { return s.built }
 
 // Changes returns the changes after version since up to the snapshot's
 // Version, oldest first, and false when the log no longer reaches back that
