@@ -95,7 +95,7 @@ func formatBytes(n int64) string {
 type payload struct {
 	format eureka.Format
 
-	members          [][]byte
+	members         [][]byte
 	gzLen, plainLen int
 
 	body   []byte
