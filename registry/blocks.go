@@ -53,6 +53,56 @@ func (a AppBlocks) Len() int {
 	return n
 }
 
+// lazyApp is an application's published blocks, and the flat ID-sorted
+// list made from them when first asked for. It is shared by every snapshot
+// until the application changes, so a read that needs the flat list (Apps,
+// App, Digests) pays for it once per change, and the block reads never.
+type lazyApp struct {
+	name   string
+	blocks []*Block
+	n      int // instances
+
+	once sync.Once
+	app  *heureka.Application
+}
+
+func newLazyApp(name string, blocks []*Block) *lazyApp {
+	l := &lazyApp{name: name, blocks: blocks}
+	for _, b := range blocks {
+		l.n += len(b.Instances)
+	}
+	return l
+}
+
+func (l *lazyApp) get() *heureka.Application {
+	l.once.Do(func() {
+		list := make([]*heureka.Instance, 0, l.n)
+		for _, b := range l.blocks {
+			list = append(list, b.Instances...)
+		}
+		l.app = &heureka.Application{Name: l.name, Instances: list}
+	})
+	return l.app
+}
+
+// find returns the instance with id.
+func (l *lazyApp) find(id string) (*heureka.Instance, bool) {
+	k, _ := slices.BinarySearchFunc(l.blocks, id, func(b *Block, id string) int { return strings.Compare(b.Instances[0].ID, id) })
+	// The instance is in the last block whose first ID is not after id.
+	if k == len(l.blocks) || l.blocks[k].Instances[0].ID != id {
+		k--
+	}
+	if k < 0 {
+		return nil, false
+	}
+	list := l.blocks[k].Instances
+	i, ok := slices.BinarySearchFunc(list, id, byID)
+	if !ok {
+		return nil, false
+	}
+	return list[i], true
+}
+
 // appendCut appends list to out as blocks of BlockSize, or as one block
 // when it is at most twice that.
 func appendCut(out []*Block, list []*heureka.Instance) []*Block {
@@ -77,7 +127,8 @@ func byID(in *heureka.Instance, id string) int { return strings.Compare(in.ID, i
 // are copied. An ID belongs to the last block whose first ID is not after
 // it.
 func (a *appEntry) patchBlocks(ids []string, counts heureka.StatusCounts) []*Block {
-	out := make([]*Block, 0, len(a.blocks)+1)
+	blocks := a.view.blocks
+	out := make([]*Block, 0, len(blocks)+1)
 	patch := func(list []*heureka.Instance, ids []string) []*heureka.Instance {
 		for _, id := range ids {
 			i, found := slices.BinarySearchFunc(list, id, byID)
@@ -99,13 +150,13 @@ func (a *appEntry) patchBlocks(ids []string, counts heureka.StatusCounts) []*Blo
 		}
 		return list
 	}
-	if len(a.blocks) == 0 {
+	if len(blocks) == 0 {
 		return appendCut(out, patch(nil, ids))
 	}
-	for k, b := range a.blocks {
+	for k, b := range blocks {
 		j := len(ids)
-		if k+1 < len(a.blocks) {
-			next := a.blocks[k+1].Instances[0].ID
+		if k+1 < len(blocks) {
+			next := blocks[k+1].Instances[0].ID
 			j, _ = slices.BinarySearch(ids, next)
 		}
 		if j == 0 {

@@ -21,16 +21,21 @@ type Snapshot struct {
 	gen        uint64
 	built      time.Time
 	deltaUntil time.Time // after this the delta window has moved
-	apps       *heureka.Applications
-	changes    []Change // the change log as of Version; shared, never modified
+	changes    []Change  // the change log as of Version; shared, never modified
 	retention  time.Duration
 
-	// The listings as blocks: full by application name, and the delta
-	// (see Delta); dstate is the delta's builder state, for the next build.
+	// The registry by application name, as blocks (full) and as flat lists
+	// made on demand (views); hash is its reconcile hash code. The delta is
+	// blocks too (see Delta); dstate is its builder state, for the next
+	// build.
 	full   []AppBlocks
+	views  []*lazyApp
+	hash   string
 	deltaL []AppBlocks
 	dstate *deltaState
 
+	appsOnce  sync.Once
+	apps      *heureka.Applications
 	deltaOnce sync.Once
 	delta     *heureka.Applications
 
@@ -66,11 +71,7 @@ func (r *Registry) build(now time.Time) *Snapshot {
 		changes:   r.changes[:len(r.changes):len(r.changes)],
 		retention: r.cfg.DeltaRetention,
 	}
-	type app struct {
-		view   *heureka.Application
-		blocks []*Block
-	}
-	list := make([]app, 0, len(r.apps))
+	s.views = make([]*lazyApp, 0, len(r.apps))
 	counts := heureka.StatusCounts{}
 	for name, a := range r.apps {
 		if a.view == nil || len(a.dirty) > 0 {
@@ -80,16 +81,14 @@ func (r *Registry) build(now time.Time) *Snapshot {
 		for st, n := range a.counts {
 			counts[st] += n
 		}
-		list = append(list, app{a.view, a.blocks})
+		s.views = append(s.views, a.view)
 	}
-	slices.SortFunc(list, func(x, y app) int { return strings.Compare(x.view.Name, y.view.Name) })
-	views := make([]*heureka.Application, len(list))
-	s.full = make([]AppBlocks, len(list))
-	for i, a := range list {
-		views[i] = a.view
-		s.full[i] = AppBlocks{Name: a.view.Name, Blocks: a.blocks}
+	slices.SortFunc(s.views, func(x, y *lazyApp) int { return strings.Compare(x.name, y.name) })
+	s.full = make([]AppBlocks, len(s.views))
+	for i, v := range s.views {
+		s.full[i] = AppBlocks{Name: v.name, Blocks: v.blocks}
 	}
-	s.apps = &heureka.Applications{VersionDelta: 1, HashCode: counts.HashCode(), Apps: views}
+	s.hash = counts.HashCode()
 
 	// The delta is advanced from the last snapshot's by the changes since;
 	// it changes again at the next write or when its oldest entry leaves
@@ -107,11 +106,11 @@ func (r *Registry) build(now time.Time) *Snapshot {
 	return s
 }
 
-// rebuild makes the application's new sorted view, its blocks and its
-// status counts: the old blocks patched with the changed IDs when few
-// changed, else sorted afresh.
+// rebuild makes the application's new blocks and its status counts: the
+// old blocks patched with the changed IDs when few changed, else sorted
+// afresh.
 func (a *appEntry) rebuild(name string) {
-	if a.view == nil || len(a.dirty) > len(a.view.Instances)/8 {
+	if a.view == nil || len(a.dirty) > a.view.n/8 {
 		list := make([]*heureka.Instance, 0, len(a.leases))
 		counts := heureka.StatusCounts{}
 		for _, l := range a.leases {
@@ -119,17 +118,11 @@ func (a *appEntry) rebuild(name string) {
 			counts[l.inst.Status]++
 		}
 		slices.SortFunc(list, func(x, y *heureka.Instance) int { return strings.Compare(x.ID, y.ID) })
-		a.view, a.counts = &heureka.Application{Name: name, Instances: list}, counts
-		a.blocks = appendCut(nil, list[:len(list):len(list)])
+		a.view, a.counts = newLazyApp(name, appendCut(nil, list[:len(list):len(list)])), counts
 		return
 	}
 	counts := maps.Clone(a.counts)
-	a.blocks = a.patchBlocks(slices.Sorted(maps.Keys(a.dirty)), counts)
-	list := make([]*heureka.Instance, 0, len(a.leases))
-	for _, b := range a.blocks {
-		list = append(list, b.Instances...)
-	}
-	a.view, a.counts = &heureka.Application{Name: name, Instances: list}, counts
+	a.view, a.counts = newLazyApp(name, a.patchBlocks(slices.Sorted(maps.Keys(a.dirty)), counts)), counts
 }
 
 // firstAfter returns the index of the first change at or after t.
@@ -139,53 +132,63 @@ func firstAfter(changes []Change, t time.Time) int {
 }
 
 // Apps returns the whole registry: applications by name, instances by ID,
-// versions__delta 1 and the reconcile hash code.
-func (s *Snapshot) Apps() *heureka.Applications { return s.apps }
+// versions__delta 1 and the reconcile hash code. The flat lists are made
+// on the first call (per application, once per change of it).
+func (s *Snapshot) Apps() *heureka.Applications {
+	s.appsOnce.Do(func() {
+		list := make([]*heureka.Application, len(s.views))
+		for i, v := range s.views {
+			list[i] = v.get()
+		}
+		s.apps = &heureka.Applications{VersionDelta: 1, HashCode: s.hash, Apps: list}
+	})
+	return s.apps
+}
 
 // Len returns the number of registered instances.
 func (s *Snapshot) Len() int {
 	n := 0
-	for _, a := range s.apps.Apps {
-		n += len(a.Instances)
+	for _, v := range s.views {
+		n += v.n
 	}
 	return n
 }
 
-// App returns one application, or false when it has no instances.
-func (s *Snapshot) App(name string) (*heureka.Application, bool) {
-	i, ok := slices.BinarySearchFunc(s.apps.Apps, name, func(a *heureka.Application, n string) int { return strings.Compare(a.Name, n) })
+func (s *Snapshot) view(name string) (*lazyApp, bool) {
+	i, ok := slices.BinarySearchFunc(s.views, name, func(v *lazyApp, n string) int { return strings.Compare(v.name, n) })
 	if !ok {
 		return nil, false
 	}
-	return s.apps.Apps[i], true
+	return s.views[i], true
+}
+
+// App returns one application, or false when it has no instances.
+func (s *Snapshot) App(name string) (*heureka.Application, bool) {
+	v, ok := s.view(name)
+	if !ok {
+		return nil, false
+	}
+	return v.get(), true
 }
 
 // Instance returns one instance of app.
 func (s *Snapshot) Instance(app, id string) (*heureka.Instance, bool) {
-	a, ok := s.App(app)
+	v, ok := s.view(app)
 	if !ok {
 		return nil, false
 	}
-	return findInstance(a, id)
+	return v.find(id)
 }
 
 // InstanceByID returns the first instance with id in any application, as
 // Eureka's /instances/{id} does.
 func (s *Snapshot) InstanceByID(id string) (*heureka.Instance, bool) {
-	for _, a := range s.apps.Apps {
-		if in, ok := findInstance(a, id); ok {
+	for _, v := range s.views {
+		if in, ok := v.find(id); ok {
 			return in, true
 		}
 	}
 	return nil, false
-}
-
-func findInstance(a *heureka.Application, id string) (*heureka.Instance, bool) {
-	i, ok := slices.BinarySearchFunc(a.Instances, id, func(in *heureka.Instance, id string) int { return strings.Compare(in.ID, id) })
-	if !ok {
-		return nil, false
-	}
-	return a.Instances[i], true
 }
 
 // VIP returns the instances whose VIP address (secure: secure VIP address),
@@ -193,7 +196,7 @@ func findInstance(a *heureka.Application, id string) (*heureka.Instance, bool) {
 // and the hash code covers only the result.
 func (s *Snapshot) VIP(vip string, secure bool) *heureka.Applications {
 	out := &heureka.Applications{VersionDelta: -1, Apps: []*heureka.Application{}}
-	for _, a := range s.apps.Apps {
+	for _, a := range s.Apps().Apps {
 		var match *heureka.Application
 		for _, in := range a.Instances {
 			addr := in.VIPAddress
@@ -237,7 +240,7 @@ func (s *Snapshot) Delta() *heureka.Applications {
 			}
 			apps = append(apps, app)
 		}
-		s.delta = &heureka.Applications{VersionDelta: int64(s.Version), HashCode: s.apps.HashCode, Apps: apps}
+		s.delta = &heureka.Applications{VersionDelta: int64(s.Version), HashCode: s.hash, Apps: apps}
 	})
 	return s.delta
 }
@@ -285,10 +288,12 @@ func (r *Registry) Stats() Stats {
 		RenewsLastMin:    p.RenewsLastMinute,
 		RenewsThreshold:  p.Threshold,
 	}
-	for _, a := range s.apps.Apps {
+	for _, a := range s.full {
 		c := heureka.StatusCounts{}
-		for _, in := range a.Instances {
-			c[in.Status]++
+		for _, b := range a.Blocks {
+			for _, in := range b.Instances {
+				c[in.Status]++
+			}
 		}
 		st.Instances[a.Name] = c
 	}

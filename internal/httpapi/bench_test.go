@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"net/http"
@@ -338,5 +339,39 @@ func BenchmarkResident(b *testing.B) {
 			b.ReportMetric(float64(after.HeapInuse)/float64(n), "heap-B/inst")
 			b.ReportMetric((float64(after.HeapInuse)-float64(before.HeapInuse))/float64(n), "read-path-B/inst")
 		})
+	}
+}
+
+// BenchmarkBlockGzip encodes and gzips 10k instances in blocks of each
+// size, at BestSpeed and at the default level, one gzip member per block,
+// as the read path does when every block is new: ns/op is per 10k
+// instances, gz-B/inst the compressed size per instance.
+func BenchmarkBlockGzip(b *testing.B) {
+	const n = 10_000
+	ins := make([]*heureka.Instance, n)
+	for i := range ins {
+		ins[i] = benchInstance(i)
+	}
+	for _, level := range []int{gzip.BestSpeed, gzip.DefaultCompression} {
+		for _, size := range []int{64, 128, 256, n} {
+			b.Run(fmt.Sprintf("level=%d/block=%d", level, size), func(b *testing.B) {
+				zw, _ := gzip.NewWriterLevel(nil, level)
+				var buf bytes.Buffer
+				var plain []byte
+				total := 0
+				for range b.N {
+					total = 0
+					for i := 0; i < n; i += size {
+						plain = eureka.AppendInstances(plain[:0], eureka.JSON, ins[i:min(i+size, n)])
+						buf.Reset()
+						zw.Reset(&buf)
+						_, _ = zw.Write(plain)
+						_ = zw.Close()
+						total += buf.Len()
+					}
+				}
+				b.ReportMetric(float64(total)/n, "gz-B/inst")
+			})
+		}
 	}
 }

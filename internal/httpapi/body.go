@@ -139,11 +139,7 @@ func writePayload(w http.ResponseWriter, r *http.Request, code int, p *payload) 
 		return
 	}
 	if gz {
-		for _, m := range p.members {
-			if _, err := w.Write(m); err != nil {
-				return // the client went away
-			}
-		}
+		writeMembers(w, p.members)
 		return
 	}
 	readers := make([]io.Reader, len(p.members))
@@ -155,6 +151,31 @@ func writePayload(w http.ResponseWriter, r *http.Request, code int, p *payload) 
 	if zr, err := gzip.NewReader(io.MultiReader(readers...)); err == nil {
 		_, _ = io.Copy(w, zr)
 	}
+}
+
+// writeBuffers holds the buffers writeMembers gathers members in.
+var writeBuffers = sync.Pool{New: func() any { return new([64 << 10]byte) }}
+
+// writeMembers writes members gathered into writes of 64 KiB: a listing has
+// two members per block, and a write each would be a system call each.
+func writeMembers(w io.Writer, members [][]byte) {
+	buf := writeBuffers.Get().(*[64 << 10]byte)
+	defer writeBuffers.Put(buf)
+	n := 0
+	for _, m := range members {
+		for len(m) > 0 {
+			c := copy(buf[n:], m)
+			n += c
+			m = m[c:]
+			if n == len(buf) {
+				if _, err := w.Write(buf[:n]); err != nil {
+					return // the client went away
+				}
+				n = 0
+			}
+		}
+	}
+	_, _ = w.Write(buf[:n])
 }
 
 func acceptsGzip(r *http.Request) bool {
