@@ -47,13 +47,13 @@ type Snapshot struct {
 // sees that write: the view is rebuilt (once, for all readers) whenever the
 // registry changed, and when the delta window moved.
 func (r *Registry) Snapshot() *Snapshot {
-	if s := r.snap.Load(); s != nil && s.gen == r.gen.Load() && r.now().Before(s.deltaUntil) {
+	if s := r.snap.Load(); s != nil && s.gen == r.gen.Load() && !r.now().After(s.deltaUntil) {
 		return s
 	}
 	r.buildMu.Lock()
 	defer r.buildMu.Unlock()
 	now := r.now()
-	if s := r.snap.Load(); s != nil && s.gen == r.gen.Load() && now.Before(s.deltaUntil) {
+	if s := r.snap.Load(); s != nil && s.gen == r.gen.Load() && !now.After(s.deltaUntil) {
 		return s
 	}
 	s := r.build(now)
