@@ -177,20 +177,23 @@ var separators = [2]part{newPart([]byte(eureka.Separator(eureka.JSON))), newPart
 // assembly builds a payload out of block members and the structure between
 // them (roots, application openings and closings, separators), which is
 // gathered as text and compressed into one member per gap between blocks.
+// The payload is the members copied into one slice: a copy per snapshot
+// makes every fetch of it a single write, where writing the members one by
+// one cost a system call each (two per block).
 type assembly struct {
-	f       eureka.Format
-	p       *payload
-	pending []byte
+	f        eureka.Format
+	members  [][]byte
+	size     int
+	plainLen int
+	pending  []byte
 }
 
-func newAssembly(f eureka.Format) *assembly {
-	return &assembly{f: f, p: &payload{format: f}}
-}
+func newAssembly(f eureka.Format) *assembly { return &assembly{f: f} }
 
 func (a *assembly) add(p part) {
-	a.p.members = append(a.p.members, p.gz)
-	a.p.gzLen += len(p.gz)
-	a.p.plainLen += p.plain
+	a.members = append(a.members, p.gz)
+	a.size += len(p.gz)
+	a.plainLen += p.plain
 }
 
 func (a *assembly) flush() {
@@ -219,7 +222,11 @@ func (a *assembly) app(app registry.AppBlocks, single bool) {
 
 func (a *assembly) done() *payload {
 	a.flush()
-	return a.p
+	gz := make([]byte, 0, a.size)
+	for _, m := range a.members {
+		gz = append(gz, m...)
+	}
+	return &payload{format: a.f, gz: gz, plainLen: a.plainLen}
 }
 
 // listingPayload is a registry listing (full or delta) as gzip members.
@@ -245,7 +252,6 @@ func appPayload(f eureka.Format, app registry.AppBlocks) *payload {
 
 // encodedPayload is a body encoded whole, kept as one gzip member.
 func encodedPayload(f eureka.Format, body []byte) *payload {
-	a := newAssembly(f)
-	a.add(newPart(body))
-	return a.p
+	p := newPart(body)
+	return &payload{format: f, gz: p.gz, plainLen: p.plain}
 }
