@@ -87,23 +87,23 @@ func formatBytes(n int64) string {
 	return strconv.FormatInt(n, 10) + " bytes"
 }
 
-// payload is an encoded response body. A listing is kept compressed only:
-// gz, with the length of its plain form, and a client that does not take
-// gzip gets gz inflated as it is written, so no plain copy is kept. A small
-// answer made per request (one instance) has body, gzipped on demand.
+// payload is an encoded response body, in one of two forms. A listing is
+// members: gzip members that, written one after another, are the gzipped
+// body (RFC 1952 §2.2); a client that does not take gzip gets them inflated
+// as they are written, so no plain copy is kept. A small answer made per
+// request (one instance) is body, gzipped on demand.
 type payload struct {
 	format eureka.Format
 
-	body     []byte
-	gz       []byte
-	plainLen int // of gz, when body is nil
-	gzOnce   sync.Once
+	members         [][]byte
+	gzLen, plainLen int
+
+	body   []byte
+	gzOnce sync.Once
+	gz     []byte
 }
 
 func (p *payload) gzipped() []byte {
-	if p.body == nil {
-		return p.gz
-	}
 	p.gzOnce.Do(func() { p.gz = newPart(p.body).gz })
 	return p.gz
 }
@@ -115,29 +115,67 @@ func writePayload(w http.ResponseWriter, r *http.Request, code int, p *payload) 
 	h := w.Header()
 	h.Set("Content-Type", p.format.ContentType())
 	h.Add("Vary", "Accept-Encoding")
-	switch {
-	case acceptsGzip(r):
-		body := p.gzipped()
+	gz := acceptsGzip(r)
+	if gz {
 		h.Set("Content-Encoding", "gzip")
+	}
+	if p.members == nil {
+		body := p.body
+		if gz {
+			body = p.gzipped()
+		}
 		h.Set("Content-Length", strconv.Itoa(len(body)))
 		w.WriteHeader(code)
 		_, _ = w.Write(body)
-	case p.body != nil:
-		h.Set("Content-Length", strconv.Itoa(len(p.body)))
-		w.WriteHeader(code)
-		_, _ = w.Write(p.body)
-	default:
+		return
+	}
+	if gz {
+		h.Set("Content-Length", strconv.Itoa(p.gzLen))
+	} else {
 		h.Set("Content-Length", strconv.Itoa(p.plainLen))
-		w.WriteHeader(code)
-		if r.Method == http.MethodHead {
-			return
-		}
-		// gz is made by newPart, so the only error left is a client that
-		// went away.
-		if zr, err := gzip.NewReader(bytes.NewReader(p.gz)); err == nil {
-			_, _ = io.Copy(w, zr)
+	}
+	w.WriteHeader(code)
+	if r.Method == http.MethodHead {
+		return
+	}
+	if gz {
+		writeMembers(w, p.members)
+		return
+	}
+	readers := make([]io.Reader, len(p.members))
+	for i, m := range p.members {
+		readers[i] = bytes.NewReader(m)
+	}
+	// The members were written by newPart, so the only error left is a
+	// client that went away.
+	if zr, err := gzip.NewReader(io.MultiReader(readers...)); err == nil {
+		_, _ = io.Copy(w, zr)
+	}
+}
+
+// writeBuffers holds the buffers writeMembers gathers members in.
+var writeBuffers = sync.Pool{New: func() any { return new([64 << 10]byte) }}
+
+// writeMembers writes members gathered into writes of 64 KiB: a listing has
+// two members per block, and a write each would be a system call each.
+func writeMembers(w io.Writer, members [][]byte) {
+	buf := writeBuffers.Get().(*[64 << 10]byte)
+	defer writeBuffers.Put(buf)
+	n := 0
+	for _, m := range members {
+		for len(m) > 0 {
+			c := copy(buf[n:], m)
+			n += c
+			m = m[c:]
+			if n == len(buf) {
+				if _, err := w.Write(buf[:n]); err != nil {
+					return // the client went away
+				}
+				n = 0
+			}
 		}
 	}
+	_, _ = w.Write(buf[:n])
 }
 
 func acceptsGzip(r *http.Request) bool {

@@ -177,23 +177,20 @@ var separators = [2]part{newPart([]byte(eureka.Separator(eureka.JSON))), newPart
 // assembly builds a payload out of block members and the structure between
 // them (roots, application openings and closings, separators), which is
 // gathered as text and compressed into one member per gap between blocks.
-// The payload is the members copied into one slice: a copy per snapshot
-// makes every fetch of it a single write, where writing the members one by
-// one cost a system call each (two per block).
 type assembly struct {
-	f        eureka.Format
-	members  [][]byte
-	size     int
-	plainLen int
-	pending  []byte
+	f       eureka.Format
+	p       *payload
+	pending []byte
 }
 
-func newAssembly(f eureka.Format) *assembly { return &assembly{f: f} }
+func newAssembly(f eureka.Format) *assembly {
+	return &assembly{f: f, p: &payload{format: f}}
+}
 
 func (a *assembly) add(p part) {
-	a.members = append(a.members, p.gz)
-	a.size += len(p.gz)
-	a.plainLen += p.plain
+	a.p.members = append(a.p.members, p.gz)
+	a.p.gzLen += len(p.gz)
+	a.p.plainLen += p.plain
 }
 
 func (a *assembly) flush() {
@@ -222,11 +219,7 @@ func (a *assembly) app(app registry.AppBlocks, single bool) {
 
 func (a *assembly) done() *payload {
 	a.flush()
-	gz := make([]byte, 0, a.size)
-	for _, m := range a.members {
-		gz = append(gz, m...)
-	}
-	return &payload{format: a.f, gz: gz, plainLen: a.plainLen}
+	return a.p
 }
 
 // listingPayload is a registry listing (full or delta) as gzip members.
@@ -252,6 +245,7 @@ func appPayload(f eureka.Format, app registry.AppBlocks) *payload {
 
 // encodedPayload is a body encoded whole, kept as one gzip member.
 func encodedPayload(f eureka.Format, body []byte) *payload {
-	p := newPart(body)
-	return &payload{format: f, gz: p.gz, plainLen: p.plain}
+	a := newAssembly(f)
+	a.add(newPart(body))
+	return a.p
 }
