@@ -42,13 +42,13 @@ func AppendInstance(dst []byte, f Format, in *heureka.Instance) []byte {
 // The name is written as given (the registry keeps it upper-case); the
 // instance list is always an array, [] when empty.
 func EncodeApplication(f Format, app *heureka.Application) []byte {
-	b := make([]byte, 0, 256+sizeHint(f)*instanceCount(app))
-	if f == JSON {
-		b = append(b, `{"application":`...)
-		b = appendApplicationJSON(b, app)
-		return append(b, '}')
+	if app == nil {
+		app = &heureka.Application{}
 	}
-	return appendApplicationXML(b, app)
+	b := make([]byte, 0, 256+sizeHint(f)*instanceCount(app))
+	b = AppendAppOpen(b, f, app.Name, true)
+	b = AppendInstances(b, f, app.Instances)
+	return AppendAppClose(b, f, true)
 }
 
 // EncodeApplications returns a registry listing (full, delta or VIP query)

@@ -7,44 +7,28 @@ import (
 )
 
 func appendApplicationsJSON(b []byte, apps *heureka.Applications) []byte {
-	b = append(b, `{"applications":{"versions__delta":"`...)
-	b = appendInt(b, apps.VersionDelta)
-	b = append(b, `","apps__hashcode":`...)
-	b = appendJSONString(b, apps.HashCode)
-	b = append(b, `,"application":[`...)
+	b = AppendListingOpen(b, JSON, apps.VersionDelta, apps.HashCode)
 	first := true
 	for _, a := range apps.Apps {
 		if a == nil {
 			continue
 		}
 		if !first {
-			b = append(b, ',')
+			b = append(b, Separator(JSON)...)
 		}
 		first = false
 		b = appendApplicationJSON(b, a)
 	}
-	return append(b, "]}}"...)
+	return AppendListingClose(b, JSON)
 }
 
 func appendApplicationJSON(b []byte, app *heureka.Application) []byte {
 	if app == nil {
 		app = &heureka.Application{}
 	}
-	b = append(b, `{"name":`...)
-	b = appendJSONString(b, app.Name)
-	b = append(b, `,"instance":[`...)
-	first := true
-	for _, in := range app.Instances {
-		if in == nil {
-			continue
-		}
-		if !first {
-			b = append(b, ',')
-		}
-		first = false
-		b = appendInstanceJSON(b, in)
-	}
-	return append(b, "]}"...)
+	b = AppendAppOpen(b, JSON, app.Name, false)
+	b = AppendInstances(b, JSON, app.Instances)
+	return AppendAppClose(b, JSON, false)
 }
 
 // appendInstanceJSON writes the keys of eureka-spec §4.1 in the Java

@@ -10,31 +10,22 @@ import (
 // writes none), one element per field, in the JSON order.
 
 func appendApplicationsXML(b []byte, apps *heureka.Applications) []byte {
-	b = append(b, "<applications><versions__delta>"...)
-	b = appendInt(b, apps.VersionDelta)
-	b = append(b, "</versions__delta><apps__hashcode>"...)
-	b = appendXMLText(b, apps.HashCode)
-	b = append(b, "</apps__hashcode>"...)
+	b = AppendListingOpen(b, XML, apps.VersionDelta, apps.HashCode)
 	for _, a := range apps.Apps {
 		if a != nil {
 			b = appendApplicationXML(b, a)
 		}
 	}
-	return append(b, "</applications>"...)
+	return AppendListingClose(b, XML)
 }
 
 func appendApplicationXML(b []byte, app *heureka.Application) []byte {
 	if app == nil {
 		app = &heureka.Application{}
 	}
-	b = append(b, "<application>"...)
-	b = appendXMLElem(b, "name", app.Name)
-	for _, in := range app.Instances {
-		if in != nil {
-			b = appendInstanceXML(b, in)
-		}
-	}
-	return append(b, "</application>"...)
+	b = AppendAppOpen(b, XML, app.Name, false)
+	b = AppendInstances(b, XML, app.Instances)
+	return AppendAppClose(b, XML, false)
 }
 
 func appendInstanceXML(b []byte, in *heureka.Instance) []byte {

@@ -16,9 +16,9 @@ import (
 // Computed once per snapshot.
 func (s *Snapshot) Digests() map[string]uint64 {
 	s.digestOnce.Do(func() {
-		s.digests = make(map[string]uint64, len(s.apps.Apps))
-		for _, a := range s.apps.Apps {
-			s.digests[a.Name] = digest(a.Instances)
+		s.digests = make(map[string]uint64, len(s.views))
+		for _, v := range s.views {
+			s.digests[v.name] = digest(v.get().Instances)
 		}
 	})
 	return s.digests

@@ -13,8 +13,14 @@
 // clock stepped back). Tick takes the read lock, with a mutex of its own,
 // to find what expired, and the write lock only to evict it.
 // Readers call Snapshot and get an immutable view, rebuilt at most once per
-// change (per application, only the applications that changed are
-// re-sorted); a read issued after a write returned always reflects it.
+// change and when the delta's oldest entry leaves its window; a read issued
+// after a write returned always reflects it. A snapshot holds each
+// application, and the delta, as immutable blocks of about BlockSize
+// instances: a change copies only the blocks it touches and shares the
+// rest with the previous snapshot, so whoever keeps a block's encoding
+// (Block.Memo) re-encodes only what changed. The delta is advanced from the
+// previous snapshot's by the changes since, never recomputed from the log
+// while the log reaches back to it.
 // Instances reachable from a Snapshot are never modified: a change publishes
 // a new *heureka.Instance.
 //

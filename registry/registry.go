@@ -60,11 +60,12 @@ type Registry struct {
 
 type appEntry struct {
 	leases map[string]*lease
-	// view is the last published, ID-sorted list of instances; dirty holds
-	// the IDs changed since, so a rebuild patches the view instead of
-	// sorting the whole application again. Both are guarded by
-	// Registry.mu for writers and by buildMu for the builder.
-	view   *heureka.Application
+	// view is the last published, ID-sorted application, as blocks (see
+	// Block); dirty holds the IDs changed since, so a rebuild copies only
+	// the blocks they fall in instead of sorting the whole application
+	// again. Both are guarded by Registry.mu for writers and by buildMu for
+	// the builder.
+	view   *lazyApp
 	counts heureka.StatusCounts // of view
 	dirty  map[string]struct{}
 }

@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"cmp"
 	"maps"
 	"slices"
 	"strings"
@@ -22,10 +21,21 @@ type Snapshot struct {
 	gen        uint64
 	built      time.Time
 	deltaUntil time.Time // after this the delta window has moved
-	apps       *heureka.Applications
-	changes    []Change // the change log as of Version; shared, never modified
+	changes    []Change  // the change log as of Version; shared, never modified
 	retention  time.Duration
 
+	// The registry by application name, as blocks (full) and as flat lists
+	// made on demand (views); hash is its reconcile hash code. The delta is
+	// blocks too (see Delta); dstate is its builder state, for the next
+	// build.
+	full   []AppBlocks
+	views  []*lazyApp
+	hash   string
+	deltaL []AppBlocks
+	dstate *deltaState
+
+	appsOnce  sync.Once
+	apps      *heureka.Applications
 	deltaOnce sync.Once
 	delta     *heureka.Applications
 
@@ -37,13 +47,13 @@ type Snapshot struct {
 // sees that write: the view is rebuilt (once, for all readers) whenever the
 // registry changed, and when the delta window moved.
 func (r *Registry) Snapshot() *Snapshot {
-	if s := r.snap.Load(); s != nil && s.gen == r.gen.Load() && r.now().Before(s.deltaUntil) {
+	if s := r.snap.Load(); s != nil && s.gen == r.gen.Load() && !r.now().After(s.deltaUntil) {
 		return s
 	}
 	r.buildMu.Lock()
 	defer r.buildMu.Unlock()
 	now := r.now()
-	if s := r.snap.Load(); s != nil && s.gen == r.gen.Load() && now.Before(s.deltaUntil) {
+	if s := r.snap.Load(); s != nil && s.gen == r.gen.Load() && !now.After(s.deltaUntil) {
 		return s
 	}
 	s := r.build(now)
@@ -61,7 +71,7 @@ func (r *Registry) build(now time.Time) *Snapshot {
 		changes:   r.changes[:len(r.changes):len(r.changes)],
 		retention: r.cfg.DeltaRetention,
 	}
-	list := make([]*heureka.Application, 0, len(r.apps))
+	s.views = make([]*lazyApp, 0, len(r.apps))
 	counts := heureka.StatusCounts{}
 	for name, a := range r.apps {
 		if a.view == nil || len(a.dirty) > 0 {
@@ -71,24 +81,36 @@ func (r *Registry) build(now time.Time) *Snapshot {
 		for st, n := range a.counts {
 			counts[st] += n
 		}
-		list = append(list, a.view)
+		s.views = append(s.views, a.view)
 	}
-	slices.SortFunc(list, func(x, y *heureka.Application) int { return strings.Compare(x.Name, y.Name) })
-	s.apps = &heureka.Applications{VersionDelta: 1, HashCode: counts.HashCode(), Apps: list}
-	// The delta changes when its oldest entry leaves the window.
+	slices.SortFunc(s.views, func(x, y *lazyApp) int { return strings.Compare(x.name, y.name) })
+	s.full = make([]AppBlocks, len(s.views))
+	for i, v := range s.views {
+		s.full[i] = AppBlocks{Name: v.name, Blocks: v.blocks}
+	}
+	s.hash = counts.HashCode()
+
+	// The delta is advanced from the last snapshot's by the changes since;
+	// it changes again at the next write or when its oldest entry leaves
+	// the window.
+	var prev *deltaState
+	if p := r.snap.Load(); p != nil {
+		prev = p.dstate
+	}
+	s.dstate = advanceDelta(prev, s.changes, s.Version, now.Add(-r.cfg.DeltaRetention))
+	s.deltaL = s.dstate.listing()
 	s.deltaUntil = now.Add(r.cfg.DeltaRetention)
-	cutoff := now.Add(-r.cfg.DeltaRetention)
-	if i := firstAfter(s.changes, cutoff); i < len(s.changes) {
-		s.deltaUntil = s.changes[i].Time.Add(r.cfg.DeltaRetention)
+	if t, ok := s.dstate.oldest(); ok {
+		s.deltaUntil = t.Add(r.cfg.DeltaRetention)
 	}
 	return s
 }
 
-// rebuild makes the application's new sorted view and its status counts:
-// the old view patched with the changed IDs when few changed, else sorted
+// rebuild makes the application's new blocks and its status counts: the
+// old blocks patched with the changed IDs when few changed, else sorted
 // afresh.
 func (a *appEntry) rebuild(name string) {
-	if a.view == nil || len(a.dirty) > len(a.view.Instances)/8 {
+	if a.view == nil || len(a.dirty) > a.view.n/8 {
 		list := make([]*heureka.Instance, 0, len(a.leases))
 		counts := heureka.StatusCounts{}
 		for _, l := range a.leases {
@@ -96,30 +118,11 @@ func (a *appEntry) rebuild(name string) {
 			counts[l.inst.Status]++
 		}
 		slices.SortFunc(list, func(x, y *heureka.Instance) int { return strings.Compare(x.ID, y.ID) })
-		a.view, a.counts = &heureka.Application{Name: name, Instances: list}, counts
+		a.view, a.counts = newLazyApp(name, appendCut(nil, list[:len(list):len(list)])), counts
 		return
 	}
-	list := slices.Clone(a.view.Instances)
 	counts := maps.Clone(a.counts)
-	for id := range a.dirty {
-		i, found := slices.BinarySearchFunc(list, id, func(in *heureka.Instance, id string) int { return strings.Compare(in.ID, id) })
-		if found {
-			counts[list[i].Status]--
-		}
-		l, live := a.leases[id]
-		if live {
-			counts[l.inst.Status]++
-		}
-		switch {
-		case live && found:
-			list[i] = l.inst
-		case live:
-			list = slices.Insert(list, i, l.inst)
-		case found:
-			list = slices.Delete(list, i, i+1)
-		}
-	}
-	a.view, a.counts = &heureka.Application{Name: name, Instances: list}, counts
+	a.view, a.counts = newLazyApp(name, a.patchBlocks(slices.Sorted(maps.Keys(a.dirty)), counts)), counts
 }
 
 // firstAfter returns the index of the first change at or after t.
@@ -129,53 +132,63 @@ func firstAfter(changes []Change, t time.Time) int {
 }
 
 // Apps returns the whole registry: applications by name, instances by ID,
-// versions__delta 1 and the reconcile hash code.
-func (s *Snapshot) Apps() *heureka.Applications { return s.apps }
+// versions__delta 1 and the reconcile hash code. The flat lists are made
+// on the first call (per application, once per change of it).
+func (s *Snapshot) Apps() *heureka.Applications {
+	s.appsOnce.Do(func() {
+		list := make([]*heureka.Application, len(s.views))
+		for i, v := range s.views {
+			list[i] = v.get()
+		}
+		s.apps = &heureka.Applications{VersionDelta: 1, HashCode: s.hash, Apps: list}
+	})
+	return s.apps
+}
 
 // Len returns the number of registered instances.
 func (s *Snapshot) Len() int {
 	n := 0
-	for _, a := range s.apps.Apps {
-		n += len(a.Instances)
+	for _, v := range s.views {
+		n += v.n
 	}
 	return n
 }
 
-// App returns one application, or false when it has no instances.
-func (s *Snapshot) App(name string) (*heureka.Application, bool) {
-	i, ok := slices.BinarySearchFunc(s.apps.Apps, name, func(a *heureka.Application, n string) int { return strings.Compare(a.Name, n) })
+func (s *Snapshot) view(name string) (*lazyApp, bool) {
+	i, ok := slices.BinarySearchFunc(s.views, name, func(v *lazyApp, n string) int { return strings.Compare(v.name, n) })
 	if !ok {
 		return nil, false
 	}
-	return s.apps.Apps[i], true
+	return s.views[i], true
+}
+
+// App returns one application, or false when it has no instances.
+func (s *Snapshot) App(name string) (*heureka.Application, bool) {
+	v, ok := s.view(name)
+	if !ok {
+		return nil, false
+	}
+	return v.get(), true
 }
 
 // Instance returns one instance of app.
 func (s *Snapshot) Instance(app, id string) (*heureka.Instance, bool) {
-	a, ok := s.App(app)
+	v, ok := s.view(app)
 	if !ok {
 		return nil, false
 	}
-	return findInstance(a, id)
+	return v.find(id)
 }
 
 // InstanceByID returns the first instance with id in any application, as
 // Eureka's /instances/{id} does.
 func (s *Snapshot) InstanceByID(id string) (*heureka.Instance, bool) {
-	for _, a := range s.apps.Apps {
-		if in, ok := findInstance(a, id); ok {
+	for _, v := range s.views {
+		if in, ok := v.find(id); ok {
 			return in, true
 		}
 	}
 	return nil, false
-}
-
-func findInstance(a *heureka.Application, id string) (*heureka.Instance, bool) {
-	i, ok := slices.BinarySearchFunc(a.Instances, id, func(in *heureka.Instance, id string) int { return strings.Compare(in.ID, id) })
-	if !ok {
-		return nil, false
-	}
-	return a.Instances[i], true
 }
 
 // VIP returns the instances whose VIP address (secure: secure VIP address),
@@ -183,7 +196,7 @@ func findInstance(a *heureka.Application, id string) (*heureka.Instance, bool) {
 // and the hash code covers only the result.
 func (s *Snapshot) VIP(vip string, secure bool) *heureka.Applications {
 	out := &heureka.Applications{VersionDelta: -1, Apps: []*heureka.Application{}}
-	for _, a := range s.apps.Apps {
+	for _, a := range s.Apps().Apps {
 		var match *heureka.Application
 		for _, in := range a.Instances {
 			addr := in.VIPAddress
@@ -219,39 +232,39 @@ func hasVIP(list, vip string) bool {
 // code of the whole registry, so a client can check its reconciled copy.
 func (s *Snapshot) Delta() *heureka.Applications {
 	s.deltaOnce.Do(func() {
-		recent := s.changes[firstAfter(s.changes, s.built.Add(-s.retention)):]
-		type key struct{ app, id string }
-		seen := map[key]bool{}
-		var latest []*heureka.Instance
-		for i := len(recent) - 1; i >= 0; i-- {
-			in := recent[i].Instance
-			if in == nil {
-				continue // a notice
+		apps := make([]*heureka.Application, 0, len(s.deltaL))
+		for _, a := range s.deltaL {
+			app := &heureka.Application{Name: a.Name, Instances: make([]*heureka.Instance, 0, a.Len())}
+			for _, b := range a.Blocks {
+				app.Instances = append(app.Instances, b.Instances...)
 			}
-			k := key{in.App, in.ID}
-			if seen[k] {
-				continue
-			}
-			seen[k] = true
-			latest = append(latest, in)
+			apps = append(apps, app)
 		}
-		slices.Reverse(latest)
-		byApp := map[string]*heureka.Application{}
-		apps := []*heureka.Application{}
-		for _, in := range latest {
-			a := byApp[in.App]
-			if a == nil {
-				a = &heureka.Application{Name: in.App}
-				byApp[in.App] = a
-				apps = append(apps, a)
-			}
-			a.Instances = append(a.Instances, in)
-		}
-		slices.SortStableFunc(apps, func(x, y *heureka.Application) int { return cmp.Compare(x.Name, y.Name) })
-		s.delta = &heureka.Applications{VersionDelta: int64(s.Version), HashCode: s.apps.HashCode, Apps: apps}
+		s.delta = &heureka.Applications{VersionDelta: int64(s.Version), HashCode: s.hash, Apps: apps}
 	})
 	return s.delta
 }
+
+// Blocks returns the whole registry as blocks, applications by name and
+// instances by ID: the same listing as Apps.
+func (s *Snapshot) Blocks() []AppBlocks { return s.full }
+
+// AppBlocks returns one application as blocks, or false when it has no
+// instances.
+func (s *Snapshot) AppBlocks(name string) (AppBlocks, bool) {
+	i, ok := slices.BinarySearchFunc(s.full, name, func(a AppBlocks, n string) int { return strings.Compare(a.Name, n) })
+	if !ok {
+		return AppBlocks{}, false
+	}
+	return s.full[i], true
+}
+
+// DeltaBlocks returns the delta as blocks: the same listing as Delta.
+func (s *Snapshot) DeltaBlocks() []AppBlocks { return s.deltaL }
+
+// Built returns when the snapshot was built. Two snapshots of one Version
+// differ only in their delta, which the later one has moved on in time.
+func (s *Snapshot) Built() time.Time { return s.built }
 
 // Changes returns the changes after version since up to the snapshot's
 // Version, oldest first, and false when the log no longer reaches back that
@@ -275,10 +288,12 @@ func (r *Registry) Stats() Stats {
 		RenewsLastMin:    p.RenewsLastMinute,
 		RenewsThreshold:  p.Threshold,
 	}
-	for _, a := range s.apps.Apps {
+	for _, a := range s.full {
 		c := heureka.StatusCounts{}
-		for _, in := range a.Instances {
-			c[in.Status]++
+		for _, b := range a.Blocks {
+			for _, in := range b.Instances {
+				c[in.Status]++
+			}
 		}
 		st.Instances[a.Name] = c
 	}

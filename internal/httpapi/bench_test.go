@@ -2,10 +2,12 @@ package httpapi
 
 import (
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -215,5 +217,161 @@ func BenchmarkFetchAfterChange(b *testing.B) {
 				resp.Body.Close()
 			}
 		})
+	}
+}
+
+// fetchOnce GETs path with the given Accept and Accept-Encoding and returns
+// the time to the last byte and the body's size. The body is read and
+// discarded, never decoded, so the reader's CPU does not dominate.
+func fetchOnce(b *testing.B, c *http.Client, url, accept string, gz bool) (time.Duration, int64) {
+	b.Helper()
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Accept", accept)
+	if gz {
+		req.Header.Set("Accept-Encoding", "gzip")
+	}
+	start := time.Now()
+	resp, err := c.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	size, _ := io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || (resp.Header.Get("Content-Encoding") == "gzip") != gz {
+		b.Fatalf("GET %s: status %d, encoding %q", url, resp.StatusCode, resp.Header.Get("Content-Encoding"))
+	}
+	return time.Since(start), size
+}
+
+func reportPercentiles(b *testing.B, lat []time.Duration) {
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)*50/100].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+// BenchmarkFirstFetchAfterChange is BenchmarkFetchAfterChange with
+// percentiles: each iteration changes one instance's metadata and times the
+// full gzip fetch that follows.
+func BenchmarkFirstFetchAfterChange(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			ts, reg := benchServer(b, n)
+			c := benchClient()
+			id := benchInstance(n / 2).ID
+			fetchOnce(b, c, ts.URL+"/eureka/apps/", "application/json", true)
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for i := range b.N {
+				if err := reg.UpdateMetadata("HDFS-DATANODE.PROD", id, map[string]string{"disk_used": fmt.Sprint(i)}); err != nil {
+					b.Fatal(err)
+				}
+				d, _ := fetchOnce(b, c, ts.URL+"/eureka/apps/", "application/json", true)
+				lat = append(lat, d)
+			}
+			b.StopTimer()
+			reportPercentiles(b, lat)
+		})
+	}
+}
+
+// BenchmarkDeltaAfterStorm polls /apps/delta right after n registrations,
+// all still inside the delta window: "first" is the first poll, "poll" the
+// polls after it with no write between them, "one-more-write" a poll after
+// each further metadata change.
+func BenchmarkDeltaAfterStorm(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			ts, reg := benchServer(b, n)
+			c := benchClient()
+			url := ts.URL + "/eureka/apps/delta"
+			id := benchInstance(n / 3).ID
+			b.ResetTimer()
+			first, _ := fetchOnce(b, c, url, "application/json", true)
+			poll := make([]time.Duration, 0, b.N)
+			for range b.N {
+				d, _ := fetchOnce(b, c, url, "application/json", true)
+				poll = append(poll, d)
+			}
+			write := make([]time.Duration, 0, b.N)
+			for i := range b.N {
+				if err := reg.UpdateMetadata("HDFS-DATANODE.PROD", id, map[string]string{"disk_used": fmt.Sprint(i)}); err != nil {
+					b.Fatal(err)
+				}
+				d, _ := fetchOnce(b, c, url, "application/json", true)
+				write = append(write, d)
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(first.Microseconds())/1000, "first-ms")
+			slices.Sort(poll)
+			slices.Sort(write)
+			b.ReportMetric(float64(poll[len(poll)*50/100].Microseconds())/1000, "poll-p50-ms")
+			b.ReportMetric(float64(poll[len(poll)*99/100].Microseconds())/1000, "poll-p99-ms")
+			b.ReportMetric(float64(write[len(write)*50/100].Microseconds())/1000, "write-p50-ms")
+			b.ReportMetric(float64(write[len(write)*99/100].Microseconds())/1000, "write-p99-ms")
+		})
+	}
+}
+
+// BenchmarkResident reports the heap in use per instance once the full
+// registry and the delta, each in JSON and XML, gzip and plain, have all
+// been fetched, after a GC: "heap-B/inst" is the whole heap (the registry
+// and everything the read path keeps), "read-path-B/inst" what the fetches
+// added. One measurement per run, whatever b.N.
+func BenchmarkResident(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			ts, _ := benchServer(b, n)
+			c := benchClient()
+			runtime.GC()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			b.ResetTimer()
+			for _, path := range []string{"/eureka/apps/", "/eureka/apps/delta"} {
+				for _, accept := range []string{"application/json", "application/xml"} {
+					for _, gz := range []bool{true, false} {
+						fetchOnce(b, c, ts.URL+path, accept, gz)
+					}
+				}
+			}
+			b.StopTimer()
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			b.ReportMetric(float64(after.HeapInuse)/float64(n), "heap-B/inst")
+			b.ReportMetric((float64(after.HeapInuse)-float64(before.HeapInuse))/float64(n), "read-path-B/inst")
+		})
+	}
+}
+
+// BenchmarkBlockGzip encodes and gzips 10k instances in blocks of each
+// size, at BestSpeed and at the default level, one gzip member per block,
+// as the read path does when every block is new: ns/op is per 10k
+// instances, gz-B/inst the compressed size per instance.
+func BenchmarkBlockGzip(b *testing.B) {
+	const n = 10_000
+	ins := make([]*heureka.Instance, n)
+	for i := range ins {
+		ins[i] = benchInstance(i)
+	}
+	for _, level := range []int{gzip.BestSpeed, gzip.DefaultCompression} {
+		for _, size := range []int{64, 128, 256, n} {
+			b.Run(fmt.Sprintf("level=%d/block=%d", level, size), func(b *testing.B) {
+				zw, _ := gzip.NewWriterLevel(nil, level)
+				var buf bytes.Buffer
+				var plain []byte
+				total := 0
+				for range b.N {
+					total = 0
+					for i := 0; i < n; i += size {
+						plain = eureka.AppendInstances(plain[:0], eureka.JSON, ins[i:min(i+size, n)])
+						buf.Reset()
+						zw.Reset(&buf)
+						_, _ = zw.Write(plain)
+						_ = zw.Close()
+						total += buf.Len()
+					}
+				}
+				b.ReportMetric(float64(total)/n, "gz-B/inst")
+			})
+		}
 	}
 }

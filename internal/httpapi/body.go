@@ -87,51 +87,95 @@ func formatBytes(n int64) string {
 	return strconv.FormatInt(n, 10) + " bytes"
 }
 
-// payload is an encoded response body. A payload built for gzip clients
-// holds only gz; any other has body, and its gzipped form is made at most
-// once, when a client first asks for it.
+// payload is an encoded response body, in one of two forms. A listing is
+// members: gzip members that, written one after another, are the gzipped
+// body (RFC 1952 §2.2); a client that does not take gzip gets them inflated
+// as they are written, so no plain copy is kept. A small answer made per
+// request (one instance) is body, gzipped on demand.
 type payload struct {
 	format eureka.Format
-	body   []byte
 
+	members         [][]byte
+	gzLen, plainLen int
+
+	body   []byte
 	gzOnce sync.Once
 	gz     []byte
 }
 
 func (p *payload) gzipped() []byte {
-	if p.body == nil {
-		return p.gz // built compressed, never changed
-	}
-	p.gzOnce.Do(func() { p.gz = gzipBytes(p.body) })
+	p.gzOnce.Do(func() { p.gz = newPart(p.body).gz })
 	return p.gz
 }
 
-// gzipBytes compresses b at BestSpeed: a full registry of 10,000 instances
-// (8.8 MB of JSON) gzips in ~9 ms to 285 KB, against ~30 ms and 211 KB at
-// the default level. The first read after every change waits for this, once.
-func gzipBytes(b []byte) []byte {
-	var buf bytes.Buffer
-	buf.Grow(len(b)/16 + 64)
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	_, _ = zw.Write(b)
-	_ = zw.Close()
-	return buf.Bytes()
-}
-
 // writePayload answers r with p: Content-Type exactly application/json or
-// application/xml, gzipped when Accept-Encoding mentions gzip.
+// application/xml, gzipped when Accept-Encoding mentions gzip, and always a
+// Content-Length.
 func writePayload(w http.ResponseWriter, r *http.Request, code int, p *payload) {
 	h := w.Header()
 	h.Set("Content-Type", p.format.ContentType())
 	h.Add("Vary", "Accept-Encoding")
-	body := p.body
-	if acceptsGzip(r) {
-		body = p.gzipped()
+	gz := acceptsGzip(r)
+	if gz {
 		h.Set("Content-Encoding", "gzip")
 	}
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	if p.members == nil {
+		body := p.body
+		if gz {
+			body = p.gzipped()
+		}
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(code)
+		_, _ = w.Write(body)
+		return
+	}
+	if gz {
+		h.Set("Content-Length", strconv.Itoa(p.gzLen))
+	} else {
+		h.Set("Content-Length", strconv.Itoa(p.plainLen))
+	}
 	w.WriteHeader(code)
-	_, _ = w.Write(body)
+	if r.Method == http.MethodHead {
+		return
+	}
+	if gz {
+		writeMembers(w, p.members)
+		return
+	}
+	readers := make([]io.Reader, len(p.members))
+	for i, m := range p.members {
+		readers[i] = bytes.NewReader(m)
+	}
+	// The members were written by newPart, so the only error left is a
+	// client that went away.
+	if zr, err := gzip.NewReader(io.MultiReader(readers...)); err == nil {
+		_, _ = io.Copy(w, zr)
+	}
+}
+
+// writeBuffers holds the buffers writeMembers gathers members in.
+var writeBuffers = sync.Pool{New: func() any { return new([64 << 10]byte) }}
+
+// writeMembers writes members gathered into writes of 64 KiB: a listing has
+// two members per block, and a write each would be a system call each.
+func writeMembers(w io.Writer, members [][]byte) {
+	buf := writeBuffers.Get().(*[64 << 10]byte)
+	defer writeBuffers.Put(buf)
+	n := 0
+	for _, m := range members {
+		for len(m) > 0 {
+			c := copy(buf[n:], m)
+			n += c
+			m = m[c:]
+			if n == len(buf) {
+				if _, err := w.Write(buf[:n]); err != nil {
+					return // the client went away
+				}
+				n = 0
+			}
+		}
+	}
+	_, _ = w.Write(buf[:n])
 }
 
 func acceptsGzip(r *http.Request) bool {

@@ -1,10 +1,12 @@
 package httpapi
 
 import (
+	"bytes"
+	"compress/gzip"
 	"sync"
-	"time"
 
 	"github.com/heureka-project/heureka/eureka"
+	"github.com/heureka-project/heureka/registry"
 )
 
 // resource names a cacheable read.
@@ -18,81 +20,85 @@ const (
 	resSecureVIP
 )
 
-// cacheKey identifies one encoded payload within one registry version.
+// cacheKey identifies one encoded payload within one registry snapshot.
 type cacheKey struct {
 	res    resource
 	name   string // app name or VIP; empty for the registry-wide reads
 	format eureka.Format
-	// gzip entries keep only the compressed bytes: most clients ask for
-	// gzip, and the plain form of a large registry is ten times its size.
-	gzip bool
 }
 
-// payloadCache memoises encoded payloads for the newest registry snapshot
-// version it has seen. Every visible registry write changes the version, and
-// the first request that carries a newer version drops every entry, so a
-// payload is never served for a version other than the one it was encoded
-// from. Requests still holding an older snapshot bypass the cache.
+// stamp identifies a registry snapshot: its version and, since the delta
+// also changes when its oldest entry leaves the window, when it was built.
+type stamp struct {
+	version uint64
+	built   int64 // unix nanoseconds
+}
+
+func stampOf(s *registry.Snapshot) stamp {
+	return stamp{version: s.Version, built: s.Built().UnixNano()}
+}
+
+func (s stamp) after(t stamp) bool {
+	if s.version != t.version {
+		return s.version > t.version
+	}
+	return s.built > t.built
+}
+
+// payloadCache memoises payloads for the newest registry snapshot it has
+// seen. The first request that carries a newer snapshot drops every entry,
+// so a payload is never served for a snapshot other than the one it was
+// assembled from; requests still holding an older snapshot bypass the
+// cache. Dropping is cheap: a listing's payload only refers to the gzip
+// members of its blocks, which live with the blocks (registry.Block.Memo)
+// and are shared by every snapshot that shares the block.
 //
 // Entries are built outside the lock, at most once each (concurrent readers
 // of the same key wait for the first). At most max entries are kept per
-// version; past that, payloads are encoded per request and not stored.
+// snapshot; past that, payloads are built per request and not stored.
 type payloadCache struct {
 	max int
 
 	mu      sync.Mutex
-	version uint64
+	stamp   stamp
 	entries map[cacheKey]*cacheEntry
 }
 
 type cacheEntry struct {
-	created time.Time
-	once    sync.Once
-	p       *payload
+	once sync.Once
+	p    *payload
 }
 
 func newPayloadCache(max int) *payloadCache {
 	return &payloadCache{max: max, entries: make(map[cacheKey]*cacheEntry)}
 }
 
-// get returns the payload for k at version, encoding it with build if the
-// cache has none. An entry older than maxAge (if positive) is rebuilt: the
-// delta changes with time as well as with writes, since changes age out of
-// its retention window without a new version.
-func (c *payloadCache) get(version uint64, k cacheKey, now time.Time, maxAge time.Duration, build func() []byte) *payload {
+// get returns the payload for k at snapshot st, building it if the cache
+// has none.
+func (c *payloadCache) get(st stamp, k cacheKey, build func() *payload) *payload {
 	c.mu.Lock()
-	if version > c.version {
-		c.version = version
+	if st.after(c.stamp) {
+		c.stamp = st
 		clear(c.entries)
 	}
-	if version != c.version {
+	if st != c.stamp {
 		c.mu.Unlock()
-		return &payload{format: k.format, body: build()}
+		return build()
 	}
 	e := c.entries[k]
-	if e != nil && maxAge > 0 && now.Sub(e.created) > maxAge {
-		e = nil
-		delete(c.entries, k)
-	}
 	if e == nil {
 		if len(c.entries) >= c.max {
 			c.mu.Unlock()
-			return &payload{format: k.format, body: build()}
+			return build()
 		}
-		e = &cacheEntry{created: now}
+		e = &cacheEntry{}
 		c.entries[k] = e
 	}
 	c.mu.Unlock()
 
-	e.once.Do(func() {
-		if k.gzip {
-			e.p = &payload{format: k.format, gz: gzipBytes(build())}
-			return
-		}
-		e.p = &payload{format: k.format, body: build()}
-	})
+	e.once.Do(func() { e.p = build() })
 	if e.p == nil { // build panicked in another request
-		return &payload{format: k.format, body: build()}
+		return build()
 	}
 	return e.p
 }
@@ -102,4 +108,144 @@ func (c *payloadCache) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.entries)
+}
+
+// gzipLevel is the compression of every member. BestSpeed: see the
+// read-path section of docs/design.md for the measurement.
+const gzipLevel = gzip.BestSpeed
+
+var gzipWriters = sync.Pool{New: func() any {
+	zw, _ := gzip.NewWriterLevel(nil, gzipLevel)
+	return zw
+}}
+
+// part is some encoded bytes kept as one gzip member, with their length
+// before compression.
+type part struct {
+	gz    []byte
+	plain int
+}
+
+// newPart compresses b into one gzip member. Members written one after
+// another are a valid gzip stream (RFC 1952 §2.2), which every gzip reader
+// decodes as the concatenation of their contents.
+func newPart(b []byte) part {
+	var buf bytes.Buffer
+	buf.Grow(len(b)/8 + 64)
+	zw := gzipWriters.Get().(*gzip.Writer)
+	zw.Reset(&buf)
+	_, _ = zw.Write(b)
+	_ = zw.Close()
+	gzipWriters.Put(zw)
+	return part{gz: bytes.Clone(buf.Bytes()), plain: len(b)}
+}
+
+func formatIndex(f eureka.Format) int {
+	if f == eureka.JSON {
+		return 0
+	}
+	return 1
+}
+
+// blockParts is what a registry.Block keeps of its encoding: one gzip
+// member per format, made when first asked for.
+type blockParts struct {
+	once [2]sync.Once
+	p    [2]part
+}
+
+// blockPart returns the instances of b encoded in f, as one gzip member.
+func blockPart(b *registry.Block, f eureka.Format) part {
+	encode := func() part {
+		return newPart(eureka.AppendInstances(make([]byte, 0, 1024*len(b.Instances)), f, b.Instances))
+	}
+	bp, _ := b.Memo(func() any { return new(blockParts) }).(*blockParts)
+	if bp == nil {
+		return encode()
+	}
+	i := formatIndex(f)
+	bp.once[i].Do(func() { bp.p[i] = encode() })
+	if bp.p[i].gz == nil { // encode panicked in another request
+		return encode()
+	}
+	return bp.p[i]
+}
+
+// separators holds the gzip member of eureka.Separator, per format.
+var separators = [2]part{newPart([]byte(eureka.Separator(eureka.JSON))), newPart([]byte(eureka.Separator(eureka.XML)))}
+
+// assembly builds a payload out of block members and the structure between
+// them (roots, application openings and closings, separators), which is
+// gathered as text and compressed into one member per gap between blocks.
+type assembly struct {
+	f       eureka.Format
+	p       *payload
+	pending []byte
+}
+
+func newAssembly(f eureka.Format) *assembly {
+	return &assembly{f: f, p: &payload{format: f}}
+}
+
+func (a *assembly) add(p part) {
+	a.p.members = append(a.p.members, p.gz)
+	a.p.gzLen += len(p.gz)
+	a.p.plainLen += p.plain
+}
+
+func (a *assembly) flush() {
+	switch {
+	case len(a.pending) == 0:
+		return
+	case string(a.pending) == eureka.Separator(a.f):
+		a.add(separators[formatIndex(a.f)])
+	default:
+		a.add(newPart(a.pending))
+	}
+	a.pending = a.pending[:0]
+}
+
+func (a *assembly) app(app registry.AppBlocks, single bool) {
+	a.pending = eureka.AppendAppOpen(a.pending, a.f, app.Name, single)
+	for i, b := range app.Blocks {
+		if i > 0 {
+			a.pending = append(a.pending, eureka.Separator(a.f)...)
+		}
+		a.flush()
+		a.add(blockPart(b, a.f))
+	}
+	a.pending = eureka.AppendAppClose(a.pending, a.f, single)
+}
+
+func (a *assembly) done() *payload {
+	a.flush()
+	return a.p
+}
+
+// listingPayload is a registry listing (full or delta) as gzip members.
+func listingPayload(f eureka.Format, versionDelta int64, hashCode string, apps []registry.AppBlocks) *payload {
+	a := newAssembly(f)
+	a.pending = eureka.AppendListingOpen(a.pending, f, versionDelta, hashCode)
+	for i, app := range apps {
+		if i > 0 {
+			a.pending = append(a.pending, eureka.Separator(f)...)
+		}
+		a.app(app, false)
+	}
+	a.pending = eureka.AppendListingClose(a.pending, f)
+	return a.done()
+}
+
+// appPayload is one application's read as gzip members.
+func appPayload(f eureka.Format, app registry.AppBlocks) *payload {
+	a := newAssembly(f)
+	a.app(app, true)
+	return a.done()
+}
+
+// encodedPayload is a body encoded whole, kept as one gzip member.
+func encodedPayload(f eureka.Format, body []byte) *payload {
+	a := newAssembly(f)
+	a.add(newPart(body))
+	return a.p
 }

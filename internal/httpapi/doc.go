@@ -57,10 +57,16 @@
 // # Concurrency
 //
 // A Server is safe for concurrent use once New returns. Reads are served
-// from the registry's immutable snapshot; encoded (and gzipped) payloads are
-// memoised per snapshot version in a small bounded cache, which is dropped as
-// soon as a newer version is seen, so a read issued after a write returned
-// always reflects it.
+// from the registry's immutable snapshot. Full, delta and per-application
+// listings are assembled from the snapshot's blocks (registry.Block): each
+// block keeps its instances' encoding as one gzip member per format, made
+// once, and a listing is those members with small members for the structure
+// between them, written one after another (concatenated gzip members are
+// one gzip stream). A client that does not accept gzip gets the members
+// inflated as they are written. Assembled payloads are memoised per
+// snapshot in a small bounded cache, which is dropped as soon as a newer
+// snapshot is seen, so a read issued after a write returned always
+// reflects it.
 //
 // # What it does not do
 //

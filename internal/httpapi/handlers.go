@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/heureka-project/heureka"
@@ -22,10 +21,6 @@ const replicationHeader = "x-netflix-discovery-replication"
 func isReplication(r *http.Request) bool { return r.Header.Get(replicationHeader) == "true" }
 
 func readFormat(r *http.Request) eureka.Format { return eureka.FormatFor(r.Header.Get("Accept")) }
-
-// deltaMaxAge bounds how long an encoded delta is reused within one registry
-// version: changes leave the delta's retention window without a write.
-const deltaMaxAge = time.Second
 
 // register is POST /apps/{APP}: 204 on success, 400 with Eureka's message
 // when the body cannot be read or fails validation.
@@ -184,31 +179,36 @@ func (s *Server) getApps(w http.ResponseWriter, r *http.Request, _ params) error
 	f := readFormat(r)
 	// heureka's clients watch from the version this listing was read at.
 	w.Header().Set(versionHeader, strconv.FormatUint(snap.Version, 10))
-	writePayload(w, r, http.StatusOK, s.cache.get(snap.Version, cacheKey{res: resApps, format: f, gzip: acceptsGzip(r)}, s.now(), 0,
-		func() []byte { return eureka.EncodeApplications(f, orEmpty(snap.Apps())) }))
+	writePayload(w, r, http.StatusOK, s.cache.get(stampOf(snap), cacheKey{res: resApps, format: f}, func() *payload {
+		apps := snap.Apps()
+		return listingPayload(f, apps.VersionDelta, apps.HashCode, snap.Blocks())
+	}))
 	return nil
 }
 
 // getDelta is GET /apps/delta: recent changes, with the whole registry's
-// hash code.
+// hash code. The snapshot's delta changes only at a write or when its
+// oldest entry leaves the window, and then only in the blocks touched.
 func (s *Server) getDelta(w http.ResponseWriter, r *http.Request, _ params) error {
 	snap := s.reg.Snapshot()
 	f := readFormat(r)
-	writePayload(w, r, http.StatusOK, s.cache.get(snap.Version, cacheKey{res: resDelta, format: f, gzip: acceptsGzip(r)}, s.now(), deltaMaxAge,
-		func() []byte { return eureka.EncodeApplications(f, orEmpty(snap.Delta())) }))
+	writePayload(w, r, http.StatusOK, s.cache.get(stampOf(snap), cacheKey{res: resDelta, format: f}, func() *payload {
+		return listingPayload(f, int64(snap.Version), snap.Apps().HashCode, snap.DeltaBlocks())
+	}))
 	return nil
 }
 
 // getApp is GET /apps/{APP}: 404 when the application has no instances.
 func (s *Server) getApp(w http.ResponseWriter, r *http.Request, p params) error {
 	snap := s.reg.Snapshot()
-	app, ok := snap.App(p.app)
-	if !ok || app == nil || len(app.Instances) == 0 {
+	app, ok := snap.AppBlocks(p.app)
+	if !ok || app.Len() == 0 {
 		return heureka.Errorf(heureka.ENOTFOUND, "application %s has no instances", p.app)
 	}
 	f := readFormat(r)
-	writePayload(w, r, http.StatusOK, s.cache.get(snap.Version, cacheKey{res: resApp, name: p.app, format: f, gzip: acceptsGzip(r)}, s.now(), 0,
-		func() []byte { return eureka.EncodeApplication(f, app) }))
+	writePayload(w, r, http.StatusOK, s.cache.get(stampOf(snap), cacheKey{res: resApp, name: p.app, format: f}, func() *payload {
+		return appPayload(f, app)
+	}))
 	return nil
 }
 
@@ -262,8 +262,9 @@ func (s *Server) serveVIP(w http.ResponseWriter, r *http.Request, vip string, se
 	if secure {
 		res = resSecureVIP
 	}
-	writePayload(w, r, http.StatusOK, s.cache.get(snap.Version, cacheKey{res: res, name: vip, format: f, gzip: acceptsGzip(r)}, s.now(), 0,
-		func() []byte { return eureka.EncodeApplications(f, orEmpty(snap.VIP(vip, secure))) }))
+	writePayload(w, r, http.StatusOK, s.cache.get(stampOf(snap), cacheKey{res: res, name: vip, format: f}, func() *payload {
+		return encodedPayload(f, eureka.EncodeApplications(f, orEmpty(snap.VIP(vip, secure))))
+	}))
 	return nil
 }
 

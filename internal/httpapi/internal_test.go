@@ -105,28 +105,30 @@ func TestRouteTable(t *testing.T) {
 
 func TestPayloadCache(t *testing.T) {
 	c := newPayloadCache(3)
-	now := time.Unix(1000, 0)
 	builds := 0
-	build := func(s string) func() []byte { return func() []byte { builds++; return []byte(s) } }
+	build := func(s string) func() *payload {
+		return func() *payload { builds++; return &payload{body: []byte(s)} }
+	}
 	k := cacheKey{res: resApps, format: eureka.JSON}
+	v1, v2 := stamp{version: 1, built: 10}, stamp{version: 2, built: 20}
 
-	if got := c.get(1, k, now, 0, build("v1")); string(got.body) != "v1" || builds != 1 {
+	if got := c.get(v1, k, build("v1")); string(got.body) != "v1" || builds != 1 {
 		t.Fatalf("first get: %q after %d builds", got.body, builds)
 	}
-	if got := c.get(1, k, now, 0, build("other")); string(got.body) != "v1" || builds != 1 {
+	if got := c.get(v1, k, build("other")); string(got.body) != "v1" || builds != 1 {
 		t.Fatalf("same version: %q after %d builds, want the cached v1", got.body, builds)
 	}
-	if got := c.get(2, k, now, 0, build("v2")); string(got.body) != "v2" || c.len() != 1 {
+	if got := c.get(v2, k, build("v2")); string(got.body) != "v2" || c.len() != 1 {
 		t.Fatalf("new version: %q with %d entries", got.body, c.len())
 	}
 	// A reader still holding version 1 is not served version 2, and does not
 	// reset the cache.
-	if got := c.get(1, k, now, 0, build("old")); string(got.body) != "old" || c.len() != 1 {
+	if got := c.get(v1, k, build("old")); string(got.body) != "old" || c.len() != 1 {
 		t.Fatalf("old version: %q with %d entries", got.body, c.len())
 	}
 	// Formats and names are separate entries; past max, nothing is stored.
 	for i, name := range []string{"A", "B", "C", "D"} {
-		got := c.get(2, cacheKey{res: resApp, name: name, format: eureka.XML}, now, 0, build(name))
+		got := c.get(v2, cacheKey{res: resApp, name: name, format: eureka.XML}, build(name))
 		if string(got.body) != name {
 			t.Fatalf("app %s: %q", name, got.body)
 		}
@@ -134,15 +136,19 @@ func TestPayloadCache(t *testing.T) {
 			t.Fatalf("after app %s: %d entries, want %d", name, c.len(), want)
 		}
 	}
-	// maxAge: an old entry is rebuilt within the same version.
+	// The same version rebuilt later (the delta window moved) is a new
+	// snapshot: its delta is built again; the earlier one bypasses.
 	dk := cacheKey{res: resDelta, format: eureka.JSON}
-	c2 := newPayloadCache(3)
-	c2.get(5, dk, now, time.Second, build("d1"))
-	if got := c2.get(5, dk, now.Add(500*time.Millisecond), time.Second, build("d2")); string(got.body) != "d1" {
-		t.Fatalf("fresh delta rebuilt: %q", got.body)
+	c.get(v2, dk, build("d1"))
+	later := stamp{version: 2, built: 30}
+	if got := c.get(later, dk, build("d2")); string(got.body) != "d2" {
+		t.Fatalf("moved delta: %q, want d2", got.body)
 	}
-	if got := c2.get(5, dk, now.Add(2*time.Second), time.Second, build("d3")); string(got.body) != "d3" {
-		t.Fatalf("stale delta served: %q", got.body)
+	if got := c.get(v2, dk, build("d3")); string(got.body) != "d3" {
+		t.Fatalf("earlier snapshot of the same version: %q, want its own d3", got.body)
+	}
+	if got := c.get(later, dk, build("d4")); string(got.body) != "d2" {
+		t.Fatalf("moved delta after an earlier reader: %q, want the cached d2", got.body)
 	}
 }
 
@@ -153,10 +159,10 @@ func TestPayloadCacheBuildsOnceConcurrently(t *testing.T) {
 	ps := make([]*payload, 16)
 	for i := range ps {
 		wg.Go(func() {
-			ps[i] = c.get(7, cacheKey{res: resApps}, time.Now(), 0, func() []byte {
+			ps[i] = c.get(stamp{version: 7}, cacheKey{res: resApps}, func() *payload {
 				builds.Add(1)
 				time.Sleep(time.Millisecond)
-				return []byte("x")
+				return &payload{body: []byte("x")}
 			})
 			ps[i].gzipped()
 		})

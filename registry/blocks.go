@@ -1,0 +1,328 @@
+package registry
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/heureka-project/heureka"
+)
+
+// BlockSize is how many instances a block is cut to. A block that grows
+// past twice this is split; one that empties is dropped.
+const BlockSize = 128
+
+// Block is an immutable run of instances of one application: a listing is
+// its applications' blocks in order. A change makes new blocks for the runs
+// it touches and shares every other block with the previous snapshot, so an
+// encoder that keeps each block's encoding (Memo) re-encodes only what
+// changed.
+type Block struct {
+	Instances []*heureka.Instance
+
+	// Delta blocks only: each entry's change Seq and time (unix
+	// nanoseconds), in the order of Instances.
+	seqs  []uint64
+	times []int64
+
+	once sync.Once
+	memo any
+}
+
+// Memo returns what build returned the first time it was called for this
+// block; it lives as long as the block. Encoders keep a block's encoded form
+// here. If build panicked, Memo returns nil.
+func (b *Block) Memo(build func() any) any {
+	b.once.Do(func() { b.memo = build() })
+	return b.memo
+}
+
+// AppBlocks is one application of a listing as blocks.
+type AppBlocks struct {
+	Name   string
+	Blocks []*Block
+}
+
+// Len returns the number of instances.
+func (a AppBlocks) Len() int {
+	n := 0
+	for _, b := range a.Blocks {
+		n += len(b.Instances)
+	}
+	return n
+}
+
+// lazyApp is an application's published blocks, and the flat ID-sorted
+// list made from them when first asked for. It is shared by every snapshot
+// until the application changes, so a read that needs the flat list (Apps,
+// App, Digests) pays for it once per change, and the block reads never.
+type lazyApp struct {
+	name   string
+	blocks []*Block
+	n      int // instances
+
+	once sync.Once
+	app  *heureka.Application
+}
+
+func newLazyApp(name string, blocks []*Block) *lazyApp {
+	l := &lazyApp{name: name, blocks: blocks}
+	for _, b := range blocks {
+		l.n += len(b.Instances)
+	}
+	return l
+}
+
+func (l *lazyApp) get() *heureka.Application {
+	l.once.Do(func() {
+		list := make([]*heureka.Instance, 0, l.n)
+		for _, b := range l.blocks {
+			list = append(list, b.Instances...)
+		}
+		l.app = &heureka.Application{Name: l.name, Instances: list}
+	})
+	return l.app
+}
+
+// find returns the instance with id.
+func (l *lazyApp) find(id string) (*heureka.Instance, bool) {
+	k, _ := slices.BinarySearchFunc(l.blocks, id, func(b *Block, id string) int { return strings.Compare(b.Instances[0].ID, id) })
+	// The instance is in the last block whose first ID is not after id.
+	if k == len(l.blocks) || l.blocks[k].Instances[0].ID != id {
+		k--
+	}
+	if k < 0 {
+		return nil, false
+	}
+	list := l.blocks[k].Instances
+	i, ok := slices.BinarySearchFunc(list, id, byID)
+	if !ok {
+		return nil, false
+	}
+	return list[i], true
+}
+
+// appendCut appends list to out as blocks of BlockSize, or as one block
+// when it is at most twice that.
+func appendCut(out []*Block, list []*heureka.Instance) []*Block {
+	if len(list) <= 2*BlockSize {
+		if len(list) > 0 {
+			out = append(out, &Block{Instances: list})
+		}
+		return out
+	}
+	for len(list) > 0 {
+		n := min(BlockSize, len(list))
+		out = append(out, &Block{Instances: list[:n:n]})
+		list = list[n:]
+	}
+	return out
+}
+
+func byID(in *heureka.Instance, id string) int { return strings.Compare(in.ID, id) }
+
+// patchBlocks returns the application's blocks after the changes to the
+// (sorted) dirty IDs, updating counts: only the blocks holding a dirty ID
+// are copied. An ID belongs to the last block whose first ID is not after
+// it.
+func (a *appEntry) patchBlocks(ids []string, counts heureka.StatusCounts) []*Block {
+	blocks := a.view.blocks
+	out := make([]*Block, 0, len(blocks)+1)
+	patch := func(list []*heureka.Instance, ids []string) []*heureka.Instance {
+		for _, id := range ids {
+			i, found := slices.BinarySearchFunc(list, id, byID)
+			if found {
+				counts[list[i].Status]--
+			}
+			l, live := a.leases[id]
+			if live {
+				counts[l.inst.Status]++
+			}
+			switch {
+			case live && found:
+				list[i] = l.inst
+			case live:
+				list = slices.Insert(list, i, l.inst)
+			case found:
+				list = slices.Delete(list, i, i+1)
+			}
+		}
+		return list
+	}
+	if len(blocks) == 0 {
+		return appendCut(out, patch(nil, ids))
+	}
+	for k, b := range blocks {
+		j := len(ids)
+		if k+1 < len(blocks) {
+			next := blocks[k+1].Instances[0].ID
+			j, _ = slices.BinarySearch(ids, next)
+		}
+		if j == 0 {
+			out = append(out, b)
+			continue
+		}
+		out = appendCut(out, patch(slices.Clone(b.Instances), ids[:j]))
+		ids = ids[j:]
+	}
+	return out
+}
+
+// deltaKey names an instance in the delta index.
+type deltaKey struct{ app, id string }
+
+// deltaState is the delta as blocks, carried from one snapshot to the next
+// and advanced by the changes in between. Only the snapshot builder (under
+// buildMu) touches it; what a Snapshot publishes (its AppBlocks) is never
+// modified.
+type deltaState struct {
+	seq    uint64              // the changes up to here are applied
+	latest map[deltaKey]uint64 // the Seq of each instance's entry
+	apps   map[string][]*Block // per application, entries in order of change
+}
+
+type deltaEntry struct {
+	in   *heureka.Instance
+	seq  uint64
+	time int64
+}
+
+// advanceDelta returns the delta as of version, with entries older than
+// cutoff gone. It advances prev when the change log still reaches back to
+// it (costing the changes since, and the blocks they touch), else builds
+// afresh from the log.
+func advanceDelta(prev *deltaState, changes []Change, version uint64, cutoff time.Time) *deltaState {
+	recent, _, ok := []Change(nil), version, false
+	if prev != nil {
+		recent, _, ok = changesSince(changes, version, prev.seq)
+	}
+	d := prev
+	if !ok {
+		d = &deltaState{latest: map[deltaKey]uint64{}, apps: map[string][]*Block{}}
+		recent = changes[firstAfter(changes, cutoff):]
+	}
+	d.seq = version
+	cut := cutoff.UnixNano()
+
+	// An entry is live while latest holds its Seq: a newer change of the
+	// same instance replaces it.
+	type pending struct {
+		removed []uint64 // Seqs of earlier snapshots' entries replaced now
+		added   []deltaEntry
+	}
+	touched := map[string]*pending{}
+	touch := func(app string) *pending {
+		p := touched[app]
+		if p == nil {
+			p = &pending{}
+			touched[app] = p
+		}
+		return p
+	}
+	prevSeq := uint64(0)
+	if ok {
+		prevSeq = prev.seq
+	}
+	for _, c := range recent {
+		in := c.Instance
+		if in == nil {
+			continue // a notice
+		}
+		p := touch(in.App)
+		k := deltaKey{in.App, in.ID}
+		if old, ok := d.latest[k]; ok && old <= prevSeq {
+			p.removed = append(p.removed, old)
+		}
+		p.added = append(p.added, deltaEntry{in: in, seq: c.Seq, time: c.Time.UnixNano()})
+		d.latest[k] = c.Seq
+	}
+	for app, blocks := range d.apps {
+		if blocks[0].times[0] < cut {
+			touch(app)
+		}
+	}
+
+	for app, p := range touched {
+		slices.Sort(p.removed)
+		var out []*Block
+		for _, b := range d.apps[app] {
+			first, last := b.seqs[0], b.seqs[len(b.seqs)-1]
+			i, _ := slices.BinarySearch(p.removed, first)
+			if b.times[0] >= cut && (i == len(p.removed) || p.removed[i] > last) {
+				out = append(out, b)
+				continue
+			}
+			nb := &Block{}
+			for j, in := range b.Instances {
+				s, k := b.seqs[j], deltaKey{app, in.ID}
+				if d.latest[k] != s {
+					continue // replaced
+				}
+				if b.times[j] < cut {
+					delete(d.latest, k)
+					continue
+				}
+				nb.Instances = append(nb.Instances, in)
+				nb.seqs = append(nb.seqs, s)
+				nb.times = append(nb.times, b.times[j])
+			}
+			if len(nb.Instances) > 0 {
+				out = append(out, nb)
+			}
+		}
+		var tail *Block
+		for _, e := range p.added {
+			k := deltaKey{app, e.in.ID}
+			if d.latest[k] != e.seq {
+				continue // replaced within this batch
+			}
+			if e.time < cut {
+				delete(d.latest, k)
+				continue
+			}
+			switch n := len(out); {
+			case tail == nil && n > 0 && len(out[n-1].Instances) < BlockSize:
+				// Extend the open tail block rather than start a new one.
+				old := out[n-1]
+				tail = &Block{Instances: slices.Clone(old.Instances), seqs: slices.Clone(old.seqs), times: slices.Clone(old.times)}
+				out[n-1] = tail
+			case tail == nil || len(tail.Instances) >= BlockSize:
+				tail = &Block{}
+				out = append(out, tail)
+			}
+			tail.Instances = append(tail.Instances, e.in)
+			tail.seqs = append(tail.seqs, e.seq)
+			tail.times = append(tail.times, e.time)
+		}
+		if len(out) == 0 {
+			delete(d.apps, app)
+			continue
+		}
+		d.apps[app] = out
+	}
+	return d
+}
+
+// listing returns the delta's applications by name.
+func (d *deltaState) listing() []AppBlocks {
+	out := make([]AppBlocks, 0, len(d.apps))
+	for name, blocks := range d.apps {
+		out = append(out, AppBlocks{Name: name, Blocks: blocks})
+	}
+	slices.SortFunc(out, func(x, y AppBlocks) int { return strings.Compare(x.Name, y.Name) })
+	return out
+}
+
+// oldest returns the time of the delta's oldest entry, and false when it
+// is empty.
+func (d *deltaState) oldest() (time.Time, bool) {
+	var t int64
+	found := false
+	for _, blocks := range d.apps {
+		if h := blocks[0].times[0]; !found || h < t {
+			t, found = h, true
+		}
+	}
+	return time.Unix(0, t), found
+}
