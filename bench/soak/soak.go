@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -47,14 +48,15 @@ func soak(ctx context.Context, o options, log io.Writer) (*result, error) {
 
 	c := &http.Client{Transport: newTransport(max(o.writers, o.renewers)), Timeout: 30 * time.Second}
 	ph := &phases{}
-	mark := cpuOf(peers)
+	mark, genMark := cpuOf(peers), selfCPU()
 	end := func(st *phaseStats) {
-		now := cpuOf(peers)
+		now, gen := cpuOf(peers), selfCPU()
 		for i := range now {
 			st.cpu = append(st.cpu, now[i]-mark[i])
 			st.rss = append(st.rss, peers[i].rss())
 		}
-		mark = now
+		st.genCPU = gen - genMark
+		mark, genMark = now, gen
 	}
 
 	st := ph.begin("storm")
@@ -130,6 +132,15 @@ func soak(ctx context.Context, o options, log io.Writer) (*result, error) {
 	ph.finish()
 	res.phases = ph.all
 	return res, ctx.Err()
+}
+
+// selfCPU is this process's user+system CPU time in seconds.
+func selfCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 func cpuOf(peers []*peer) []float64 {
@@ -228,8 +239,8 @@ func (r *result) report(w io.Writer, o options) {
 			r.restartGap.Round(time.Millisecond), r.recovered, o.n, r.recovery.Round(time.Millisecond))
 	}
 	fmt.Fprintf(w, "Instances held at the end, per peer: %v.\n\n", r.peerInstances)
-	fmt.Fprintln(w, "| phase | s | renewals scheduled | kept | renew p50 / p99 | 404 → registered | errors | delta p50 / p99 (n) | full p50 / p99 (n) | server CPU, cores (per peer) | RSS MiB (per peer) |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| phase | s | renewals scheduled | kept | renew p50 / p99 | 404 → registered | errors | delta p50 / p99 (n) | full p50 / p99 (n) | server CPU, cores (per peer) | RSS MiB (per peer) | generator CPU, cores |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, st := range r.phases {
 		secs := st.end.Sub(st.start).Seconds()
 		kept := "-"
@@ -241,13 +252,13 @@ func (r *result) report(w io.Writer, o options) {
 			cpu = append(cpu, fmt.Sprintf("%.2f", st.cpu[i]/secs))
 			rss = append(rss, fmt.Sprintf("%.0f", float64(st.rss[i])/(1<<20)))
 		}
-		fmt.Fprintf(w, "| %s | %.0f | %d | %s | %s / %s | %d → %d | %d | %s / %s (%d) | %s / %s (%d) | %s | %s |\n",
+		fmt.Fprintf(w, "| %s | %.0f | %d | %s | %s / %s | %d → %d | %d | %s / %s (%d) | %s / %s (%d) | %s | %s | %.2f |\n",
 			st.name, secs, st.scheduled.Load(), kept,
 			ms(st.renews.quantile(0.5)), ms(st.renews.quantile(0.99)),
 			st.notFound.Load(), st.reregistered.Load(), st.renewErrors.Load()+st.readErrors.Load()+st.writeErrors.Load(),
 			ms(st.deltas.quantile(0.5)), ms(st.deltas.quantile(0.99)), st.deltas.count.Load(),
 			ms(st.fulls.quantile(0.5)), ms(st.fulls.quantile(0.99)), st.fulls.count.Load(),
-			strings.Join(cpu, " "), strings.Join(rss, " "))
+			strings.Join(cpu, " "), strings.Join(rss, " "), st.genCPU/secs)
 	}
 	for _, st := range r.phases {
 		if st.name != "quiet" || len(st.cpu) == 0 {

@@ -65,6 +65,9 @@ type phaseStats struct {
 	// per peer: CPU seconds over the phase, resident bytes at its end
 	cpu []float64
 	rss []int64
+	// genCPU is the load generator's own CPU seconds over the phase: if it
+	// nears the phase's length, the generator (one core) was the limit.
+	genCPU float64
 }
 
 // phases holds the run's phases; current is where new samples go.

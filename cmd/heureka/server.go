@@ -5,8 +5,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
+	_ "net/http/pprof" // served only with --debug-listen
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"syscall"
@@ -51,6 +55,7 @@ func runServer(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs.Float64Var(&cfg.HTTP.WriteRate, "write-rate", cfg.HTTP.WriteRate, "writes per second allowed to each client (user@address, or address); 0 turns the limit off")
 	fs.IntVar(&cfg.HTTP.WriteBurst, "write-burst", cfg.HTTP.WriteBurst, "writes a client may send at once above --write-rate")
 	fs.IntVar(&cfg.HTTP.MaxWatchersPerClient, "max-watchers-per-client", cfg.HTTP.MaxWatchersPerClient, "watch and event streams one client may hold open; 0 for no per-client bound")
+	debugListen := fs.String("debug-listen", "", "serve Go's profiler (/debug/pprof/) on this loopback `address`, for diagnosing CPU and lock waits; off by default")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: heureka server [flags]\n\n")
 		fmt.Fprintf(fs.Output(), "Runs the registry and serves the Eureka REST API under /eureka/v2, /eureka and /,\n")
@@ -92,6 +97,11 @@ func runServer(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if err := srv.Open(); err != nil {
 		return err
 	}
+	if *debugListen != "" {
+		if err := serveProfiler(*debugListen, logger); err != nil {
+			return &usageError{"server: --debug-listen: " + err.Error()}
+		}
+	}
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -119,6 +129,27 @@ func runServer(ctx context.Context, args []string, _, stderr io.Writer) error {
 		return err
 	}
 	logger.Info("heureka server stopped")
+	return nil
+}
+
+// serveProfiler serves net/http/pprof on addr, which must be a loopback
+// address: profiles show the registry's contents and cost CPU to take.
+func serveProfiler(addr string, logger *slog.Logger) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return fmt.Errorf("%q is not a loopback address", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	runtime.SetMutexProfileFraction(100)
+	runtime.SetBlockProfileRate(int(time.Millisecond))
+	logger.Info("profiler serving", "at", ln.Addr().String())
+	go func() { _ = http.Serve(ln, http.DefaultServeMux) }() // net/http/pprof registers there
 	return nil
 }
 

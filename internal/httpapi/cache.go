@@ -38,6 +38,12 @@ func stampOf(s *registry.Snapshot) stamp {
 	return stamp{version: s.Version, built: s.Built().UnixNano()}
 }
 
+// versionOf identifies what a listing other than the delta depends on: the
+// version alone. Snapshots rebuilt only because the delta window moved
+// share those payloads, so a registry whose delta ages out entry by entry
+// after a storm does not reassemble its full listing for every poll.
+func versionOf(s *registry.Snapshot) stamp { return stamp{version: s.Version} }
+
 func (s stamp) after(t stamp) bool {
 	if s.version != t.version {
 		return s.version > t.version

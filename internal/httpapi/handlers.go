@@ -179,7 +179,7 @@ func (s *Server) getApps(w http.ResponseWriter, r *http.Request, _ params) error
 	f := readFormat(r)
 	// heureka's clients watch from the version this listing was read at.
 	w.Header().Set(versionHeader, strconv.FormatUint(snap.Version, 10))
-	writePayload(w, r, http.StatusOK, s.cache.get(stampOf(snap), cacheKey{res: resApps, format: f}, func() *payload {
+	writePayload(w, r, http.StatusOK, s.cache.get(versionOf(snap), cacheKey{res: resApps, format: f}, func() *payload {
 		apps := snap.Apps()
 		return listingPayload(f, apps.VersionDelta, apps.HashCode, snap.Blocks())
 	}))
@@ -192,7 +192,7 @@ func (s *Server) getApps(w http.ResponseWriter, r *http.Request, _ params) error
 func (s *Server) getDelta(w http.ResponseWriter, r *http.Request, _ params) error {
 	snap := s.reg.Snapshot()
 	f := readFormat(r)
-	writePayload(w, r, http.StatusOK, s.cache.get(stampOf(snap), cacheKey{res: resDelta, format: f}, func() *payload {
+	writePayload(w, r, http.StatusOK, s.deltas.get(stampOf(snap), cacheKey{res: resDelta, format: f}, func() *payload {
 		return listingPayload(f, int64(snap.Version), snap.Apps().HashCode, snap.DeltaBlocks())
 	}))
 	return nil
@@ -206,7 +206,7 @@ func (s *Server) getApp(w http.ResponseWriter, r *http.Request, p params) error 
 		return heureka.Errorf(heureka.ENOTFOUND, "application %s has no instances", p.app)
 	}
 	f := readFormat(r)
-	writePayload(w, r, http.StatusOK, s.cache.get(stampOf(snap), cacheKey{res: resApp, name: p.app, format: f}, func() *payload {
+	writePayload(w, r, http.StatusOK, s.cache.get(versionOf(snap), cacheKey{res: resApp, name: p.app, format: f}, func() *payload {
 		return appPayload(f, app)
 	}))
 	return nil
@@ -262,7 +262,7 @@ func (s *Server) serveVIP(w http.ResponseWriter, r *http.Request, vip string, se
 	if secure {
 		res = resSecureVIP
 	}
-	writePayload(w, r, http.StatusOK, s.cache.get(stampOf(snap), cacheKey{res: res, name: vip, format: f}, func() *payload {
+	writePayload(w, r, http.StatusOK, s.cache.get(versionOf(snap), cacheKey{res: res, name: vip, format: f}, func() *payload {
 		return encodedPayload(f, eureka.EncodeApplications(f, orEmpty(snap.VIP(vip, secure))))
 	}))
 	return nil

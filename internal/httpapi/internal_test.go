@@ -3,7 +3,6 @@ package httpapi
 import (
 	"errors"
 	"fmt"
-	"github.com/heureka-project/heureka/registry"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/eureka"
+	"github.com/heureka-project/heureka/registry"
 )
 
 func TestStatusOf(t *testing.T) {
@@ -214,4 +214,57 @@ func mustNew(tb testing.TB, cfg Config, reg *registry.Registry, logger *slog.Log
 		tb.Fatal(err)
 	}
 	return s
+}
+
+// TestFullListingOutlivesTheDeltaWindow: when only the delta window moves
+// (no write), the registry builds a new snapshot for the delta, but the
+// full listing, which depends on the version alone, is not assembled again.
+func TestFullListingOutlivesTheDeltaWindow(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
+	rcfg := registry.DefaultConfig()
+	rcfg.Clock = func() time.Time { return now }
+	reg, err := registry.New(rcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, at := range []time.Duration{0, time.Minute} {
+		now = time.Unix(1_700_000_000, 0).Add(at)
+		in := &heureka.Instance{ID: fmt.Sprintf("i%d", i), App: "A", HostName: "h", IPAddr: "10.0.0.1"}
+		in.Normalize()
+		if err := reg.Register(in, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := mustNew(t, DefaultConfig(), reg, nil)
+	get := func(path string) (string, *payload) {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		req.Header.Set("Accept", "application/json")
+		s.Handler().ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, rec.Code, rec.Body)
+		}
+		s.cache.mu.Lock()
+		defer s.cache.mu.Unlock()
+		e := s.cache.entries[cacheKey{res: resApps, format: eureka.JSON}]
+		if e == nil {
+			return rec.Body.String(), nil
+		}
+		return rec.Body.String(), e.p
+	}
+	full1, p1 := get("/eureka/apps/")
+	delta1, _ := get("/eureka/apps/delta")
+	// The first registration leaves the delta window; nothing was written.
+	now = now.Add(rcfg.DeltaRetention - time.Minute + time.Second)
+	delta2, _ := get("/eureka/apps/delta")
+	full2, p2 := get("/eureka/apps/")
+	if delta2 == delta1 || strings.Contains(delta2, `"i0"`) || !strings.Contains(delta2, `"i1"`) {
+		t.Errorf("the delta did not move with its window:\nbefore %s\nafter %s", delta1, delta2)
+	}
+	if full1 != full2 {
+		t.Errorf("the full listing changed without a write:\nbefore %s\nafter %s", full1, full2)
+	}
+	if p1 == nil || p1 != p2 {
+		t.Errorf("the full listing was assembled again when only the delta window moved (%p, then %p)", p1, p2)
+	}
 }

@@ -111,7 +111,8 @@ type Server struct {
 	cfg     Config
 	reg     *registry.Registry
 	logger  *slog.Logger
-	cache   *payloadCache
+	cache   *payloadCache // listings that depend on the version alone
+	deltas  *payloadCache // /apps/delta, which also moves with its window
 	peers   *replication.Receiver
 	metrics *metrics
 	routes  []*route // Eureka resources, matched after the prefix
@@ -174,6 +175,7 @@ func New(cfg Config, reg *registry.Registry, logger *slog.Logger) (*Server, erro
 		logger: logger.With("subsystem", "http"),
 		audit:  logger.With("subsystem", "audit"),
 		cache:  newPayloadCache(cfg.CacheEntries),
+		deltas: newPayloadCache(cfg.CacheEntries),
 		peers:  replication.NewReceiver(reg, cfg.NodeID, logger.With("subsystem", "replication")),
 		now:    time.Now,
 		done:   make(chan struct{}),

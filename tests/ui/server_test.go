@@ -35,7 +35,6 @@ func startServer(t *testing.T) *server {
 	return &server{URL: "http://" + p.WaitAddr(15*time.Second)}
 }
 
-
 func tail(s string, n int) string {
 	if len(s) <= n {
 		return s
