@@ -24,7 +24,7 @@ type Snapshot struct {
 	deltaUntil time.Time // after this the delta window has moved
 	apps       *heureka.Applications
 	counts     map[string]heureka.StatusCounts // per app; shared, never modified
-	changes    []Change // the change log as of Version; shared, never modified
+	changes    []Change                        // the change log as of Version; shared, never modified
 	retention  time.Duration
 
 	deltaOnce sync.Once

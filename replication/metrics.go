@@ -10,7 +10,7 @@ func (rp *Replicator) Collector() prometheus.Collector { return &peerCollector{r
 
 var (
 	peerUpDesc = prometheus.NewDesc("heureka_peer_up",
-		"1 if the replication peer answered the last attempt, else 0.", []string{"peer"}, nil)
+		"1 if the replication peer answered the last call (a batch, the start-up copy or an anti-entropy digest), else 0; 0 until it is first called.", []string{"peer"}, nil)
 	peerQueueDesc = prometheus.NewDesc("heureka_replication_queue_length",
 		"Writes and heartbeats queued for the replication peer.", []string{"peer"}, nil)
 	peerDroppedDesc = prometheus.NewDesc("heureka_replication_dropped_total",

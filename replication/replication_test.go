@@ -525,3 +525,18 @@ func peerMetrics(t *testing.T, rep *replication.Replicator) map[string]float64 {
 	}
 	return out
 }
+
+// TestIdlePeerReachabilityFollowsAntiEntropy: a peer this server never has
+// a write for is still called for digests, and those calls say whether it
+// is reachable (heureka_peer_up must not report an idle peer as down).
+func TestIdlePeerReachabilityFollowsAntiEntropy(t *testing.T) {
+	nodes := startCluster(t, 2, options{})
+	up := func(want bool) func() bool {
+		return func() bool { return peerStatus(nodes[0], nodes[1].url).Reachable == want }
+	}
+	proctest.Eventually(t, 10*time.Second, "the idle peer reachable", up(true))
+	nodes[1].partition(true)
+	proctest.Eventually(t, 10*time.Second, "the idle peer unreachable once cut off", up(false))
+	nodes[1].partition(false)
+	proctest.Eventually(t, 10*time.Second, "the idle peer reachable again", up(true))
+}

@@ -135,7 +135,7 @@ func (s *Server) routeTable() (eurekaRoutes, own []*route) {
 		newRoute("/v1/events", map[string]handlerFunc{http.MethodGet: s.events}),
 		newRoute("/v1/replication/digest", map[string]handlerFunc{http.MethodGet: s.peerDigest}),
 		newRoute("/v1/replication/apps/{app}", map[string]handlerFunc{http.MethodGet: s.peerApp}),
-				// The dashboard (internal/dashboard): its summary, the page at /, its assets at /ui/NAME.
+		// The dashboard (internal/dashboard): its summary, the page at /, its assets at /ui/NAME.
 		newRoute(dashboard.SummaryPath, map[string]handlerFunc{http.MethodGet: func(w http.ResponseWriter, r *http.Request, _ params) error {
 			return dashboard.ServeSummary(w, r, s.reg.Snapshot())
 		}}),
