@@ -108,4 +108,7 @@ type Stats struct {
 	SelfPreservation bool // true while eviction is suspended
 	RenewsLastMin    int64
 	RenewsThreshold  int64
+	// ExpectedRenewsPerMinute is what every lease's renewal interval
+	// promises, as of the last protection tick.
+	ExpectedRenewsPerMinute float64
 }

@@ -20,8 +20,9 @@ type Snapshot struct {
 
 	gen        uint64
 	built      time.Time
-	deltaUntil time.Time // after this the delta window has moved
-	changes    []Change  // the change log as of Version; shared, never modified
+	deltaUntil time.Time                       // after this the delta window has moved
+	counts     map[string]heureka.StatusCounts // per app; shared, never modified
+	changes    []Change                        // the change log as of Version; shared, never modified
 	retention  time.Duration
 
 	// The registry by application name, as blocks (full) and as flat lists
@@ -73,11 +74,13 @@ func (r *Registry) build(now time.Time) *Snapshot {
 	}
 	s.views = make([]*lazyApp, 0, len(r.apps))
 	counts := heureka.StatusCounts{}
+	s.counts = make(map[string]heureka.StatusCounts, len(r.apps))
 	for name, a := range r.apps {
 		if a.view == nil || len(a.dirty) > 0 {
 			a.rebuild(name)
 			clear(a.dirty)
 		}
+		s.counts[name] = a.counts // rebuild replaces the map, never edits it
 		for st, n := range a.counts {
 			counts[st] += n
 		}
@@ -287,15 +290,13 @@ func (r *Registry) Stats() Stats {
 		SelfPreservation: p.Active,
 		RenewsLastMin:    p.RenewsLastMinute,
 		RenewsThreshold:  p.Threshold,
+
+		ExpectedRenewsPerMinute: p.ExpectedRenewsPerMinute,
 	}
-	for _, a := range s.full {
-		c := heureka.StatusCounts{}
-		for _, b := range a.Blocks {
-			for _, in := range b.Instances {
-				c[in.Status]++
-			}
-		}
-		st.Instances[a.Name] = c
+	// The counts kept with each application's view: the cost is the number
+	// of applications, not of instances.
+	for name, c := range s.counts {
+		st.Instances[name] = maps.Clone(c)
 	}
 	return st
 }

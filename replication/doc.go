@@ -58,7 +58,9 @@
 // per-peer queues. Each peer has one sending goroutine; anti-entropy has
 // one more. Run owns them all and returns when its context ends. A
 // Receiver is safe for concurrent requests (the registry serialises the
-// writes); a MemNetwork is safe for concurrent use.
+// writes); Status and Collector (per-peer state for /v1/status and
+// /metrics) read each peer under its own lock; a MemNetwork is safe for
+// concurrent use.
 //
 // # What it does not do
 //

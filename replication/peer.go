@@ -35,6 +35,7 @@ type peer struct {
 	sent      uint64 // items delivered
 	batches   uint64
 	bytes     uint64 // request bytes delivered
+	dropped   uint64 // queued writes discarded for a full resync
 	wake      chan struct{}
 	repairNow chan struct{}
 }
@@ -89,6 +90,7 @@ func (p *peer) dropForResync(why string) {
 	if !p.resync {
 		p.rp.log.Warn("peer will be resynchronised in full when it answers", "peer", p.url, "why", why, "dropped_writes", len(p.queue))
 	}
+	p.dropped += uint64(len(p.queue) + len(p.beats))
 	p.resync = true
 	p.queue = nil
 	p.beats = map[[2]string]registry.Op{}
@@ -396,5 +398,5 @@ func (p *peer) status() PeerStatus {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return PeerStatus{URL: p.url, Self: p.self, Reachable: p.reachable, Since: p.since, LastError: p.lastErr,
-		Queued: len(p.queue) + len(p.beats), Resync: p.resync, Sent: p.sent, Batches: p.batches, BytesSent: p.bytes}
+		Queued: len(p.queue) + len(p.beats), Resync: p.resync, Sent: p.sent, Batches: p.batches, BytesSent: p.bytes, Dropped: p.dropped}
 }

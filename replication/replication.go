@@ -262,6 +262,10 @@ type PeerStatus struct {
 	Sent      uint64    `json:"sent"`      // items delivered
 	Batches   uint64    `json:"batches"`   // batches delivered
 	BytesSent uint64    `json:"bytesSent"` // request bytes delivered
+	// Dropped counts queued writes discarded since start because the peer
+	// is to be resynchronised in full (queue overflow, a refused batch, a
+	// long outage); the resync carries their effect.
+	Dropped uint64 `json:"dropped"`
 }
 
 // Status returns every peer's state.

@@ -15,6 +15,7 @@ import (
 	"github.com/heureka-project/heureka/internal/proctest"
 	"github.com/heureka-project/heureka/registry"
 	"github.com/heureka-project/heureka/replication"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // node is one in-process registry server with a replicator, on an
@@ -378,6 +379,19 @@ func TestOverflowedQueueIsResyncedInFull(t *testing.T) {
 		}
 		return false
 	})
+	// Six writes passed the limit of five: every one queued was dropped,
+	// and /metrics says so, with the peer down.
+	got := peerMetrics(t, nodes[0].rep)
+	if d := got["heureka_replication_dropped_total|"+nodes[1].url]; d < 6 {
+		t.Errorf("heureka_replication_dropped_total for %s = %v, want at least 6 (queue size 5, 20 writes); all: %v", nodes[1].url, d, got)
+	}
+	proctest.Eventually(t, 10*time.Second, "heureka_peer_up 0 for the partitioned peer", func() bool {
+		up, ok := peerMetrics(t, nodes[0].rep)["heureka_peer_up|"+nodes[1].url]
+		return ok && up == 0
+	})
+	if _, ok := got["heureka_peer_up|"+nodes[0].url]; ok {
+		t.Errorf("the server's own URL is exported as a peer: %v", got)
+	}
 	nodes[1].partition(false)
 	// A write wakes the sender; the resync sends everything.
 	if err := nodes[0].reg.Register(dn("last"), false); err != nil {
@@ -485,4 +499,44 @@ func TestConfigZeroIsAValue(t *testing.T) {
 			t.Errorf("%s: error %v, want one naming %q", c.name, err, c.want)
 		}
 	}
+}
+
+// peerMetrics gathers rep's collector: "name|peer" to value.
+func peerMetrics(t *testing.T, rep *replication.Replicator) map[string]float64 {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(rep.Collector())
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			var v float64
+			switch {
+			case m.GetGauge() != nil:
+				v = m.GetGauge().GetValue()
+			case m.GetCounter() != nil:
+				v = m.GetCounter().GetValue()
+			}
+			out[f.GetName()+"|"+m.GetLabel()[0].GetValue()] = v
+		}
+	}
+	return out
+}
+
+// TestIdlePeerReachabilityFollowsAntiEntropy: a peer this server never has
+// a write for is still called for digests, and those calls say whether it
+// is reachable (heureka_peer_up must not report an idle peer as down).
+func TestIdlePeerReachabilityFollowsAntiEntropy(t *testing.T) {
+	nodes := startCluster(t, 2, options{})
+	up := func(want bool) func() bool {
+		return func() bool { return peerStatus(nodes[0], nodes[1].url).Reachable == want }
+	}
+	proctest.Eventually(t, 10*time.Second, "the idle peer reachable", up(true))
+	nodes[1].partition(true)
+	proctest.Eventually(t, 10*time.Second, "the idle peer unreachable once cut off", up(false))
+	nodes[1].partition(false)
+	proctest.Eventually(t, 10*time.Second, "the idle peer reachable again", up(true))
 }

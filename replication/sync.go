@@ -198,6 +198,15 @@ func anyOf(ctx context.Context, clock Clock, chans []<-chan struct{}) <-chan str
 // older here. The peer pulls from us in its own round.
 func (p *peer) repair(ctx context.Context) error {
 	body, err := p.get(ctx, p.origin+"/v1/replication/digest")
+	// The digest is a call like any other: it says whether the peer is
+	// reachable, also for a peer this server has had no write to send
+	// (one whose clients all use other peers).
+	switch {
+	case err != nil && ctx.Err() == nil:
+		p.markDown(err)
+	case err == nil && body != nil:
+		p.markUp()
+	}
 	if err != nil || body == nil {
 		return err
 	}

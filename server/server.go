@@ -133,6 +133,7 @@ func (s *Server) Open() error {
 	hcfg.Status = func() map[string]any {
 		return map[string]any{"peers": rep.Status(), "startupSync": rep.SyncResult()}
 	}
+	hcfg.Collectors = append(hcfg.Collectors[:len(hcfg.Collectors):len(hcfg.Collectors)], rep.Collector())
 	hcfg.Auth = store
 	api, err := httpapi.New(hcfg, reg, s.Logger)
 	if err != nil {

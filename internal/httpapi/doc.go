@@ -9,8 +9,11 @@
 // class), guard.go (authentication, authorisation, the per-client write
 // limit on golang.org/x/time/rate, the audit line), errors.go (the error to
 // status map), handlers.go and cache.go (Eureka REST and its payload cache),
-// watch.go (the streams), streamformat.go (their frames), metrics.go,
-// peers.go (replication's receiving side and /v1/status).
+// watch.go (the streams), streamformat.go (their frames), metrics.go
+// (/metrics: request times, registry statistics, watchers, and collectors
+// the caller adds, such as replication's per-peer state), hdfsmetrics.go
+// (NameNodes by HA state and DataNodes by rack, counted once per changed
+// application view), peers.go (replication's receiving side and /v1/status).
 //
 // # Routing
 //

@@ -20,7 +20,10 @@ type metrics struct {
 	handler  http.Handler
 }
 
-func newMetrics(reg *registry.Registry) *metrics {
+// newMetrics registers the request histogram, the registry's statistics,
+// the HDFS view of the registry, the number of open streams (watchers), the
+// Go runtime's and process's collectors, and extra (other owners' state).
+func newMetrics(reg *registry.Registry, watchers func() int, extra []prometheus.Collector) *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -34,9 +37,15 @@ func newMetrics(reg *registry.Registry) *metrics {
 	m.registry.MustRegister(
 		m.duration,
 		newStatsCollector(reg),
+		newHDFSCollector(reg),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "heureka_watchers",
+			Help: "Open watch and event streams.",
+		}, func() float64 { return float64(watchers()) }),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
+	m.registry.MustRegister(extra...)
 	m.handler = promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
 	return m
 }
@@ -65,6 +74,7 @@ type statsCollector struct {
 	selfPreservation *prometheus.Desc
 	renewsLastMin    *prometheus.Desc
 	renewsThreshold  *prometheus.Desc
+	renewsExpected   *prometheus.Desc
 }
 
 func newStatsCollector(reg *registry.Registry) *statsCollector {
@@ -86,6 +96,8 @@ func newStatsCollector(reg *registry.Registry) *statsCollector {
 			"Renewals counted in the last minute.", nil, nil),
 		renewsThreshold: prometheus.NewDesc("heureka_renews_threshold",
 			"Renewals per minute below which self-preservation engages.", nil, nil),
+		renewsExpected: prometheus.NewDesc("heureka_renews_expected_per_minute",
+			"Renewals per minute the registered leases promise (each lease's renewal interval).", nil, nil),
 	}
 }
 
@@ -98,6 +110,7 @@ func (c *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.selfPreservation
 	ch <- c.renewsLastMin
 	ch <- c.renewsThreshold
+	ch <- c.renewsExpected
 }
 
 func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
@@ -118,4 +131,5 @@ func (c *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.selfPreservation, prometheus.GaugeValue, sp)
 	ch <- prometheus.MustNewConstMetric(c.renewsLastMin, prometheus.GaugeValue, float64(st.RenewsLastMin))
 	ch <- prometheus.MustNewConstMetric(c.renewsThreshold, prometheus.GaugeValue, float64(st.RenewsThreshold))
+	ch <- prometheus.MustNewConstMetric(c.renewsExpected, prometheus.GaugeValue, st.ExpectedRenewsPerMinute)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/heureka-project/heureka/internal/auth"
 	"github.com/heureka-project/heureka/registry"
 	"github.com/heureka-project/heureka/replication"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Config holds the HTTP layer's settings. Start from DefaultConfig; every
@@ -35,6 +36,9 @@ type Config struct {
 	NodeID string
 	// Status adds sections (peers, start-up sync) to GET /v1/status.
 	Status func() map[string]any
+	// Collectors are added to GET /metrics beside the registry's and the
+	// HTTP layer's own (the replicator's per-peer state, for one).
+	Collectors []prometheus.Collector
 	// MaxWatchers bounds open watch and event streams; more get 503.
 	MaxWatchers int
 	// MaxWatchLag is how many changes a watcher may fall behind before it is
@@ -184,7 +188,7 @@ func New(cfg Config, reg *registry.Registry, logger *slog.Logger) (*Server, erro
 		s.writes = newRateLimiter(cfg.WriteRate, cfg.WriteBurst)
 	}
 	s.watchState.perClient = map[string]int{}
-	s.metrics = newMetrics(reg)
+	s.metrics = newMetrics(reg, s.Watchers, cfg.Collectors)
 	s.routes, s.own = s.routeTable()
 	classify(s.routes, s.own)
 	return s, nil

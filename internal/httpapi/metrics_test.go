@@ -1,0 +1,108 @@
+package httpapi_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/internal/proctest"
+)
+
+// scrape returns /metrics as sample line ("name{labels}") to value text,
+// comments left out.
+func (ts *testServer) scrape() map[string]string {
+	ts.t.Helper()
+	out := map[string]string{}
+	for line := range strings.SplitSeq(string(ts.expect(200, "GET", "/metrics", nil).body), "\n") {
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		out[line[:i]] = line[i+1:]
+	}
+	return out
+}
+
+func hdfsNode(app, id string, md map[string]string) *heureka.Instance {
+	in := &heureka.Instance{ID: id, App: app, HostName: id, IPAddr: "127.0.0.1", Status: heureka.StatusUp,
+		Lease: heureka.LeaseInfo{RenewalIntervalSecs: 30, DurationSecs: 90}, Metadata: md}
+	in.Normalize()
+	return in
+}
+
+func wantSamples(t *testing.T, got map[string]string, want map[string]string) {
+	t.Helper()
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %q, want %q", k, got[k], v)
+		}
+	}
+}
+
+// TestHDFSMetrics: NameNodes by HA state with every state present (so no
+// active is a 0), DataNodes by rack and status, both following changes
+// after a scrape has memoised the counts.
+func TestHDFSMetrics(t *testing.T) {
+	ts := newTestServer(t)
+	for _, in := range []*heureka.Instance{
+		hdfsNode("HDFS-NAMENODE.PROD", "nn1", map[string]string{"ha_state": "active"}),
+		hdfsNode("HDFS-NAMENODE.PROD", "nn2", map[string]string{"ha_state": "standby"}),
+		hdfsNode("HDFS-NAMENODE.DEV", "nn3", map[string]string{"ha_state": "initializing"}),
+		hdfsNode("HDFS-DATANODE.PROD", "dn1", map[string]string{"rack": "/r1"}),
+		hdfsNode("HDFS-DATANODE.PROD", "dn2", map[string]string{"rack": "r1/"}),
+		hdfsNode("HDFS-DATANODE.PROD", "dn3", nil),
+		hdfsNode("ORDERS", "o1", map[string]string{"rack": "/r9", "ha_state": "active"}),
+	} {
+		if err := ts.reg.Register(in, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := ts.scrape()
+	wantSamples(t, got, map[string]string{
+		`heureka_hdfs_namenodes{cluster="prod",ha_state="active"}`:                "1",
+		`heureka_hdfs_namenodes{cluster="prod",ha_state="standby"}`:               "1",
+		`heureka_hdfs_namenodes{cluster="prod",ha_state="observer"}`:              "0",
+		`heureka_hdfs_namenodes{cluster="prod",ha_state="unknown"}`:               "0",
+		`heureka_hdfs_namenodes{cluster="dev",ha_state="unknown"}`:                "1",
+		`heureka_hdfs_namenodes{cluster="dev",ha_state="active"}`:                 "0",
+		`heureka_hdfs_datanodes{cluster="prod",rack="/r1",status="UP"}`:           "2",
+		`heureka_hdfs_datanodes{cluster="prod",rack="/default-rack",status="UP"}`: "1",
+	})
+	for k := range got {
+		if strings.Contains(k, "r9") || strings.Contains(k, `cluster="orders"`) {
+			t.Errorf("a non-HDFS application is exported as HDFS: %s", k)
+		}
+	}
+
+	// The active NameNode goes DOWN, a DataNode too: the memo must follow.
+	if err := ts.reg.SetStatus("HDFS-NAMENODE.PROD", "nn1", heureka.StatusDown, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.reg.SetStatus("HDFS-DATANODE.PROD", "dn2", heureka.StatusDown, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	got = ts.scrape()
+	wantSamples(t, got, map[string]string{
+		`heureka_hdfs_namenodes{cluster="prod",ha_state="active"}`:        "0",
+		`heureka_hdfs_namenodes{cluster="prod",ha_state="standby"}`:       "1",
+		`heureka_hdfs_namenodes{cluster="dev",ha_state="unknown"}`:        "1",
+		`heureka_hdfs_datanodes{cluster="prod",rack="/r1",status="UP"}`:   "1",
+		`heureka_hdfs_datanodes{cluster="prod",rack="/r1",status="DOWN"}`: "1",
+	})
+}
+
+// TestWatchersAndExpectedRenewalsMetrics: heureka_watchers counts open
+// streams and heureka_renews_expected_per_minute is exported.
+func TestWatchersAndExpectedRenewalsMetrics(t *testing.T) {
+	ts := newTestServer(t)
+	if got := ts.scrape(); got["heureka_watchers"] != "0" || got["heureka_renews_expected_per_minute"] == "" {
+		t.Fatalf("before any stream: heureka_watchers %q, heureka_renews_expected_per_minute %q; want 0 and a value",
+			got["heureka_watchers"], got["heureka_renews_expected_per_minute"])
+	}
+	w1 := openStream(t, ts.url+"/v1/watch")
+	openStream(t, ts.url+"/v1/events")
+	proctest.Eventually(t, 5*time.Second, "heureka_watchers 2", func() bool { return ts.scrape()["heureka_watchers"] == "2" })
+	w1.cancel()
+	proctest.Eventually(t, 5*time.Second, "heureka_watchers 1 after a stream closed", func() bool { return ts.scrape()["heureka_watchers"] == "1" })
+}
