@@ -15,11 +15,15 @@ import (
 // splits a longer list into several requests. It is the server's bound.
 const MaxLookupHosts = 1000
 
+// maxHostLen is the longest host the server looks up, a DNS name's limit.
+const maxHostLen = 253
+
 // ByHost returns the registered instances whose host name (any case) or IP
 // address is one of hosts, in application app when app is not empty, with
 // heureka's lookup (GET /v1/instances?host=...&app=...), which costs the
 // answer rather than the registry. With several clusters each is asked and
 // only the applications it owns are kept. Each instance appears once.
+// Hosts that cannot match (empty, or longer than a DNS name) are not sent.
 //
 // It is heureka's own API: a plain Eureka server answers 404, which comes
 // back as an error wrapping ErrNotRegistered (the caller may then fall back
@@ -37,6 +41,14 @@ func (c *Client) ByHost(ctx context.Context, hosts []string, app string) ([]*heu
 	} else {
 		clusters = c.clusters
 	}
+	// A host the server would refuse cannot match anything: leave it out.
+	asked := make([]string, 0, len(hosts))
+	for _, h := range hosts {
+		if t := strings.TrimSpace(h); t != "" && len(t) <= maxHostLen {
+			asked = append(asked, t)
+		}
+	}
+	hosts = asked
 	var out []*heureka.Instance
 	seen := map[[2]string]bool{}
 	for _, cl := range clusters {
