@@ -111,6 +111,15 @@
 //     watchers (503), is polled, and the watch is tried again every
 //     WatchRetryInterval.
 //
+// A cache limited to some applications (CacheConfig.Apps) never reads the
+// whole registry. Its full fetch is GET {base}/apps/{APP} for each wanted
+// application, preceded on a heureka server by GET /v1/status for the
+// version to watch from; its watch asks for those applications only
+// (/v1/watch?app=...). Eureka has no per-application delta (the delta's
+// hash code covers every application), so when polling it reads each
+// wanted application again every PollInterval: cheap when they are small
+// beside the registry.
+//
 // A full fetch that finds an empty registry does not replace a non-empty
 // view unless AllowEmpty is set: a registry that has just restarted knows
 // nothing yet. While no registry answers, the cache keeps serving its last
