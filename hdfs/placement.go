@@ -96,6 +96,8 @@ type Placement struct {
 type candidate struct {
 	in      *heureka.Instance
 	rack    string
+	rackIdx int  // index of rack in placer.perRack
+	chosen  bool // already placed
 	known   bool    // capacity known
 	usedPct float64 // 0-100 when known
 	hung    bool    // probe_state=hung: paused, taken last
@@ -139,30 +141,41 @@ func ChooseDataNodes(nodes []*heureka.Instance, req PlacementRequest) (Placement
 			sorted = append(sorted, in)
 		}
 	}
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].ID < sorted[j].ID })
-	seen := map[string]bool{}
-	var cands []*candidate
-	racks := map[string]bool{}
-	for _, in := range sorted {
-		if seen[in.ID] {
+	// A registry lists an application in ID order already: sort only
+	// when it is not, so that a duplicate ID is always next to its twin.
+	if !sort.SliceIsSorted(sorted, func(i, j int) bool { return sorted[i].ID < sorted[j].ID }) {
+		sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].ID < sorted[j].ID })
+	}
+	// One allocation for all candidates (a large application has 100k).
+	slab := make([]candidate, 0, len(sorted))
+	racks := map[string]int{} // rack → index
+	for i, in := range sorted {
+		if i > 0 && sorted[i-1].ID == in.ID {
 			pl.Skipped[SkipDuplicate]++
 			continue
 		}
-		seen[in.ID] = true
 		c, reason := req.candidate(in)
 		if reason != "" {
 			pl.Skipped[reason]++
 			continue
 		}
-		cands = append(cands, c)
-		racks[c.rack] = true
+		idx, ok := racks[c.rack]
+		if !ok {
+			idx = len(racks)
+			racks[c.rack] = idx
+		}
+		c.rackIdx = idx
+		slab = append(slab, c)
+	}
+	cands := make([]*candidate, len(slab))
+	for i := range slab {
+		cands[i] = &slab[i]
 	}
 	pl.Eligible, pl.Racks = len(cands), len(racks)
 
 	p := &placer{
 		cands:   cands,
-		chosen:  map[*candidate]bool{},
-		perRack: map[string]int{},
+		perRack: make([]int, len(racks)),
 		req:     &req,
 	}
 	p.maxPerRack, pl.MaxPerRack = maxNodesPerRack(req.Replicas, len(cands), len(racks))
@@ -236,19 +249,19 @@ func (req *PlacementRequest) normalize() error {
 }
 
 // candidate returns in as a candidate, or why it is not one.
-func (req *PlacementRequest) candidate(in *heureka.Instance) (*candidate, SkipReason) {
+func (req *PlacementRequest) candidate(in *heureka.Instance) (candidate, SkipReason) {
 	switch {
 	case in.Status == heureka.StatusOutOfService:
-		return nil, SkipDraining
+		return candidate{}, SkipDraining
 	case in.Status != heureka.StatusUp:
-		return nil, SkipNotUp
+		return candidate{}, SkipNotUp
 	case IsDraining(in):
-		return nil, SkipDraining
+		return candidate{}, SkipDraining
 	}
 	if _, ok := req.Penalized[in.ID]; ok {
-		return nil, SkipPenalized
+		return candidate{}, SkipPenalized
 	}
-	c := &candidate{in: in, rack: NormalizeRack(in.Metadata[MetaRack]), hung: in.Metadata[MetaProbeState] == ProbeStateHung}
+	c := candidate{in: in, rack: NormalizeRack(in.Metadata[MetaRack]), hung: in.Metadata[MetaProbeState] == ProbeStateHung}
 	total, okT := metaInt(in.Metadata, MetaDiskTotal)
 	used, okU := metaInt(in.Metadata, MetaDiskUsed)
 	if okT && okU && total > 0 {
@@ -256,10 +269,10 @@ func (req *PlacementRequest) candidate(in *heureka.Instance) (*candidate, SkipRe
 		frac := float64(used) / float64(total)
 		c.usedPct = 100 * frac
 		if frac > req.FullnessThreshold {
-			return nil, SkipFull
+			return candidate{}, SkipFull
 		}
 		if req.BlockSize > 0 && total-used < req.BlockSize {
-			return nil, SkipFull
+			return candidate{}, SkipFull
 		}
 	}
 	return c, ""
@@ -301,9 +314,8 @@ func maxNodesPerRack(replicas, clusterSize, racks int) (int, int) {
 
 type placer struct {
 	cands      []*candidate
-	chosen     map[*candidate]bool
 	order      []*candidate
-	perRack    map[string]int
+	perRack    []int // chosen per rack, by candidate.rackIdx
 	maxPerRack int
 	req        *PlacementRequest
 }
@@ -343,14 +355,14 @@ func (p *placer) place(n int, local *candidate, writerRack string) {
 		if c == nil {
 			return
 		}
-		p.chosen[c] = true
-		p.perRack[c.rack]++
+		c.chosen = true
+		p.perRack[c.rackIdx]++
 		p.order = append(p.order, c)
 	}
 }
 
 func (p *placer) usable(c *candidate) bool {
-	return !p.chosen[c] && p.perRack[c.rack] < p.maxPerRack
+	return !c.chosen && p.perRack[c.rackIdx] < p.maxPerRack
 }
 
 // pick tries each scope in turn and returns a random usable candidate from

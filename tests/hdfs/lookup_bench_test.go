@@ -53,13 +53,18 @@ func TestLookupBenchmark(t *testing.T) {
 			hosts = append(hosts, dn.HostName)
 		}
 	}
-	cache := filepath.Join(t.TempDir(), "topology.json")
+	dir := t.TempDir()
+	// Each binary has a cache file of its own: the formats differ.
 	commands := []struct {
 		name string
-		args []string
+		args func(bin string) []string
 	}{
-		{"topology, 100 hosts", append([]string{"topology", "--timeout", "60s", "--registry", reg.URL(), "--cache", cache}, hosts...)},
-		{"pick -n 3", []string{"pick", "--cluster", "prod", "-n", "3", "--timeout", "60s", "--registry", reg.URL()}},
+		{"topology, 100 hosts", func(bin string) []string {
+			return append([]string{"topology", "--timeout", "60s", "--registry", reg.URL(), "--cache", filepath.Join(dir, bin+".json")}, hosts...)
+		}},
+		{"pick -n 3", func(string) []string {
+			return []string{"pick", "--cluster", "prod", "-n", "3", "--timeout", "60s", "--registry", reg.URL()}
+		}},
 	}
 	bins := []struct{ name, path string }{{"this", proctest.Bin(t)}}
 	if b := os.Getenv("HEUREKA_BENCH_BEFORE"); b != "" {
@@ -69,7 +74,7 @@ func TestLookupBenchmark(t *testing.T) {
 		res := map[string][]runCost{}
 		for range trials {
 			for _, b := range bins { // in alternation, so drift hits both
-				res[b.name] = append(res[b.name], runMeasured(t, b.path, c.args))
+				res[b.name] = append(res[b.name], runMeasured(t, b.path, c.args(b.name)))
 			}
 		}
 		for _, b := range bins {
