@@ -29,3 +29,21 @@ func BenchmarkChooseDataNodes100k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDataNodeSetChoose100k is the same choice from a prepared set,
+// as the server makes it while the application is unchanged.
+func BenchmarkDataNodeSetChoose100k(b *testing.B) {
+	nodes := make([]*heureka.Instance, 100000)
+	for i := range nodes {
+		nodes[i] = registrytest.DataNode(i)
+	}
+	slices.SortFunc(nodes, func(a, b *heureka.Instance) int { return strings.Compare(a.ID, b.ID) })
+	set := hdfs.NewDataNodeSet(nodes, nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		pl, err := set.Choose(hdfs.PlacementRequest{Replicas: 3})
+		if err != nil || len(pl.Nodes) != 3 {
+			b.Fatal(pl, err)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/eureka"
@@ -96,10 +97,10 @@ func (s *Server) hdfsPick(w http.ResponseWriter, r *http.Request, _ params) erro
 	if !ok || app == nil || len(app.Instances) == 0 {
 		return heureka.Errorf(heureka.ENOTFOUND, "application %s has no instances", name)
 	}
-	nodes := app.Instances
+	set := s.picks.get(app)
 	left := 0
 	if len(excluded) > 0 {
-		nodes = make([]*heureka.Instance, 0, len(app.Instances))
+		nodes := make([]*heureka.Instance, 0, len(app.Instances))
 		for _, in := range app.Instances {
 			if excluded[strings.ToLower(in.ID)] || excluded[in.IPAddr] || excluded[strings.ToLower(in.HostName)] {
 				left++
@@ -107,8 +108,9 @@ func (s *Server) hdfsPick(w http.ResponseWriter, r *http.Request, _ params) erro
 			}
 			nodes = append(nodes, in)
 		}
+		set = hdfs.NewDataNodeSet(nodes, set) // unchanged nodes are not parsed again
 	}
-	pl, perr := hdfs.ChooseDataNodes(nodes, req)
+	pl, perr := set.Choose(req)
 	if perr != nil && heureka.ErrorCode(perr) == heureka.EINVALID {
 		return perr
 	}
@@ -141,4 +143,47 @@ func pickList(vals []string, key func(string) string) (map[string]bool, error) {
 		}
 	}
 	return set, nil
+}
+
+// maxPickSets bounds the prepared sets kept: one per HDFS cluster asked.
+const maxPickSets = 64
+
+// pickSets keeps, per DataNode application, the hdfs.DataNodeSet of the
+// last version asked for. An application unchanged since (the same
+// immutable value in the snapshot) reuses it; a changed one is prepared
+// from it, parsing only the instances that changed. Safe for concurrent
+// use; the zero value is ready.
+type pickSets struct {
+	mu   sync.Mutex
+	sets map[string]pickSet
+}
+
+type pickSet struct {
+	app *heureka.Application
+	set *hdfs.DataNodeSet
+}
+
+func (p *pickSets) get(app *heureka.Application) *hdfs.DataNodeSet {
+	p.mu.Lock()
+	prev, ok := p.sets[app.Name]
+	p.mu.Unlock()
+	if ok && prev.app == app {
+		return prev.set
+	}
+	// Prepared outside the lock: two requests racing on a new version
+	// both prepare it, and the later store wins; both answers are right.
+	set := hdfs.NewDataNodeSet(app.Instances, prev.set)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sets == nil {
+		p.sets = map[string]pickSet{}
+	}
+	if _, ok := p.sets[app.Name]; !ok && len(p.sets) >= maxPickSets {
+		for k := range p.sets { // forget one; there are rarely more than a few clusters
+			delete(p.sets, k)
+			break
+		}
+	}
+	p.sets[app.Name] = pickSet{app, set}
+	return set
 }
