@@ -18,7 +18,9 @@
 //     handled, and on a resync (or a restarted server, told by its node)
 //     re-reads the registry through the caller's Sync. Listing, Status,
 //     InstanceByID, Application and Renewals are the reads operators'
-//     tools make. WriteCacheFile and ReadCacheFile are the Cache's file
+//     tools make; ByHost (instances by host name or IP) and PickDataNodes
+//     (a server-side DataNode choice) are heureka's reads that cost the
+//     answer, not the registry. WriteCacheFile and ReadCacheFile are the Cache's file
 //     format. Follow runs in the caller's goroutine until its ctx ends.
 //
 // # Creating and closing

@@ -16,7 +16,9 @@
 // change (per application, only the applications that changed are
 // re-sorted); a read issued after a write returned always reflects it.
 // Instances reachable from a Snapshot are never modified: a change publishes
-// a new *heureka.Instance.
+// a new *heureka.Instance. ByHost reads the host index (hosts.go), kept by
+// every write as it records its change, under the read lock: its cost is
+// the hosts asked and the instances found, never the registry's size.
 //
 // # Time
 //
