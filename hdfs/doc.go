@@ -46,12 +46,14 @@
 // beyond the readers and writers their callers pass in; none modifies the
 // instances it is given. Two types keep state: Penalties (which nodes are
 // avoided, until when, on its injected clock) and Picker (its Penalties,
-// made on first use if nil). One function does network I/O: DialProbe's
+// made on first use if nil); a DataNodeSet is immutable once made, and a
+// RackMemory is a plain value its owner reads and writes (through
+// ReadRackMemory and WriteTo). One function does network I/O: DialProbe's
 // probe opens a TCP connection to a DataNode's data port, and Picker.Choose
 // calls a Probe, if set, for each chosen node, in parallel.
 //
-// Concurrency: every function, Penalties' methods and a Picker's methods
-// are safe for concurrent use. A PlacementRequest's Rand, if set, is used
+// Concurrency: every function, Penalties' methods, a Picker's methods and
+// a DataNodeSet's are safe for concurrent use; a RackMemory is not. A PlacementRequest's Rand, if set, is used
 // without locking and so must not be shared between goroutines.
 //
 // What it does not do: talk to Hadoop or to the registry (the agent and the
