@@ -217,9 +217,12 @@ func TestAppsFilter(t *testing.T) {
 	if apps := cache.Apps(); len(apps) != 1 {
 		t.Errorf("view holds %d apps; want only ORDERS", len(apps))
 	}
-	// Unwanted apps still count for the hash check: no extra full fetch.
-	if n := srv.fulls.Load(); n != 1 {
-		t.Errorf("%d full fetches", n)
+	// Only ORDERS is ever read: no listing of the registry, no delta
+	// (whose hash code would cover BILLING too), nothing of BILLING.
+	reqs := srv.requests()
+	if srv.fulls.Load() != 0 || srv.deltas.Load() != 0 || reqs["GET /eureka/apps/BILLING"] != 0 || reqs["GET /eureka/apps/ORDERS"] < 2 {
+		t.Errorf("requests %v (full fetches %d, deltas %d): want GET /eureka/apps/ORDERS polled and nothing else read",
+			reqs, srv.fulls.Load(), srv.deltas.Load())
 	}
 }
 

@@ -193,7 +193,8 @@ func (c Config) TLSConfig() (*tls.Config, error) {
 type CacheConfig struct {
 	// Apps, when not empty, limits the cache to these applications
 	// (case-insensitive); readers see nothing else. Empty means every
-	// application of every cluster.
+	// application of every cluster. A limited cache reads only these
+	// applications, never the whole registry (see the package doc).
 	Apps []string
 
 	// PollInterval is how often a polling cache asks for the delta.

@@ -18,7 +18,9 @@
 //     handled, and on a resync (or a restarted server, told by its node)
 //     re-reads the registry through the caller's Sync. Listing, Status,
 //     InstanceByID, Application and Renewals are the reads operators'
-//     tools make. WriteCacheFile and ReadCacheFile are the Cache's file
+//     tools make; ByHost (instances by host name or IP) and PickDataNodes
+//     (a server-side DataNode choice) are heureka's reads that cost the
+//     answer, not the registry. WriteCacheFile and ReadCacheFile are the Cache's file
 //     format. Follow runs in the caller's goroutine until its ctx ends.
 //
 // # Creating and closing
@@ -110,6 +112,15 @@
 //     X-Heureka-Version but no watch endpoint (404), or takes no more
 //     watchers (503), is polled, and the watch is tried again every
 //     WatchRetryInterval.
+//
+// A cache limited to some applications (CacheConfig.Apps) never reads the
+// whole registry. Its full fetch is GET {base}/apps/{APP} for each wanted
+// application, preceded on a heureka server by GET /v1/status for the
+// version to watch from; its watch asks for those applications only
+// (/v1/watch?app=...). Eureka has no per-application delta (the delta's
+// hash code covers every application), so when polling it reads each
+// wanted application again every PollInterval: cheap when they are small
+// beside the registry.
 //
 // A full fetch that finds an empty registry does not replace a non-empty
 // view unless AllowEmpty is set: a registry that has just restarted knows

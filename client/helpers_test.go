@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -50,6 +52,31 @@ type testServer struct {
 	// realWatch serves /v1/watch; without it /v1/watch answers 404, as a
 	// heureka server with the watch disabled.
 	realWatch atomic.Bool
+
+	pathsMu sync.Mutex
+	paths   map[string]int // requests by "METHOD path?query-keys"
+}
+
+// requests returns how many requests were made for each "METHOD path",
+// the path without a trailing slash and with the query's app= value when
+// it has one.
+func (s *testServer) requests() map[string]int {
+	s.pathsMu.Lock()
+	defer s.pathsMu.Unlock()
+	return maps.Clone(s.paths)
+}
+
+func (s *testServer) countRequest(r *http.Request) {
+	k := r.Method + " " + strings.TrimRight(r.URL.Path, "/")
+	if app := r.URL.Query().Get("app"); app != "" {
+		k += "?app=" + app
+	}
+	s.pathsMu.Lock()
+	defer s.pathsMu.Unlock()
+	if s.paths == nil {
+		s.paths = map[string]int{}
+	}
+	s.paths[k]++
 }
 
 func testLogger(t testing.TB) *slog.Logger {
@@ -90,6 +117,7 @@ func (s *testServer) restartEmpty(t testing.TB) {
 func (s *testServer) registry() *registry.Registry { return s.reg.Load() }
 
 func (s *testServer) serve(w http.ResponseWriter, r *http.Request) {
+	s.countRequest(r)
 	switch s.mode.Load() {
 	case serve503:
 		w.Header().Set("Content-Type", "application/json")

@@ -68,7 +68,10 @@ func (s *source) run(ctx context.Context) {
 func (s *source) step(ctx context.Context, st *loop) time.Duration {
 	cfg := &s.c.cfg
 	probeDue := !cfg.DisableWatch && !st.probeAt.IsZero() && !time.Now().Before(st.probeAt)
-	if !st.needFull && !probeDue {
+	// A cache limited to some applications never reads the whole
+	// registry, so it has no delta to poll (the delta's hash code covers
+	// every application): each poll reads its applications again.
+	if !st.needFull && !probeDue && len(s.watchApps) == 0 {
 		f, err := s.c.cl.fetchDelta(ctx, s.cl)
 		switch {
 		case err == nil:
@@ -87,7 +90,13 @@ func (s *source) step(ctx context.Context, st *loop) time.Duration {
 		st.needFull = true
 	}
 
-	f, err := s.c.cl.fetchFull(ctx, s.cl)
+	var f *fetched
+	var err error
+	if len(s.watchApps) > 0 {
+		f, err = s.c.cl.fetchApps(ctx, s.cl, s.watchApps)
+	} else {
+		f, err = s.c.cl.fetchFull(ctx, s.cl)
+	}
 	if err != nil {
 		return s.failed(st, err)
 	}

@@ -80,14 +80,43 @@ func (f *fakeWatch) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
-	switch path := strings.TrimRight(r.URL.Path, "/"); path {
-	case "/eureka/apps":
+	switch path := strings.TrimRight(r.URL.Path, "/"); {
+	case path == "/eureka/apps":
 		f.serveApps(w)
-	case "/v1/watch":
+	case path == "/v1/watch":
 		f.serveWatch(w, r)
+	case path == "/v1/status":
+		// A cache limited to some applications starts its full fetch here
+		// (for the version), then reads each application: count it as one.
+		f.mu.Lock()
+		f.fulls++
+		v := f.seq
+		f.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"version":%d}`, v)
+	case strings.HasPrefix(path, "/eureka/apps/"):
+		f.serveApp(w, r, strings.ToUpper(strings.TrimPrefix(path, "/eureka/apps/")))
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// serveApp is GET /eureka/apps/{APP}; 404 when it has no instances.
+func (f *fakeWatch) serveApp(w http.ResponseWriter, r *http.Request, name string) {
+	f.mu.Lock()
+	a := &heureka.Application{Name: name}
+	for _, key := range slices.Sorted(maps.Keys(f.state)) {
+		if in := f.state[key]; in.App == name {
+			a.Instances = append(a.Instances, in)
+		}
+	}
+	f.mu.Unlock()
+	if len(a.Instances) == 0 {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(eureka.EncodeApplication(eureka.JSON, a))
 }
 
 func (f *fakeWatch) serveApps(w http.ResponseWriter) {
@@ -456,8 +485,14 @@ func TestWatchAgainstHeurekaServer(t *testing.T) {
 			srv.register(t, "ORDERS", "o3", heureka.StatusUp)
 			proctest.Eventually(t, 10*time.Second, "the changes made while reconnecting", func() bool { return ids(cache, "ORDERS") == "o2,o3" })
 
-			if n := srv.fulls.Load(); n != 1 {
-				t.Errorf("%d full fetches; want 1", n)
+			// A cache of all applications reads the registry once; one of
+			// ORDERS only reads ORDERS, once, and never the registry.
+			reqs := srv.requests()
+			if wantFulls := map[bool]int64{false: 1, true: 0}[filtered]; srv.fulls.Load() != wantFulls {
+				t.Errorf("%d full fetches; want %d", srv.fulls.Load(), wantFulls)
+			}
+			if filtered && (reqs["GET /eureka/apps/ORDERS"] != 1 || reqs["GET /eureka/apps/BILLING"] != 0) {
+				t.Errorf("requests %v: want GET /eureka/apps/ORDERS once, and nothing of BILLING", reqs)
 			}
 			if n := srv.deltas.Load(); n != 0 {
 				t.Errorf("%d delta polls while watching", n)

@@ -20,7 +20,10 @@
 //     marked them probe_state=hung (a long GC pause) last. Picker wraps it
 //     for long-lived callers: it reads a discovery cache, can probe the
 //     nodes it chose, and avoids nodes its caller reported as failed (see
-//     its Example); `heureka pick` is its command-line form.
+//     its Example); `heureka pick` is its command-line form. A
+//     DataNodeSet prepares a large application once (and its next version
+//     from it) for many choices; a Picker's Chooser can be a registry that
+//     chooses server-side.
 //   - NameNode resolution. ResolveNameNodes finds the one active NameNode
 //     and orders the rest for client failover.
 //   - The client's last hop. A Picker chooses DataNodes (ChooseDataNodes
@@ -30,8 +33,9 @@
 //     probe or were reported with Report.
 //   - Hadoop's defaults: the ports of hdfs-default.xml
 //     (DefaultNameNodeRPCPort, DefaultDataNodeDataPort, ...).
-//   - Hadoop configuration. TopologyLookup implements the topology-script
-//     protocol; HDFSSiteHA, HostsInclude, HostsExclude and HostsJSON render
+//   - Hadoop configuration. TopologyLookup and TopologyRacks implement the
+//     topology-script protocol, and RackMemory is its bounded memory of
+//     racks answered, for when the registry cannot be read; HDFSSiteHA, HostsInclude, HostsExclude and HostsJSON render
 //     the HA client properties and the include/exclude host files.
 //
 // Units: sizes are bytes, in int64 and in metadata as decimal strings;
@@ -42,12 +46,14 @@
 // beyond the readers and writers their callers pass in; none modifies the
 // instances it is given. Two types keep state: Penalties (which nodes are
 // avoided, until when, on its injected clock) and Picker (its Penalties,
-// made on first use if nil). One function does network I/O: DialProbe's
+// made on first use if nil); a DataNodeSet is immutable once made, and a
+// RackMemory is a plain value its owner reads and writes (through
+// ReadRackMemory and WriteTo). One function does network I/O: DialProbe's
 // probe opens a TCP connection to a DataNode's data port, and Picker.Choose
 // calls a Probe, if set, for each chosen node, in parallel.
 //
-// Concurrency: every function, Penalties' methods and a Picker's methods
-// are safe for concurrent use. A PlacementRequest's Rand, if set, is used
+// Concurrency: every function, Penalties' methods, a Picker's methods and
+// a DataNodeSet's are safe for concurrent use; a RackMemory is not. A PlacementRequest's Rand, if set, is used
 // without locking and so must not be shared between goroutines.
 //
 // What it does not do: talk to Hadoop or to the registry (the agent and the

@@ -21,12 +21,17 @@ import (
 // reported, and the next choices avoid that node until the registry has
 // caught up. Here a stand-in Eureka server lists three DataNodes.
 func ExamplePicker() {
+	// A cache limited to one application reads GET /eureka/apps/{APP}.
 	registry := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		apps := &heureka.Applications{Apps: []*heureka.Application{{Name: "HDFS-DATANODE.PROD", Instances: []*heureka.Instance{
+		if r.URL.Path != "/eureka/apps/HDFS-DATANODE.PROD" {
+			http.NotFound(w, r)
+			return
+		}
+		app := &heureka.Application{Name: "HDFS-DATANODE.PROD", Instances: []*heureka.Instance{
 			exampleDataNode("dn1", "/r1"), exampleDataNode("dn2", "/r2"), exampleDataNode("dn3", "/r2"),
-		}}}}
+		}}
 		w.Header().Set("Content-Type", "application/json")
-		w.Write(eureka.EncodeApplications(eureka.JSON, apps))
+		w.Write(eureka.EncodeApplication(eureka.JSON, app))
 	}))
 	defer registry.Close()
 

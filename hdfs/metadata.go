@@ -65,14 +65,17 @@ const (
 	AdminInMaintenance          AdminState = "IN_MAINTENANCE"
 )
 
+// adminStateSeparators spells the separators of an admin state as the
+// enum does; built once, as a Replacer is costly to build and safe to share.
+var adminStateSeparators = strings.NewReplacer(" ", "_", "-", "_")
+
 // ParseAdminState reads an admin state given as an enum name
 // ("DECOMMISSION_INPROGRESS"), as the display string NameNode JMX uses
 // ("Decommission In Progress", "In Service") or in a plain spelling
 // ("decommissioning", "in-maintenance"); case, spaces and hyphens do not
 // matter. ok is false for anything else.
 func ParseAdminState(s string) (AdminState, bool) {
-	k := strings.ToUpper(strings.TrimSpace(s))
-	k = strings.NewReplacer(" ", "_", "-", "_").Replace(k)
+	k := adminStateSeparators.Replace(strings.ToUpper(strings.TrimSpace(s)))
 	switch k {
 	case "NORMAL", "IN_SERVICE":
 		return AdminNormal, true

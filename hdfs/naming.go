@@ -60,6 +60,9 @@ func NormalizeRack(rack string) string {
 	if strings.ContainsFunc(rack, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) || r == 0xa0 }) {
 		return DefaultRack
 	}
+	if len(rack) > 1 && rack[0] == '/' && rack[len(rack)-1] != '/' && !strings.Contains(rack, "//") {
+		return rack // already in shape: the usual case, without a copy
+	}
 	var b strings.Builder
 	b.Grow(len(rack) + 1)
 	for part := range strings.SplitSeq(rack, "/") {

@@ -31,6 +31,11 @@ type Picker struct {
 	Probe func(ctx context.Context, in *heureka.Instance) error
 	// OnConflict is told when more than one NameNode claims to be active.
 	OnConflict func(Resolution)
+	// Chooser, if set, makes the choice instead of ChooseDataNodes over
+	// DataNodes: a registry that chooses server-side (heureka's
+	// /v1/hdfs/pick), so the client never holds the whole DataNode list.
+	// It is given the request with the penalised nodes filled in.
+	Chooser func(ctx context.Context, req PlacementRequest) (Placement, error)
 
 	once sync.Once
 }
@@ -56,10 +61,14 @@ func (p *Picker) init() {
 // replaced, for a few rounds. The error says how many are missing and why.
 func (p *Picker) Choose(ctx context.Context, req PlacementRequest) (Placement, error) {
 	p.init()
-	nodes := p.DataNodes()
+	choose := p.Chooser
+	if choose == nil {
+		nodes := p.DataNodes()
+		choose = func(_ context.Context, req PlacementRequest) (Placement, error) { return ChooseDataNodes(nodes, req) }
+	}
 	for round := 0; ; round++ {
 		req.Penalized = p.Penalties.Active(p.Penalties.clock())
-		pl, err := ChooseDataNodes(nodes, req)
+		pl, err := choose(ctx, req)
 		if p.Probe == nil || len(pl.Nodes) == 0 {
 			return pl, err
 		}

@@ -96,6 +96,8 @@ type Placement struct {
 type candidate struct {
 	in      *heureka.Instance
 	rack    string
+	rackIdx int     // index of rack in placer.perRack
+	chosen  bool    // already placed
 	known   bool    // capacity known
 	usedPct float64 // 0-100 when known
 	hung    bool    // probe_state=hung: paused, taken last
@@ -129,43 +131,148 @@ func ChooseDataNodes(nodes []*heureka.Instance, req PlacementRequest) (Placement
 	if err := req.normalize(); err != nil {
 		return Placement{}, err
 	}
-	pl := Placement{Requested: req.Replicas, Skipped: map[SkipReason]int{}}
+	return NewDataNodeSet(nodes, nil).Choose(req)
+}
 
-	// Candidates, in ID order so that a seeded Rand repeats its choices
-	// whatever order the registry listed the nodes in.
+// DataNodeSet is a list of DataNodes prepared once for many choices: in ID
+// order (so that a seeded Rand repeats its choices whatever order the
+// registry listed them in), duplicates dropped, and what placement reads
+// of each node (status, rack, capacity, probe state) parsed. Choose then
+// costs a pass over flags rather than a parse of every node's metadata.
+// It is immutable and safe for concurrent use.
+type DataNodeSet struct {
+	nodes []preparedNode
+	dups  int
+	racks []string // by preparedNode.rackIdx
+}
+
+type preparedNode struct {
+	in          *heureka.Instance
+	skip        SkipReason // not UP or draining, whatever the request
+	rackIdx     int
+	known       bool // capacity known
+	used, total int64
+	hung        bool
+}
+
+// NewDataNodeSet prepares nodes (nil entries are ignored; nodes is not
+// modified). prev, if not nil, is an earlier set of the same application:
+// nodes that are the very same values as there (registries replace an
+// instance on every change, never modify it) are taken from it unparsed,
+// so preparing the next version of a large application costs its changes.
+func NewDataNodeSet(nodes []*heureka.Instance, prev *DataNodeSet) *DataNodeSet {
 	sorted := make([]*heureka.Instance, 0, len(nodes))
 	for _, in := range nodes {
 		if in != nil {
 			sorted = append(sorted, in)
 		}
 	}
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].ID < sorted[j].ID })
-	seen := map[string]bool{}
-	var cands []*candidate
-	racks := map[string]bool{}
-	for _, in := range sorted {
-		if seen[in.ID] {
-			pl.Skipped[SkipDuplicate]++
+	// A registry lists an application in ID order already: sort only
+	// when it is not, so that a duplicate ID is always next to its twin.
+	if !sort.SliceIsSorted(sorted, func(i, j int) bool { return sorted[i].ID < sorted[j].ID }) {
+		sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].ID < sorted[j].ID })
+	}
+	s := &DataNodeSet{nodes: make([]preparedNode, 0, len(sorted))}
+	racks := map[string]int{}
+	rackOf := func(r string) int {
+		idx, ok := racks[r]
+		if !ok {
+			idx = len(s.racks)
+			racks[r] = idx
+			s.racks = append(s.racks, r)
+		}
+		return idx
+	}
+	j := 0 // walks prev in step, both in ID order
+	for i, in := range sorted {
+		if i > 0 && sorted[i-1].ID == in.ID {
+			s.dups++
 			continue
 		}
-		seen[in.ID] = true
-		c, reason := req.candidate(in)
+		if prev != nil {
+			for j < len(prev.nodes) && prev.nodes[j].in.ID < in.ID {
+				j++
+			}
+			if j < len(prev.nodes) && prev.nodes[j].in == in {
+				n := prev.nodes[j]
+				n.rackIdx = rackOf(prev.racks[n.rackIdx])
+				s.nodes = append(s.nodes, n)
+				continue
+			}
+		}
+		n := preparedNode{in: in, rackIdx: rackOf(NormalizeRack(in.Metadata[MetaRack])), hung: in.Metadata[MetaProbeState] == ProbeStateHung}
+		switch {
+		case in.Status == heureka.StatusOutOfService:
+			n.skip = SkipDraining
+		case in.Status != heureka.StatusUp:
+			n.skip = SkipNotUp
+		case IsDraining(in):
+			n.skip = SkipDraining
+		}
+		total, okT := metaInt(in.Metadata, MetaDiskTotal)
+		used, okU := metaInt(in.Metadata, MetaDiskUsed)
+		if okT && okU && total > 0 {
+			n.known, n.used, n.total = true, used, total
+		}
+		s.nodes = append(s.nodes, n)
+	}
+	return s
+}
+
+// Len is how many distinct DataNodes the set holds.
+func (s *DataNodeSet) Len() int { return len(s.nodes) }
+
+// Choose is ChooseDataNodes over the set.
+func (s *DataNodeSet) Choose(req PlacementRequest) (Placement, error) {
+	if err := req.normalize(); err != nil {
+		return Placement{}, err
+	}
+	pl := Placement{Requested: req.Replicas, Skipped: map[SkipReason]int{}}
+	if s.dups > 0 {
+		pl.Skipped[SkipDuplicate] = s.dups
+	}
+	// One allocation for all candidates (a large application has 100k).
+	slab := make([]candidate, 0, len(s.nodes))
+	rackUsed := make([]bool, len(s.racks))
+	nracks := 0
+	for i := range s.nodes {
+		n := &s.nodes[i]
+		reason := n.skip
+		if reason == "" {
+			if _, ok := req.Penalized[n.in.ID]; ok {
+				reason = SkipPenalized
+			}
+		}
+		c := candidate{in: n.in, rack: s.racks[n.rackIdx], rackIdx: n.rackIdx, known: n.known, hung: n.hung}
+		if reason == "" && n.known {
+			frac := float64(n.used) / float64(n.total)
+			c.usedPct = 100 * frac
+			if frac > req.FullnessThreshold || (req.BlockSize > 0 && n.total-n.used < req.BlockSize) {
+				reason = SkipFull
+			}
+		}
 		if reason != "" {
 			pl.Skipped[reason]++
 			continue
 		}
-		cands = append(cands, c)
-		racks[c.rack] = true
+		if !rackUsed[n.rackIdx] {
+			rackUsed[n.rackIdx] = true
+			nracks++
+		}
+		slab = append(slab, c)
 	}
-	pl.Eligible, pl.Racks = len(cands), len(racks)
+	cands := make([]*candidate, len(slab))
+	for i := range slab {
+		cands[i] = &slab[i]
+	}
+	pl.Eligible, pl.Racks = len(cands), nracks
 
 	p := &placer{
 		cands:   cands,
-		chosen:  map[*candidate]bool{},
-		perRack: map[string]int{},
+		perRack: make([]int, len(s.racks)),
 		req:     &req,
 	}
-	p.maxPerRack, pl.MaxPerRack = maxNodesPerRack(req.Replicas, len(cands), len(racks))
+	p.maxPerRack, pl.MaxPerRack = maxNodesPerRack(req.Replicas, len(cands), nracks)
 
 	// The writer: a candidate, or at least a rack to prefer.
 	var local *candidate
@@ -180,9 +287,9 @@ func ChooseDataNodes(nodes []*heureka.Instance, req PlacementRequest) (Placement
 		if local != nil {
 			writerRack = local.rack
 		} else {
-			for _, in := range sorted {
-				if matchesHost(in, w) {
-					writerRack = NormalizeRack(in.Metadata[MetaRack])
+			for i := range s.nodes {
+				if matchesHost(s.nodes[i].in, w) {
+					writerRack = s.racks[s.nodes[i].rackIdx]
 					break
 				}
 			}
@@ -235,36 +342,6 @@ func (req *PlacementRequest) normalize() error {
 	return nil
 }
 
-// candidate returns in as a candidate, or why it is not one.
-func (req *PlacementRequest) candidate(in *heureka.Instance) (*candidate, SkipReason) {
-	switch {
-	case in.Status == heureka.StatusOutOfService:
-		return nil, SkipDraining
-	case in.Status != heureka.StatusUp:
-		return nil, SkipNotUp
-	case IsDraining(in):
-		return nil, SkipDraining
-	}
-	if _, ok := req.Penalized[in.ID]; ok {
-		return nil, SkipPenalized
-	}
-	c := &candidate{in: in, rack: NormalizeRack(in.Metadata[MetaRack]), hung: in.Metadata[MetaProbeState] == ProbeStateHung}
-	total, okT := metaInt(in.Metadata, MetaDiskTotal)
-	used, okU := metaInt(in.Metadata, MetaDiskUsed)
-	if okT && okU && total > 0 {
-		c.known = true
-		frac := float64(used) / float64(total)
-		c.usedPct = 100 * frac
-		if frac > req.FullnessThreshold {
-			return nil, SkipFull
-		}
-		if req.BlockSize > 0 && total-used < req.BlockSize {
-			return nil, SkipFull
-		}
-	}
-	return c, ""
-}
-
 // metaInt reads a non-negative decimal metadata value.
 func metaInt(md map[string]string, key string) (int64, bool) {
 	s, ok := md[key]
@@ -301,9 +378,11 @@ func maxNodesPerRack(replicas, clusterSize, racks int) (int, int) {
 
 type placer struct {
 	cands      []*candidate
-	chosen     map[*candidate]bool
+	known      []*candidate // pick's pools, kept for the next step
+	unknown    []*candidate
+	hung       []*candidate
 	order      []*candidate
-	perRack    map[string]int
+	perRack    []int // chosen per rack, by candidate.rackIdx
 	maxPerRack int
 	req        *PlacementRequest
 }
@@ -343,14 +422,14 @@ func (p *placer) place(n int, local *candidate, writerRack string) {
 		if c == nil {
 			return
 		}
-		p.chosen[c] = true
-		p.perRack[c.rack]++
+		c.chosen = true
+		p.perRack[c.rackIdx]++
 		p.order = append(p.order, c)
 	}
 }
 
 func (p *placer) usable(c *candidate) bool {
-	return !p.chosen[c] && p.perRack[c.rack] < p.maxPerRack
+	return !c.chosen && p.perRack[c.rackIdx] < p.maxPerRack
 }
 
 // pick tries each scope in turn and returns a random usable candidate from
@@ -358,7 +437,9 @@ func (p *placer) usable(c *candidate) bool {
 // among those of unknown capacity, else among hung ones.
 func (p *placer) pick(scopes ...func(*candidate) bool) *candidate {
 	for _, scope := range scopes {
-		var known, unknown, hung []*candidate
+		// The pools are reused from step to step: with 100k candidates
+		// they are the largest thing a choice allocates.
+		known, unknown, hung := p.known[:0], p.unknown[:0], p.hung[:0]
 		for _, c := range p.cands {
 			switch {
 			case !p.usable(c) || !scope(c):
@@ -370,6 +451,7 @@ func (p *placer) pick(scopes ...func(*candidate) bool) *candidate {
 				unknown = append(unknown, c)
 			}
 		}
+		p.known, p.unknown, p.hung = known, unknown, hung
 		switch {
 		case len(known) > 0:
 			return p.choose(known)

@@ -1,9 +1,7 @@
 package hdfs
 
 import (
-	"bufio"
 	"io"
-	"strings"
 
 	"github.com/heureka-project/heureka"
 )
@@ -21,47 +19,6 @@ import (
 // does not otherwise matter: a node's rack does not change when it goes
 // down. The only error is w's.
 func TopologyLookup(w io.Writer, args []string, nodes []*heureka.Instance) error {
-	type entry struct {
-		in   *heureka.Instance
-		rack string
-	}
-	better := func(a, b *heureka.Instance) bool { // a preferred over b
-		if (a.Status == heureka.StatusUp) != (b.Status == heureka.StatusUp) {
-			return a.Status == heureka.StatusUp
-		}
-		if a.LastUpdatedTimestamp != b.LastUpdatedTimestamp {
-			return a.LastUpdatedTimestamp > b.LastUpdatedTimestamp
-		}
-		return a.ID < b.ID
-	}
-	idx := map[string]entry{}
-	add := func(key string, in *heureka.Instance) {
-		if key == "" {
-			return
-		}
-		if e, ok := idx[key]; ok && !better(in, e.in) {
-			return
-		}
-		idx[key] = entry{in, NormalizeRack(in.Metadata[MetaRack])}
-	}
-	for _, in := range nodes {
-		if in == nil {
-			continue
-		}
-		add("h:"+strings.ToLower(strings.TrimSpace(in.HostName)), in)
-		add("i:"+strings.TrimSpace(in.IPAddr), in)
-	}
-	bw := bufio.NewWriter(w)
-	for _, a := range args {
-		a = strings.TrimSpace(a)
-		rack := DefaultRack
-		if e, ok := idx["i:"+a]; ok && a != "" {
-			rack = e.rack
-		} else if e, ok := idx["h:"+strings.ToLower(a)]; ok && a != "" {
-			rack = e.rack
-		}
-		bw.WriteString(rack)
-		bw.WriteByte('\n')
-	}
-	return bw.Flush()
+	racks, _ := TopologyRacks(args, nodes)
+	return WriteRacks(w, racks)
 }

@@ -22,7 +22,9 @@
 // previous snapshot's by the changes since, never recomputed from the log
 // while the log reaches back to it.
 // Instances reachable from a Snapshot are never modified: a change publishes
-// a new *heureka.Instance.
+// a new *heureka.Instance. ByHost reads the host index (hosts.go), kept by
+// every write as it records its change, under the read lock: its cost is
+// the hosts asked and the instances found, never the registry's size.
 //
 // # Time
 //

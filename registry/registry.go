@@ -44,7 +44,8 @@ type Registry struct {
 	lost   []*lease
 	census census
 
-	strs interner // canonical copies of repeated strings; guarded by mu
+	strs  interner  // canonical copies of repeated strings; guarded by mu
+	hosts hostIndex // instances by host name and IP (hosts.go); guarded by mu
 
 	// Self-preservation: renewals are counted in fixed one-minute windows
 	// (Eureka's MeasuredRate). Guarded by spMu except renewsThisMin
@@ -613,6 +614,11 @@ func (r *Registry) record(now time.Time, a *appEntry, prev, in *heureka.Instance
 		a.dirty = map[string]struct{}{}
 	}
 	a.dirty[in.ID] = struct{}{}
+	if in.ActionType == heureka.ActionDeleted {
+		r.hosts.update(prev, nil)
+	} else {
+		r.hosts.update(prev, in)
+	}
 	r.seq++
 	r.gen.Add(1)
 	r.appendChange(Change{Seq: r.seq, Time: now, Instance: in, Prev: prev, Cause: cause})

@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/hdfs"
 )
 
@@ -85,30 +88,30 @@ those it has, says why on stderr and exits 3.`, stderr)
 	cctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	app := hdfs.AppName(hdfs.RoleDataNode, *cluster)
-	a, err := rc.application(cctx, app) // this application only, however big the registry
+	var excluded []string
+	for h := range strings.SplitSeq(*exclude, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			excluded = append(excluded, h)
+		}
+	}
+	req := hdfs.PlacementRequest{Replicas: *n, Writer: *writer, WriterRack: *rack, FullnessThreshold: *fullness}
+	picker, left, err := remotePicker(cctx, rc.client, *cluster, excluded, req)
+	if errors.Is(err, client.ErrNotRegistered) {
+		// No choice endpoint (plain Eureka, or an older heureka), or no such
+		// cluster: choose here from the DataNode application.
+		picker, left, err = localPicker(cctx, rc, app, excluded)
+	}
 	if err != nil {
 		return rc.explain(err, "pick: read "+app)
 	}
-	excluded := map[string]bool{}
-	for h := range strings.SplitSeq(*exclude, ",") {
-		if h = strings.TrimSpace(h); h != "" {
-			excluded[strings.ToLower(h)] = true
-		}
-	}
-	var nodes []*heureka.Instance
-	left := 0
-	for _, in := range a.Instances {
-		if excluded[strings.ToLower(in.ID)] || excluded[in.IPAddr] || excluded[strings.ToLower(in.HostName)] {
-			left++
-			continue
-		}
-		nodes = append(nodes, in)
-	}
-	picker := &hdfs.Picker{DataNodes: func() []*heureka.Instance { return nodes }}
 	if *probe {
 		picker.Probe = hdfs.DialProbe(*probeTimeout)
 	}
-	pl, perr := picker.Choose(cctx, hdfs.PlacementRequest{Replicas: *n, Writer: *writer, WriterRack: *rack, FullnessThreshold: *fullness})
+	pl, perr := picker.Choose(cctx, req)
+	var callErr *pickCallError
+	if errors.As(perr, &callErr) {
+		return rc.explain(callErr.err, "pick: choose from "+app)
+	}
 	res := pickResult{Requested: *n, Nodes: []pickedNode{}, Short: *n - len(pl.Nodes)}
 	for _, in := range pl.Nodes {
 		res.Nodes = append(res.Nodes, pickedOf(in))
@@ -156,4 +159,69 @@ func pickedOf(in *heureka.Instance) pickedNode {
 		p.Fullness = &f
 	}
 	return p
+}
+
+// remotePicker asks the registry to choose (GET /v1/hdfs/pick) and returns
+// a Picker whose later rounds (after failed probes) ask again, avoiding the
+// nodes that failed; left is how many DataNodes --exclude left out.
+func remotePicker(ctx context.Context, c *client.Client, cluster string, excluded []string, req hdfs.PlacementRequest) (*hdfs.Picker, int, error) {
+	ask := func(ctx context.Context, req hdfs.PlacementRequest) (*client.PickResult, error) {
+		pr := client.PickRequest{Cluster: cluster, N: req.Replicas, Writer: req.Writer, Rack: req.WriterRack,
+			Exclude: excluded, Fullness: req.FullnessThreshold}
+		for id := range req.Penalized {
+			pr.Avoid = append(pr.Avoid, id)
+		}
+		slices.Sort(pr.Avoid)
+		return c.PickDataNodes(ctx, pr)
+	}
+	first, err := ask(ctx, req)
+	if err != nil {
+		return nil, 0, err
+	}
+	chooser := func(ctx context.Context, req hdfs.PlacementRequest) (hdfs.Placement, error) {
+		res := first
+		if first == nil || len(req.Penalized) > 0 {
+			var err error
+			if res, err = ask(ctx, req); err != nil {
+				return hdfs.Placement{Requested: req.Replicas, Short: req.Replicas}, &pickCallError{err}
+			}
+		}
+		first = nil
+		pl := hdfs.Placement{Requested: res.Requested, Nodes: res.Nodes, Short: res.Short}
+		if res.Problem != "" {
+			return pl, heureka.Errorf(heureka.EUNAVAILABLE, "%s", res.Problem)
+		}
+		return pl, nil
+	}
+	return &hdfs.Picker{Chooser: chooser}, first.Excluded, nil
+}
+
+// pickCallError is a failure to ask the registry, as opposed to a
+// shortfall.
+type pickCallError struct{ err error }
+
+func (e *pickCallError) Error() string { return e.err.Error() }
+func (e *pickCallError) Unwrap() error { return e.err }
+
+// localPicker reads the DataNode application and chooses here, for a
+// registry without the choice endpoint.
+func localPicker(ctx context.Context, rc *registryConn, app string, excluded []string) (*hdfs.Picker, int, error) {
+	a, err := rc.application(ctx, app) // this application only, however big the registry
+	if err != nil {
+		return nil, 0, err
+	}
+	skip := map[string]bool{}
+	for _, h := range excluded {
+		skip[strings.ToLower(h)] = true
+	}
+	var nodes []*heureka.Instance
+	left := 0
+	for _, in := range a.Instances {
+		if skip[strings.ToLower(in.ID)] || skip[in.IPAddr] || skip[strings.ToLower(in.HostName)] {
+			left++
+			continue
+		}
+		nodes = append(nodes, in)
+	}
+	return &hdfs.Picker{DataNodes: func() []*heureka.Instance { return nodes }}, left, nil
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -104,5 +106,65 @@ func TestGatewayServesTLS(t *testing.T) {
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 503 || !strings.Contains(string(b), `"RemoteException"`) || !strings.Contains(string(b), "no active NameNode") {
 		t.Errorf("over TLS with no NameNode: %d %s", resp.StatusCode, b)
+	}
+}
+
+// TestPickProbeReplacesDeadNodes: with --probe, a chosen DataNode whose
+// data port refuses is replaced by asking the registry again, avoiding it.
+func TestPickProbeReplacesDeadNodes(t *testing.T) {
+	s := openServerWith(t, nil)
+	live := func() int {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		go func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				c.Close()
+			}
+		}()
+		return l.Addr().(*net.TCPAddr).Port
+	}
+	dead := func() int {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		return p
+	}
+	// The writer is the dead node, so placement chooses it first and the
+	// probe must replace it with the spare.
+	ports := map[string]int{"dn1.test": live(), "dn2.test": dead(), "dn3.test": live()}
+	for host, port := range ports {
+		in := testDataNode(host, "/r"+host[2:3], 30, 10, 90)
+		in.IPAddr = "127.0.0.1"
+		in.Metadata[hdfs.MetaDataPort] = strconv.Itoa(port)
+		mustRegister(t, s, in)
+	}
+	reg := eurekaURL(s)
+	for range 2 {
+		code, out, errOut := runCLI(t, "pick", "--cluster", "prod", "-n", "2", "--writer", "dn2.test", "--probe", "--probe-timeout", "2s", "--registry", reg, "-o", "json")
+		var res pickResult
+		if code != 0 || json.Unmarshal([]byte(out), &res) != nil || len(res.Nodes) != 2 {
+			t.Fatalf("pick --probe: exit %d, %s %s", code, out, errOut)
+		}
+		for _, n := range res.Nodes {
+			if n.Host == "dn2.test" {
+				t.Errorf("pick --probe chose %s, whose data port refuses", n.ID)
+			}
+		}
+	}
+	// Without --probe the writer's node comes first, dead or not.
+	code, out, errOut := runCLI(t, "pick", "--cluster", "prod", "-n", "2", "--writer", "dn2.test", "--registry", reg, "-o", "json")
+	var res pickResult
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || len(res.Nodes) != 2 || res.Nodes[0].Host != "dn2.test" {
+		t.Errorf("pick --writer dn2.test without --probe: exit %d, %s %s; want dn2 first", code, out, errOut)
 	}
 }

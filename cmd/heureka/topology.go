@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,11 +10,14 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/internal/atomicfile"
 )
 
 func init() {
@@ -34,7 +38,7 @@ func runTopology(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	var rf hadoopRegistryFlags
 	fset := commandFlags("topology", stderr)
 	rf.add(fset, 3*time.Second)
-	cache := fset.String("cache", "", "cache `file`, written after each successful read and used when the registry cannot be read (default: heureka/topology.json under the user cache directory)")
+	cache := fset.String("cache", "", fmt.Sprintf("cache `file` of the racks the registry answered (at most %d hosts), used when the registry cannot be read (default: heureka/topology.json under the user cache directory)", hdfs.DefaultRackMemorySize))
 	logLevel := fset.String("log-level", "warn", "log level on stderr: debug, info, warn or error")
 	fset.Usage = func() {
 		w := fset.Output()
@@ -45,8 +49,9 @@ func runTopology(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		fmt.Fprintf(w, "matched by IP address or host name. If the registry cannot be read, the cache\n")
 		fmt.Fprintf(w, "file answers; if that fails too, every argument gets %s. The exit\n", hdfs.DefaultRack)
 		fmt.Fprintf(w, "status is 0 whatever happens (except for bad flags); problems go to stderr.\n")
-		fmt.Fprintf(w, "A registry that answers but knows no HDFS node (it has just restarted) is not\n")
-		fmt.Fprintf(w, "believed over a cache that does.\n\n")
+		fmt.Fprintf(w, "A registry that answers but knows none of the hosts as an HDFS node (it has\n")
+		fmt.Fprintf(w, "just restarted) is not believed over a cache file that knows some. The registry\n")
+		fmt.Fprintf(w, "is asked once per call for just these hosts (GET /v1/instances?host=...).\n\n")
 		fmt.Fprintf(w, "Hadoop runs the script with the addresses as its only arguments, so point\n")
 		fmt.Fprintf(w, "net.topology.script.file.name at a wrapper such as:\n\n")
 		fmt.Fprintf(w, "\t#!/bin/sh\n\texec heureka topology --registry http://reg1:8761/eureka,http://reg2:8761/eureka \"$@\"\n\n")
@@ -73,53 +78,76 @@ func runTopology(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			logger.Warn("no user cache directory; running without a cache file (give --cache)", "err", err)
 		}
 	}
-	nodes := topologyNodes(ctx, &rf, cachePath, logger)
-	return hdfs.TopologyLookup(stdout, hosts, nodes)
+	return hdfs.WriteRacks(stdout, topologyRacks(ctx, &rf, hosts, cachePath, logger))
 }
 
-// topologyNodes returns the HDFS instances to answer from: the registry's,
-// else the cache file's, else none.
-func topologyNodes(ctx context.Context, rf *hadoopRegistryFlags, cachePath string, logger *slog.Logger) []*heureka.Instance {
-	urls := rf.urls()
-	var fromRegistry *heureka.Applications
-	if len(urls) == 0 {
+// topologyRacks answers hosts from the registry's host lookup, else from
+// the cache file, else with the default rack. The cache file holds only
+// the racks answered before (hdfs.RackMemory), bounded, never the
+// registry.
+func topologyRacks(ctx context.Context, rf *hadoopRegistryFlags, hosts []string, cachePath string, logger *slog.Logger) []string {
+	var (
+		racks []string
+		known []bool
+		read  bool
+	)
+	if urls := rf.urls(); len(urls) == 0 {
 		logger.Error("no registry configured (--registry or $" + registryEnvVar + ")")
-	} else if apps, err := readTopologyRegistry(ctx, rf, urls, logger); err != nil {
+	} else if nodes, err := readTopologyRegistry(ctx, rf, urls, hosts, logger); err != nil {
 		logger.Error("cannot read the registry", "err", err)
 	} else {
-		fromRegistry = apps
+		racks, known = hdfs.TopologyRacks(hosts, nodes)
+		read = true
 	}
-	if fromRegistry != nil && len(hdfsNodes(fromRegistry, "", rf.cluster)) > 0 {
-		if cachePath != "" {
-			if err := writeTopologyCache(cachePath, fromRegistry); err != nil {
-				logger.Warn("cannot write the cache file", "path", cachePath, "err", err)
-			}
+	matched := slices.Contains(known, true)
+	mem, age, err := readTopologyCache(cachePath)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		logger.Error("cannot read the cache file", "path", cachePath, "err", err)
+	}
+	if matched && cachePath != "" {
+		if err := learnTopology(cachePath, mem, hosts, racks, known); err != nil {
+			logger.Warn("cannot write the cache file", "path", cachePath, "err", err)
 		}
-		return hdfsNodes(fromRegistry, "", rf.cluster)
 	}
-	if cachePath != "" {
-		apps, age, err := readTopologyCache(cachePath)
-		switch {
-		case err == nil && len(hdfsNodes(apps, "", rf.cluster)) > 0:
-			if fromRegistry != nil {
-				logger.Warn("the registry knows no HDFS node; answering from the cache file", "path", cachePath, "age", age)
+	if matched {
+		return racks
+	}
+	// The registry matched none of these hosts: it may have just restarted
+	// and not heard from its agents yet, so the cache is believed over it.
+	if mem != nil && mem.Len() > 0 {
+		out, hit := make([]string, len(hosts)), false
+		for i, h := range hosts {
+			r, ok := mem.Rack(h)
+			if !ok {
+				r = hdfs.DefaultRack
+			}
+			out[i], hit = r, hit || ok
+		}
+		if hit {
+			if read {
+				logger.Warn("the registry knows no HDFS node among these hosts; answering from the cache file", "path", cachePath, "age", age)
 			} else {
 				logger.Warn("answering from the cache file", "path", cachePath, "age", age)
 			}
-			return hdfsNodes(apps, "", rf.cluster)
-		case err != nil && !errors.Is(err, fs.ErrNotExist):
-			logger.Error("cannot read the cache file", "path", cachePath, "err", err)
+			return out
 		}
 	}
-	if fromRegistry != nil {
-		logger.Warn("the registry knows no HDFS node; answering " + hdfs.DefaultRack)
-		return nil
+	if read {
+		if racks == nil {
+			racks, _ = hdfs.TopologyRacks(hosts, nil)
+		}
+		logger.Warn("the registry knows no HDFS node among these hosts; answering " + hdfs.DefaultRack)
+		return racks
 	}
 	logger.Error("no registry and no cache file: answering " + hdfs.DefaultRack + " for every host")
-	return nil
+	racks, _ = hdfs.TopologyRacks(hosts, nil)
+	return racks
 }
 
-func readTopologyRegistry(ctx context.Context, rf *hadoopRegistryFlags, urls []string, logger *slog.Logger) (*heureka.Applications, error) {
+// readTopologyRegistry returns the HDFS instances of the cluster among
+// hosts: one lookup request (GET /v1/instances) whatever the registry's
+// size, or a full fetch from a server without the lookup (plain Eureka).
+func readTopologyRegistry(ctx context.Context, rf *hadoopRegistryFlags, urls, hosts []string, logger *slog.Logger) ([]*heureka.Instance, error) {
 	c, err := newOneShotClient(urls, rf.timeout, logger)
 	if err != nil {
 		return nil, err
@@ -127,25 +155,67 @@ func readTopologyRegistry(ctx context.Context, rf *hadoopRegistryFlags, urls []s
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(ctx, rf.timeout)
 	defer cancel()
-	return c.Apps(ctx)
-}
-
-// writeTopologyCache saves the HDFS applications of apps as a Eureka JSON
-// listing, atomically: a reader sees the old file or the new, never half.
-func writeTopologyCache(path string, apps *heureka.Applications) error {
-	keep := &heureka.Applications{VersionDelta: apps.VersionDelta}
-	for _, a := range apps.Apps {
-		if _, _, ok := hdfs.ParseAppName(a.Name); ok {
-			keep.Apps = append(keep.Apps, a)
+	found, err := c.ByHost(ctx, hosts, "")
+	if errors.Is(err, client.ErrNotRegistered) {
+		logger.Info("the registry has no host lookup; fetching the whole registry", "err", err)
+		apps, err := c.Apps(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return hdfsNodes(apps, "", rf.cluster), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []*heureka.Instance
+	for _, in := range found {
+		if _, c, ok := hdfs.ParseAppName(in.App); ok && (rf.cluster == "" || c == strings.ToLower(rf.cluster)) {
+			out = append(out, in)
 		}
 	}
-	keep.HashCode = heureka.ReconcileHashCode(keep.Apps)
+	return out, nil
+}
+
+// readTopologyCache reads the cache file; a missing path gives an error
+// wrapping fs.ErrNotExist.
+func readTopologyCache(path string) (*hdfs.RackMemory, time.Duration, error) {
+	if path == "" {
+		return nil, 0, fs.ErrNotExist
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	var age time.Duration
+	if st, err := f.Stat(); err == nil {
+		age = time.Since(st.ModTime()).Round(time.Second)
+	}
+	m, err := hdfs.ReadRackMemory(f, hdfs.DefaultRackMemorySize)
+	return m, age, err
+}
+
+// learnTopology adds the registry's answers to mem and rewrites the cache
+// file, atomically, when that changed anything.
+func learnTopology(path string, mem *hdfs.RackMemory, hosts, racks []string, known []bool) error {
+	if mem == nil {
+		mem = &hdfs.RackMemory{Max: hdfs.DefaultRackMemorySize}
+	}
+	changed := false
+	for i, h := range hosts {
+		if known[i] && mem.Learn(h, racks[i]) {
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return client.WriteCacheFile(path, keep)
-}
-
-func readTopologyCache(path string) (*heureka.Applications, time.Duration, error) {
-	return client.ReadCacheFile(path)
+	var b bytes.Buffer
+	if _, err := mem.WriteTo(&b); err != nil {
+		return err
+	}
+	return atomicfile.Write(path, b.Bytes(), 0o644)
 }

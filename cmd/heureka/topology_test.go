@@ -178,3 +178,30 @@ func TestTopologyEmptyRegistry(t *testing.T) {
 		t.Errorf("empty registry, no cache: exit %d %q", code, out3)
 	}
 }
+
+// TestTopologyCacheHoldsOnlyTheAnswers: the cache file keeps the racks the
+// registry answered for the hosts asked, not the registry.
+func TestTopologyCacheHoldsOnlyTheAnswers(t *testing.T) {
+	_, base := topologyCluster(t)
+	cache := filepath.Join(t.TempDir(), "topology.json")
+	args := []string{"dn01.example.net", "10.0.2.2", "nobody"}
+	code, out, errs := runHeureka(t, append([]string{"topology", "--registry", base, "--cache", cache}, args...)...)
+	checkTopology(t, "lookup", args, code, out, errs)
+	f, err := os.Open(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	mem, err := hdfs.ReadRackMemory(f, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mem.Len() != 2 {
+		t.Errorf("cache holds %d hosts, want the 2 the registry answered (of 42 registered)", mem.Len())
+	}
+	for _, h := range args[:2] {
+		if r, ok := mem.Rack(h); !ok || r != expectedRack(h) {
+			t.Errorf("cache: %s → %q, %v; want %q", h, r, ok, expectedRack(h))
+		}
+	}
+}

@@ -3,7 +3,10 @@
 // fetches, application, instance and VIP reads, status overrides, metadata),
 // plus heureka's own /healthz, /readyz, /metrics, /v1/status and the
 // /v1/watch and /v1/events streams, which encode the root package's stream
-// vocabulary (heureka.WatchChange, heureka.Event, heureka.Resync).
+// vocabulary (heureka.WatchChange, heureka.Event, heureka.Resync), and two
+// reads whose answer costs the answer, not the registry: /v1/instances
+// (lookup.go: instances by host name or IP) and /v1/hdfs/pick (hdfspick.go:
+// DataNodes chosen server-side from a prepared set kept per application).
 //
 // A file per job: routes.go (the route table and each route's access
 // class), guard.go (authentication, authorisation, the per-client write

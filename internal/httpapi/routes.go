@@ -133,6 +133,8 @@ func (s *Server) routeTable() (eurekaRoutes, own []*route) {
 		newRoute("/v1/status", map[string]handlerFunc{http.MethodGet: s.status}),
 		newRoute("/v1/watch", map[string]handlerFunc{http.MethodGet: s.watch}),
 		newRoute("/v1/events", map[string]handlerFunc{http.MethodGet: s.events}),
+		newRoute("/v1/instances", map[string]handlerFunc{http.MethodGet: s.lookupInstances}),
+		newRoute("/v1/hdfs/pick", map[string]handlerFunc{http.MethodGet: s.hdfsPick}),
 		newRoute("/v1/replication/digest", map[string]handlerFunc{http.MethodGet: s.peerDigest}),
 		newRoute("/v1/replication/apps/{app}", map[string]handlerFunc{http.MethodGet: s.peerApp}),
 		// The dashboard (internal/dashboard): its summary, the page at /, its assets at /ui/NAME.

@@ -126,6 +126,7 @@ type Server struct {
 	writes  *rateLimiter // nil when writes are not limited
 
 	watchState watchState
+	picks      pickSets      // prepared DataNode sets for /v1/hdfs/pick (hdfspick.go)
 	done       chan struct{} // closed by CloseStreams
 	closeOnce  sync.Once
 }

@@ -1,0 +1,142 @@
+package registry
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/heureka-project/heureka"
+)
+
+// The host index answers "which instances run on these hosts" in time
+// proportional to the answer. It maps each instance's host name (lower
+// case) and IP address to the instances that carry it, and is kept by
+// record as instances are registered, changed and removed, so no request
+// ever walks the table. It is guarded by Registry.mu like the leases.
+
+// instRef names a stored instance.
+type instRef struct{ app, id string }
+
+// hostIndex holds the instances by host key; a key exists while an
+// instance carries it. Most hosts carry one or two instances, so a small
+// slice beats a set.
+type hostIndex map[string][]instRef
+
+// HostKey is how a host name or IP address is matched: trimmed, and in
+// lower case (host names are case-insensitive; an IP address has no case
+// but IPv6 hex digits do).
+func HostKey(h string) string { return strings.ToLower(strings.TrimSpace(h)) }
+
+// hostKeys returns in's distinct non-empty keys.
+func hostKeys(in *heureka.Instance) (a, b string) {
+	a, b = HostKey(in.HostName), HostKey(in.IPAddr)
+	if a == b {
+		b = ""
+	}
+	if a == "" {
+		a, b = b, ""
+	}
+	return a, b
+}
+
+// update moves an instance's entries from prev's keys to in's; prev is nil
+// for a new instance and in is nil for a removed one.
+func (x *hostIndex) update(prev, in *heureka.Instance) {
+	if *x == nil {
+		*x = hostIndex{}
+	}
+	var pa, pb, na, nb string
+	var ref instRef
+	if prev != nil {
+		pa, pb = hostKeys(prev)
+		ref = instRef{prev.App, prev.ID}
+	}
+	if in != nil {
+		na, nb = hostKeys(in)
+		ref = instRef{in.App, in.ID}
+	}
+	if pa == na && pb == nb {
+		return // the common change: status, lease or metadata
+	}
+	for _, k := range [...]string{pa, pb} {
+		if k != "" && k != na && k != nb {
+			x.drop(k, ref)
+		}
+	}
+	for _, k := range [...]string{na, nb} {
+		if k != "" && k != pa && k != pb {
+			x.add(k, ref)
+		}
+	}
+}
+
+func (x hostIndex) add(k string, ref instRef) {
+	refs := x[k]
+	if !slices.Contains(refs, ref) {
+		x[k] = append(refs, ref)
+	}
+}
+
+func (x hostIndex) drop(k string, ref instRef) {
+	refs := x[k]
+	i := slices.Index(refs, ref)
+	if i < 0 {
+		return
+	}
+	if len(refs) == 1 {
+		delete(x, k)
+		return
+	}
+	refs[i] = refs[len(refs)-1]
+	x[k] = refs[:len(refs)-1]
+}
+
+// HostMatch is the answer for one asked host: the instances whose host name
+// or IP address it is, sorted by application and ID.
+type HostMatch struct {
+	Host      string
+	Instances []*heureka.Instance
+}
+
+// ByHost returns, for each of hosts in order, the instances whose host name
+// (any case) or IP address it is, limited to application app when app is
+// not empty (app is matched in upper case, as stored). It stops adding
+// instances once max distinct ones have been found and reports truncated;
+// max <= 0 means no limit. Its cost is proportional to the hosts asked and
+// the instances found, never to the size of the registry. The instances are
+// the stored values, which are never modified: callers must not modify
+// them either.
+func (r *Registry) ByHost(hosts []string, app string, max int) (matches []HostMatch, truncated bool) {
+	app = strings.ToUpper(strings.TrimSpace(app))
+	seen := map[instRef]bool{}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	matches = make([]HostMatch, 0, len(hosts))
+	for _, h := range hosts {
+		m := HostMatch{Host: h}
+		for _, ref := range r.hosts[HostKey(h)] {
+			if app != "" && ref.app != app {
+				continue
+			}
+			l := r.lookup(ref.app, ref.id)
+			if l == nil {
+				continue // cannot happen while record keeps the index
+			}
+			if !seen[ref] {
+				if max > 0 && len(seen) >= max {
+					truncated = true
+					continue
+				}
+				seen[ref] = true
+			}
+			m.Instances = append(m.Instances, l.inst)
+		}
+		slices.SortFunc(m.Instances, func(a, b *heureka.Instance) int {
+			if c := strings.Compare(a.App, b.App); c != 0 {
+				return c
+			}
+			return strings.Compare(a.ID, b.ID)
+		})
+		matches = append(matches, m)
+	}
+	return matches, truncated
+}
