@@ -4,12 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/heureka-project/heureka"
-	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/registry/registrytest"
 )
 
 // backend drives one registry system through the workloads. Every method
@@ -48,36 +47,12 @@ type timers struct {
 }
 
 // instanceFor builds the i-th synthetic DataNode of app, shaped like the
-// agent's registrations (same metadata keys, ~1 KiB of Eureka JSON).
+// agent's registrations.
 func instanceFor(app string, i int, t timers) *heureka.Instance {
-	cluster := strings.ToLower(strings.TrimPrefix(app, "HDFS-DATANODE."))
-	rack := fmt.Sprintf("/dc1/rack-%02d", i%40)
-	host := fmt.Sprintf("dn%06d.%s.bench.invalid", i, cluster)
-	used := int64(4<<40) / 3
-	info := hdfs.NodeInfo{
-		Rack: rack, Version: "3.3.6",
-		DiskTotal: 4 << 40, DiskUsed: used + int64(i)<<20, BlockCount: used / (128 << 20),
-		Status: string(hdfs.AdminNormal), DataPort: 9866, RPCPort: 9867,
-	}
-	return &heureka.Instance{
-		ID:         hdfs.InstanceID(cluster, host, rack),
-		App:        strings.ToUpper(app),
-		HostName:   host,
-		IPAddr:     fmt.Sprintf("127.%d.%d.%d", 1+i>>16&0xff, i>>8&0xff, i&0xff),
-		Status:     heureka.StatusUp,
-		Port:       heureka.Port{Number: 9866, Enabled: true},
-		SecurePort: heureka.Port{Number: 443},
-		VIPAddress: strings.ToLower(app),
-		DataCenter: heureka.DataCenterInfo{Name: heureka.DataCenterMyOwn},
-		Lease: heureka.LeaseInfo{
-			RenewalIntervalSecs: int(t.Renew / time.Second),
-			DurationSecs:        int(t.Lease / time.Second),
-		},
-		Metadata:           info.WriteMetadata(nil),
-		StatusPageURL:      "http://" + host + ":9864/jmx",
-		HomePageURL:        "http://" + host + ":9864/",
-		LastDirtyTimestamp: time.Now().UnixMilli(),
-	}
+	return registrytest.AgentDataNode(app, i, registrytest.Shape{
+		Domain: "bench.invalid", Loopback: true,
+		Renew: t.Renew, Lease: t.Lease, LastDirty: time.Now().UnixMilli(),
+	})
 }
 
 // population is n instances spread over apps of at most perApp each
