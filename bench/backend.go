@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -144,4 +145,31 @@ loop:
 	for range workers {
 		<-done
 	}
+}
+
+// lastRegistration remembers what a backend last registered, for
+// SetStatus: etcd and ZooKeeper keep no status of their own, so a status
+// change writes the record again.
+type lastRegistration struct {
+	mu sync.Mutex
+	in *heureka.Instance
+}
+
+func (l *lastRegistration) set(in *heureka.Instance) {
+	l.mu.Lock()
+	l.in = in.Clone()
+	l.mu.Unlock()
+}
+
+// withStatus is a copy of the last registration with status as both its
+// status and its override.
+func (l *lastRegistration) withStatus(status heureka.Status) (*heureka.Instance, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.in == nil {
+		return nil, heureka.Errorf(heureka.ENOTFOUND, "not registered")
+	}
+	in := l.in.Clone()
+	in.Status, in.OverriddenStatus = status, status
+	return in, nil
 }

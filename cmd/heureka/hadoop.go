@@ -149,11 +149,8 @@ func runHDFSSite(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs := commandFlags("hadoop hdfs-site", stderr)
 	rf.add(fs, 10*time.Second)
 	ns := fs.String("nameservice", "", "the HDFS nameservice `ID`, e.g. ns1 (dfs.nameservices)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: heureka hadoop hdfs-site --cluster NAME --nameservice NS [flags]\n\n")
-		fmt.Fprintf(fs.Output(), "Prints an hdfs-site.xml with the HA client properties of the cluster's NameNodes.\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
+	setUsage(fs, "hadoop hdfs-site --cluster NAME --nameservice NS [flags]", `
+Prints an hdfs-site.xml with the HA client properties of the cluster's NameNodes.`)
 	if err := noArgs(fs, args); err != nil {
 		return err
 	}
@@ -183,11 +180,8 @@ func runHosts(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := commandFlags("hadoop hosts", stderr)
 	rf.add(fs, 10*time.Second)
 	format := fs.String("format", "include", "what to print: include (dfs.hosts), exclude (dfs.hosts.exclude) or json (CombinedHostFileManager)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: heureka hadoop hosts --cluster NAME [--format include|exclude|json] [flags]\n\n")
-		fmt.Fprintf(fs.Output(), "Prints the cluster's DataNode hosts file. See 'heureka hadoop -h' for the mapping.\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
+	setUsage(fs, "hadoop hosts --cluster NAME [--format include|exclude|json] [flags]", `
+Prints the cluster's DataNode hosts file. See 'heureka hadoop -h' for the mapping.`)
 	if err := noArgs(fs, args); err != nil {
 		return err
 	}
