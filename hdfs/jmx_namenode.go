@@ -130,13 +130,7 @@ func ParseNameNodeJMX(r io.Reader) (NameNodeJMX, error) {
 		if src == nil {
 			continue
 		}
-		if !n.CapacityKnown {
-			if v, ok := src.int("CapacityTotal"); ok {
-				n.CapacityKnown, n.CapacityTotal = true, v
-				n.CapacityUsed, _ = src.int("CapacityUsed")
-				n.CapacityRemaining, _ = src.int("CapacityRemaining")
-			}
-		}
+		n.readCapacity(src, "CapacityTotal", "CapacityUsed", "CapacityRemaining")
 		if !n.BlocksTotalKnown {
 			n.BlocksTotal, n.BlocksTotalKnown = src.int("BlocksTotal")
 			n.FilesTotal, _ = src.int("FilesTotal")
@@ -171,19 +165,26 @@ func haStateOf(s string) HAState {
 	return HAState(strings.ToLower(strings.TrimSpace(s)))
 }
 
+// readCapacity takes the capacity from src's total, used and free
+// attributes, unless an earlier bean gave it.
+func (n *NameNodeJMX) readCapacity(src attrs, total, used, free string) {
+	if n.CapacityKnown {
+		return
+	}
+	if v, ok := src.int(total); ok {
+		n.CapacityKnown, n.CapacityTotal = true, v
+		n.CapacityUsed, _ = src.int(used)
+		n.CapacityRemaining, _ = src.int(free)
+	}
+}
+
 // readInfo reads the NameNodeInfo bean.
 func (n *NameNodeJMX) readInfo(info attrs) {
 	n.Version = versionOf(info)
 	n.ClusterID, _ = info.str("ClusterId")
 	n.BlockPoolID, _ = info.str("BlockPoolId")
 	n.Safemode, _ = info.str("Safemode")
-	if !n.CapacityKnown {
-		if v, ok := info.int("Total"); ok {
-			n.CapacityKnown, n.CapacityTotal = true, v
-			n.CapacityUsed, _ = info.int("Used")
-			n.CapacityRemaining, _ = info.int("Free")
-		}
-	}
+	n.readCapacity(info, "Total", "Used", "Free")
 	if !n.BlocksTotalKnown {
 		n.BlocksTotal, n.BlocksTotalKnown = info.int("TotalBlocks")
 	}
