@@ -161,15 +161,16 @@ func (l *lastRegistration) set(in *heureka.Instance) {
 	l.mu.Unlock()
 }
 
-// withStatus is a copy of the last registration with status as both its
+// setStatus registers the last registration again with status as both its
 // status and its override.
-func (l *lastRegistration) withStatus(status heureka.Status) (*heureka.Instance, error) {
+func (l *lastRegistration) setStatus(ctx context.Context, status heureka.Status, register func(context.Context, *heureka.Instance) error) error {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.in == nil {
-		return nil, heureka.Errorf(heureka.ENOTFOUND, "not registered")
+	in := l.in
+	l.mu.Unlock()
+	if in == nil {
+		return heureka.Errorf(heureka.ENOTFOUND, "not registered")
 	}
-	in := l.in.Clone()
+	in = in.Clone()
 	in.Status, in.OverriddenStatus = status, status
-	return in, nil
+	return register(ctx, in)
 }

@@ -248,11 +248,7 @@ func (r *etcdRegistry) Renew(ctx context.Context, app, id string) error {
 }
 
 func (r *etcdRegistry) SetStatus(ctx context.Context, app, id string, status heureka.Status) error {
-	in, err := r.last.withStatus(status)
-	if err != nil {
-		return err
-	}
-	return r.Register(ctx, in)
+	return r.last.setStatus(ctx, status, r.Register)
 }
 
 func (r *etcdRegistry) Cancel(ctx context.Context, app, id string) error {

@@ -337,11 +337,7 @@ func (r *zkRegistry) Renew(_ context.Context, app, id string) error {
 }
 
 func (r *zkRegistry) SetStatus(ctx context.Context, app, id string, status heureka.Status) error {
-	in, err := r.last.withStatus(status)
-	if err != nil {
-		return err
-	}
-	return r.Register(ctx, in)
+	return r.last.setStatus(ctx, status, r.Register)
 }
 
 func (r *zkRegistry) Cancel(_ context.Context, app, id string) error {
