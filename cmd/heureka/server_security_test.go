@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,32 +22,14 @@ import (
 	"github.com/heureka-project/heureka/internal/proctest"
 )
 
-// logSink collects a server's log lines from its goroutines.
-type logSink struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *logSink) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *logSink) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // openSecureServer opens the real wiring with cfg changed by edit, logging
 // to the returned buffer.
-func openSecureServer(t *testing.T, edit func(*server.Config)) (*server.Server, *logSink) {
+func openSecureServer(t *testing.T, edit func(*server.Config)) (*server.Server, *proctest.Buffer) {
 	t.Helper()
 	cfg := server.DefaultConfig()
 	cfg.Listen = "127.0.0.1:0"
 	edit(&cfg)
-	logs := &logSink{}
+	logs := &proctest.Buffer{}
 	s := server.New(cfg, slog.New(slog.NewTextHandler(io.MultiWriter(logs, t.Output()), &slog.HandlerOptions{Level: slog.LevelInfo})))
 	if err := s.Open(); err != nil {
 		t.Fatal(err)

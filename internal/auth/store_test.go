@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -177,7 +176,7 @@ func TestReload(t *testing.T) {
 func TestWatch(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "credentials.json")
 	authtest.WriteCredentials(t, path, auth.ReadsOpen, ops)
-	var logs logBuffer
+	var logs proctest.Buffer
 	s := auth.NewStore(path, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err := s.Load(); err != nil {
 		t.Fatal(err)
@@ -206,25 +205,6 @@ func TestWatch(t *testing.T) {
 		}
 		return err
 	})
-}
-
-// logBuffer collects a logger's output for a test to look at while the
-// code under test goes on writing.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // TestVerificationIsRemembered: a bcrypt check is paid once per client.
