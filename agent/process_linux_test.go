@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/internal/proctest"
 )
 
 // sleeper runs `sleep 60` and kills it when the test ends.
@@ -132,17 +134,14 @@ func TestParseStat(t *testing.T) {
 // waitAgent polls the agent's status until ok or a bound.
 func waitAgent(t *testing.T, a *Agent, what string, ok func(Status) bool) Status {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		st := a.Status()
-		if ok(st) {
-			return st
+	var st Status
+	proctest.Retry(t, 20*time.Second, what, func() error {
+		if st = a.Status(); !ok(st) {
+			return fmt.Errorf("status %+v", st)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 20 s; status %+v", what, st)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
+	return st
 }
 
 // runReal runs an agent on the real clock with cfg.

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/heureka-project/heureka"
-	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/registry/registrytest"
 )
 
 // backend drives one registry system through the workloads. Every method
@@ -48,36 +48,12 @@ type timers struct {
 }
 
 // instanceFor builds the i-th synthetic DataNode of app, shaped like the
-// agent's registrations (same metadata keys, ~1 KiB of Eureka JSON).
+// agent's registrations.
 func instanceFor(app string, i int, t timers) *heureka.Instance {
-	cluster := strings.ToLower(strings.TrimPrefix(app, "HDFS-DATANODE."))
-	rack := fmt.Sprintf("/dc1/rack-%02d", i%40)
-	host := fmt.Sprintf("dn%06d.%s.bench.invalid", i, cluster)
-	used := int64(4<<40) / 3
-	info := hdfs.NodeInfo{
-		Rack: rack, Version: "3.3.6",
-		DiskTotal: 4 << 40, DiskUsed: used + int64(i)<<20, BlockCount: used / (128 << 20),
-		Status: string(hdfs.AdminNormal), DataPort: 9866, RPCPort: 9867,
-	}
-	return &heureka.Instance{
-		ID:         hdfs.InstanceID(cluster, host, rack),
-		App:        strings.ToUpper(app),
-		HostName:   host,
-		IPAddr:     fmt.Sprintf("127.%d.%d.%d", 1+i>>16&0xff, i>>8&0xff, i&0xff),
-		Status:     heureka.StatusUp,
-		Port:       heureka.Port{Number: 9866, Enabled: true},
-		SecurePort: heureka.Port{Number: 443},
-		VIPAddress: strings.ToLower(app),
-		DataCenter: heureka.DataCenterInfo{Name: heureka.DataCenterMyOwn},
-		Lease: heureka.LeaseInfo{
-			RenewalIntervalSecs: int(t.Renew / time.Second),
-			DurationSecs:        int(t.Lease / time.Second),
-		},
-		Metadata:           info.WriteMetadata(nil),
-		StatusPageURL:      "http://" + host + ":9864/jmx",
-		HomePageURL:        "http://" + host + ":9864/",
-		LastDirtyTimestamp: time.Now().UnixMilli(),
-	}
+	return registrytest.AgentDataNode(app, i, registrytest.Shape{
+		Domain: "bench.invalid", Loopback: true,
+		Renew: t.Renew, Lease: t.Lease, LastDirty: time.Now().UnixMilli(),
+	})
 }
 
 // population is n instances spread over apps of at most perApp each
@@ -169,4 +145,32 @@ loop:
 	for range workers {
 		<-done
 	}
+}
+
+// lastRegistration remembers what a backend last registered, for
+// SetStatus: etcd and ZooKeeper keep no status of their own, so a status
+// change writes the record again.
+type lastRegistration struct {
+	mu sync.Mutex
+	in *heureka.Instance
+}
+
+func (l *lastRegistration) set(in *heureka.Instance) {
+	l.mu.Lock()
+	l.in = in.Clone()
+	l.mu.Unlock()
+}
+
+// setStatus registers the last registration again with status as both its
+// status and its override.
+func (l *lastRegistration) setStatus(ctx context.Context, status heureka.Status, register func(context.Context, *heureka.Instance) error) error {
+	l.mu.Lock()
+	in := l.in
+	l.mu.Unlock()
+	if in == nil {
+		return heureka.Errorf(heureka.ENOTFOUND, "not registered")
+	}
+	in = in.Clone()
+	in.Status, in.OverriddenStatus = status, status
+	return register(ctx, in)
 }

@@ -48,20 +48,7 @@ type failureResult struct {
 func (r *runner) failures(ctx context.Context, systems []system) []failureResult {
 	ctx, cancel := context.WithTimeout(ctx, r.plan.FailureLimit)
 	defer cancel()
-	var (
-		mu  sync.Mutex
-		out []failureResult
-		wg  sync.WaitGroup
-	)
-	for _, sys := range systems {
-		wg.Go(func() {
-			rs := r.failureSystem(ctx, sys)
-			mu.Lock()
-			out = append(out, rs...)
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
+	out := inParallel(systems, func(sys system) []failureResult { return r.failureSystem(ctx, sys) })
 	order := func(fr failureResult) int {
 		for i, s := range systems {
 			if s.name == fr.System {
@@ -164,26 +151,35 @@ func (r *runner) failureSystem(ctx context.Context, sys system) []failureResult 
 		}
 	}()
 
+	return inParallel(scenarios, func(sc scenario) []failureResult {
+		res := failureResult{System: sys.name, Scenario: sc.key, Observers: r.plan.Observers, Expected: expected(sc.key, sys)}
+		switch {
+		case sc.key == "silent" && sys.t.Lease > 30*time.Second && !r.plan.SlowScenario:
+			res.Skipped = fmt.Sprintf("full mode only: a %v lease makes it take minutes (expected %s)", sys.t.Lease, res.Expected)
+		case sc.key == "silent" && r.plan.Mode == "tiny":
+			res.Skipped = "not in tiny mode"
+		default:
+			f.run(ctx, sc.key, &res)
+		}
+		r.logf("failure %-32s %-8s p50 %v  p99 %v  max %v  n=%d missed=%d %s",
+			sys.name, sc.key, ms(res.Lat.P50), ms(res.Lat.P99), ms(res.Lat.Max), res.Lat.N, res.Lat.Missed, res.Skipped)
+		return []failureResult{res}
+	})
+}
+
+// inParallel calls fn on every item at once and gathers what they return,
+// in the order they finish.
+func inParallel[T, R any](items []T, fn func(T) []R) []R {
 	var (
 		mu  sync.Mutex
-		out []failureResult
+		out []R
 		wg  sync.WaitGroup
 	)
-	for _, sc := range scenarios {
+	for _, it := range items {
 		wg.Go(func() {
-			res := failureResult{System: sys.name, Scenario: sc.key, Observers: r.plan.Observers, Expected: expected(sc.key, sys)}
-			switch {
-			case sc.key == "silent" && sys.t.Lease > 30*time.Second && !r.plan.SlowScenario:
-				res.Skipped = fmt.Sprintf("full mode only: a %v lease makes it take minutes (expected %s)", sys.t.Lease, res.Expected)
-			case sc.key == "silent" && r.plan.Mode == "tiny":
-				res.Skipped = "not in tiny mode"
-			default:
-				f.run(ctx, sc.key, &res)
-			}
-			r.logf("failure %-32s %-8s p50 %v  p99 %v  max %v  n=%d missed=%d %s",
-				sys.name, sc.key, ms(res.Lat.P50), ms(res.Lat.P99), ms(res.Lat.Max), res.Lat.N, res.Lat.Missed, res.Skipped)
+			rs := fn(it)
 			mu.Lock()
-			out = append(out, res)
+			out = append(out, rs...)
 			mu.Unlock()
 		})
 	}

@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -89,6 +90,7 @@ type runner struct {
 	heurekaBin string
 	dir        string // temp dir: binaries, logs, data dirs
 	log        io.Writer
+	logMu      sync.Mutex // logf is called from parallel workloads
 	only       string
 	systems    string // empty: all
 	command    string
@@ -98,6 +100,8 @@ type runner struct {
 }
 
 func (r *runner) logf(format string, args ...any) {
+	r.logMu.Lock()
+	defer r.logMu.Unlock()
 	fmt.Fprintf(r.log, "[%5.1fs] %s\n", time.Since(r.start).Seconds(), fmt.Sprintf(format, args...))
 }
 

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/heureka-project/heureka/bench/internal/procstat"
 )
 
 // proc is a server process the benchmark started: heureka, etcd or a
@@ -128,61 +128,6 @@ func (p *proc) tail() string {
 	return strings.Join(lines, "\n")
 }
 
-// usage is a process's resource use read from /proc.
-type usage struct {
-	cpu time.Duration // user + system CPU time so far
-	rss int64         // resident set, bytes
-}
-
-// clockTick is the kernel's USER_HZ, the unit of /proc/PID/stat times.
-var clockTick = sync.OnceValue(func() int64 {
-	out, err := exec.Command("getconf", "CLK_TCK").Output()
-	if err == nil {
-		if n, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64); err == nil && n > 0 {
-			return n
-		}
-	}
-	return 100 // every Linux architecture Go runs on
-})
-
-// readUsage reads utime+stime from /proc/PID/stat and VmRSS from
-// /proc/PID/status.
-func readUsage(pid int) (usage, error) {
-	var u usage
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return u, err
-	}
-	// The command name (field 2) may hold spaces; fields after it are
-	// counted from the closing parenthesis.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return u, errors.New("bad /proc stat line")
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 13 {
-		return u, errors.New("short /proc stat line")
-	}
-	// f[0] is field 3 (state); utime is field 14, stime field 15.
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	u.cpu = time.Duration((ut + st) * int64(time.Second) / clockTick())
-	st2, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return u, err
-	}
-	defer st2.Close()
-	sc := bufio.NewScanner(st2)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			u.rss = kb << 10
-		}
-	}
-	return u, sc.Err()
-}
-
 // machine describes the host for the report.
 type machine struct {
 	CPU    string
@@ -275,14 +220,14 @@ func raiseFileLimit() uint64 {
 type cpuMeter struct {
 	at          time.Time
 	total, self time.Duration
-	srv         usage
+	srv         procstat.Usage
 	pid         int
 }
 
 func startMeter(pid int) cpuMeter {
 	m := cpuMeter{at: time.Now(), total: machineBusy(), pid: pid}
 	m.self = selfCPU()
-	m.srv, _ = readUsage(pid)
+	m.srv, _ = procstat.Read(pid)
 	return m
 }
 
@@ -290,16 +235,16 @@ func startMeter(pid int) cpuMeter {
 // server, by the benchmark itself and by everything else.
 func (m cpuMeter) read() (server, bench, others float64) {
 	el := time.Since(m.at).Seconds()
-	u, _ := readUsage(m.pid)
-	server = (u.cpu - m.srv.cpu).Seconds() / el
+	u, _ := procstat.Read(m.pid)
+	server = (u.CPU - m.srv.CPU).Seconds() / el
 	bench = (selfCPU() - m.self).Seconds() / el
 	all := (machineBusy() - m.total).Seconds() / el
 	return server, bench, max(0, all-server-bench)
 }
 
 func selfCPU() time.Duration {
-	u, _ := readUsage(os.Getpid())
-	return u.cpu
+	u, _ := procstat.Read(os.Getpid())
+	return u.CPU
 }
 
 // machineBusy is the CPU time processes used on all cores, from /proc/stat.
@@ -318,7 +263,7 @@ func machineBusy() time.Duration {
 		n, _ := strconv.ParseInt(v, 10, 64)
 		busy += n
 	}
-	return time.Duration(busy * int64(time.Second) / clockTick())
+	return time.Duration(busy * int64(time.Second) / procstat.ClockTick())
 }
 
 // loadAvg is /proc/loadavg's first three fields.

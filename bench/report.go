@@ -54,27 +54,23 @@ func writeReport(out string, res *results) error {
 
 	writeTargets(w, res)
 
-	if len(res.Storm) > 0 {
-		writeStorm(w, res, rel("storm.png"))
-		if err := stormChart(res).render(filepath.Join(chartDir, "storm.png")); err != nil {
-			return err
+	// One section per workload that ran: its table, then its chart.
+	for _, sec := range []struct {
+		ran   bool
+		png   string
+		write func(writer, *results, string)
+		chart func(*results) chart
+	}{
+		{len(res.Storm) > 0, "storm.png", writeStorm, stormChart},
+		{len(res.Steady) > 0, "steady.png", writeSteady, steadyChart},
+		{len(res.Prop) > 0, "propagation.png", writeProp, propChart},
+		{len(res.Failures) > 0, "failure.png", writeFailures, failureChart},
+	} {
+		if !sec.ran {
+			continue
 		}
-	}
-	if len(res.Steady) > 0 {
-		writeSteady(w, res, rel("steady.png"))
-		if err := steadyChart(res).render(filepath.Join(chartDir, "steady.png")); err != nil {
-			return err
-		}
-	}
-	if len(res.Prop) > 0 {
-		writeProp(w, res, rel("propagation.png"))
-		if err := propChart(res).render(filepath.Join(chartDir, "propagation.png")); err != nil {
-			return err
-		}
-	}
-	if len(res.Failures) > 0 {
-		writeFailures(w, res, rel("failure.png"))
-		if err := failureChart(res).render(filepath.Join(chartDir, "failure.png")); err != nil {
+		sec.write(w, res, rel(sec.png))
+		if err := sec.chart(res).render(filepath.Join(chartDir, sec.png)); err != nil {
 			return err
 		}
 	}

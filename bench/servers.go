@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/heureka-project/heureka/bench/internal/procstat"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 )
@@ -47,8 +48,8 @@ type server struct {
 
 func (s *server) pid() int { return s.p.pid() }
 
-func (s *server) usage() usage {
-	u, _ := readUsage(s.pid())
+func (s *server) usage() procstat.Usage {
+	u, _ := procstat.Read(s.pid())
 	return u
 }
 

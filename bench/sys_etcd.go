@@ -203,7 +203,7 @@ type etcdRegistry struct {
 
 	mu    sync.Mutex
 	lease clientv3.LeaseID
-	last  *heureka.Instance
+	last  lastRegistration
 }
 
 func (r *etcdRegistry) Register(ctx context.Context, in *heureka.Instance) error {
@@ -225,7 +225,7 @@ func (r *etcdRegistry) Register(ctx context.Context, in *heureka.Instance) error
 		if err != nil {
 			return unavailable(err)
 		}
-		r.last = in.Clone()
+		r.last.set(in)
 		return nil
 	}
 }
@@ -248,15 +248,7 @@ func (r *etcdRegistry) Renew(ctx context.Context, app, id string) error {
 }
 
 func (r *etcdRegistry) SetStatus(ctx context.Context, app, id string, status heureka.Status) error {
-	r.mu.Lock()
-	in := r.last
-	r.mu.Unlock()
-	if in == nil {
-		return heureka.Errorf(heureka.ENOTFOUND, "not registered")
-	}
-	in = in.Clone()
-	in.Status, in.OverriddenStatus = status, status
-	return r.Register(ctx, in)
+	return r.last.setStatus(ctx, status, r.Register)
 }
 
 func (r *etcdRegistry) Cancel(ctx context.Context, app, id string) error {

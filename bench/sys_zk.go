@@ -299,10 +299,8 @@ func (f *zkFollower) handle(ev zk.Event) {
 // alive; a znode lost with an expired session is created again);
 // SetStatus rewrites it; Cancel deletes it.
 type zkRegistry struct {
-	c *zk.Conn
-
-	mu   sync.Mutex
-	last *heureka.Instance
+	c    *zk.Conn
+	last lastRegistration
 }
 
 func (r *zkRegistry) Register(_ context.Context, in *heureka.Instance) error {
@@ -323,9 +321,7 @@ func (r *zkRegistry) Register(_ context.Context, in *heureka.Instance) error {
 	if err != nil {
 		return unavailable(err)
 	}
-	r.mu.Lock()
-	r.last = in.Clone()
-	r.mu.Unlock()
+	r.last.set(in)
 	return nil
 }
 
@@ -341,15 +337,7 @@ func (r *zkRegistry) Renew(_ context.Context, app, id string) error {
 }
 
 func (r *zkRegistry) SetStatus(ctx context.Context, app, id string, status heureka.Status) error {
-	r.mu.Lock()
-	in := r.last
-	r.mu.Unlock()
-	if in == nil {
-		return heureka.Errorf(heureka.ENOTFOUND, "not registered")
-	}
-	in = in.Clone()
-	in.Status, in.OverriddenStatus = status, status
-	return r.Register(ctx, in)
+	return r.last.setStatus(ctx, status, r.Register)
 }
 
 func (r *zkRegistry) Cancel(_ context.Context, app, id string) error {

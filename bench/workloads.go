@@ -162,7 +162,7 @@ func (r *runner) storm(ctx context.Context, sys system, n int) stormResult {
 	u1 := srv.usage()
 	res.Done, res.Errors, res.Lat = done, failed, summarize(lat, 0)
 	res.Rate = float64(done) / res.Elapsed.Seconds()
-	res.CPU, res.RSS = u1.cpu-u0.cpu, u1.rss
+	res.CPU, res.RSS = u1.CPU-u0.CPU, u1.RSS
 	res.Cut = done+failed < n
 	if err != nil {
 		res.FirstErr = err.Error()
@@ -255,8 +255,8 @@ func (r *runner) steady(ctx context.Context, sys system, n int) steadyResult {
 	lat := st.lat.all()
 	cancel()
 	wg.Wait()
-	res.CPUPct = 100 * (u1.cpu - u0.cpu).Seconds() / el.Seconds()
-	res.RSS = u1.rss
+	res.CPUPct = 100 * (u1.CPU - u0.CPU).Seconds() / el.Seconds()
+	res.RSS = u1.RSS
 	res.Sent, res.Failed, res.Late = s1-s0, f1-f0, st.late.Load()
 	if l0 <= len(lat) {
 		res.Lat = summarize(lat[l0:], 0)
@@ -342,7 +342,7 @@ func (r *runner) propagation(ctx context.Context, sys system, w int) propResult 
 	}
 	res.Setup = time.Since(start)
 	sleepCtx(ctx, 500*time.Millisecond) // let streams settle
-	res.RSS = srv.usage().rss
+	res.RSS = srv.usage().RSS
 	target := ins[0]
 	var all []time.Duration
 	missed := 0

@@ -94,17 +94,7 @@ func applicationsFrom(n node) (*heureka.Applications, error) {
 		return nil, r.err
 	}
 	var err error
-	i := 0
-	eachListed(r.get1("application"), func(v node) bool {
-		var a *heureka.Application
-		if a, err = applicationFrom(v, "application "+strconv.Itoa(i)); err != nil {
-			return false
-		}
-		apps.Apps = append(apps.Apps, a)
-		i++
-		return true
-	})
-	if err != nil {
+	if apps.Apps, err = readListed(r.get1("application"), "application", applicationFrom); err != nil {
 		return nil, err
 	}
 	return apps, nil
@@ -124,16 +114,12 @@ func applicationFrom(v node, where string) (*heureka.Application, error) {
 	if app.Name != "" {
 		where += " " + strconv.Quote(app.Name)
 	}
-	i := 0
-	eachListed(r.get1("instance"), func(v node) bool {
-		var in *heureka.Instance
-		if in, err = listedInstance(v); err != nil {
-			err = context(where+", instance "+strconv.Itoa(i), err)
-			return false
+	app.Instances, err = readListed(r.get1("instance"), where+", instance", func(v node, label string) (*heureka.Instance, error) {
+		in, err := listedInstance(v)
+		if err != nil {
+			return nil, context(label, err)
 		}
-		app.Instances = append(app.Instances, in)
-		i++
-		return true
+		return in, nil
 	})
 	if err != nil {
 		return nil, err
@@ -652,6 +638,22 @@ func asObject(v node, what string, lenient bool) (node, error) {
 		}
 	}
 	return node{}, heureka.Errorf(heureka.EINVALID, "%q must be an object, got %s", what, describe(v.value()))
+}
+
+// readListed reads each element of a Eureka list (see eachListed) with
+// read, which is given the element's label for errors: what and its index.
+func readListed[T any](v node, what string, read func(v node, label string) (T, error)) ([]T, error) {
+	var out []T
+	var err error
+	eachListed(v, func(v node) bool {
+		var t T
+		if t, err = read(v, what+" "+strconv.Itoa(len(out))); err != nil {
+			return false
+		}
+		out = append(out, t)
+		return true
+	})
+	return out, err
 }
 
 // eachListed calls fn with each element of a Eureka list, which may be

@@ -130,13 +130,7 @@ func ParseNameNodeJMX(r io.Reader) (NameNodeJMX, error) {
 		if src == nil {
 			continue
 		}
-		if !n.CapacityKnown {
-			if v, ok := src.int("CapacityTotal"); ok {
-				n.CapacityKnown, n.CapacityTotal = true, v
-				n.CapacityUsed, _ = src.int("CapacityUsed")
-				n.CapacityRemaining, _ = src.int("CapacityRemaining")
-			}
-		}
+		n.readCapacity(src, "CapacityTotal", "CapacityUsed", "CapacityRemaining")
 		if !n.BlocksTotalKnown {
 			n.BlocksTotal, n.BlocksTotalKnown = src.int("BlocksTotal")
 			n.FilesTotal, _ = src.int("FilesTotal")
@@ -171,64 +165,32 @@ func haStateOf(s string) HAState {
 	return HAState(strings.ToLower(strings.TrimSpace(s)))
 }
 
+// readCapacity takes the capacity from src's total, used and free
+// attributes, unless an earlier bean gave it.
+func (n *NameNodeJMX) readCapacity(src attrs, total, used, free string) {
+	if n.CapacityKnown {
+		return
+	}
+	if v, ok := src.int(total); ok {
+		n.CapacityKnown, n.CapacityTotal = true, v
+		n.CapacityUsed, _ = src.int(used)
+		n.CapacityRemaining, _ = src.int(free)
+	}
+}
+
 // readInfo reads the NameNodeInfo bean.
 func (n *NameNodeJMX) readInfo(info attrs) {
 	n.Version = versionOf(info)
 	n.ClusterID, _ = info.str("ClusterId")
 	n.BlockPoolID, _ = info.str("BlockPoolId")
 	n.Safemode, _ = info.str("Safemode")
-	if !n.CapacityKnown {
-		if v, ok := info.int("Total"); ok {
-			n.CapacityKnown, n.CapacityTotal = true, v
-			n.CapacityUsed, _ = info.int("Used")
-			n.CapacityRemaining, _ = info.int("Free")
-		}
-	}
+	n.readCapacity(info, "Total", "Used", "Free")
 	if !n.BlocksTotalKnown {
 		n.BlocksTotal, n.BlocksTotalKnown = info.int("TotalBlocks")
 	}
 
-	var live map[string]attrs
-	if info.decode("LiveNodes", &live) {
-		n.LiveNodes = make(map[string]LiveNode, len(live))
-		for k, a := range live {
-			var ln LiveNode
-			ln.InfoAddr, _ = a.str("infoAddr")
-			ln.XferAddr, _ = a.str("xferaddr")
-			ln.LastContact, _ = a.int("lastContact")
-			if s, ok := a.str("adminState"); ok {
-				ln.AdminState, _ = ParseAdminState(s)
-			}
-			ln.Capacity, _ = a.int("capacity")
-			if v, ok := a.int("usedSpace"); ok {
-				ln.Used = v
-			} else {
-				ln.Used, _ = a.int("used")
-			}
-			ln.NonDfsUsed, _ = a.int("nonDfsUsedSpace")
-			ln.Remaining, _ = a.int("remaining")
-			ln.NumBlocks, _ = a.int("numBlocks")
-			ln.BlockScheduled, _ = a.int("blockScheduled")
-			ln.VolumeFailures, _ = a.int("volfails")
-			ln.Version, _ = a.str("version")
-			ln.LastBlockReport, _ = a.int("lastBlockReport")
-			n.LiveNodes[k] = ln
-		}
-	}
-	var dead map[string]attrs
-	if info.decode("DeadNodes", &dead) {
-		n.DeadNodes = make(map[string]DeadNode, len(dead))
-		for k, a := range dead {
-			var dn DeadNode
-			dn.LastContact, _ = a.int("lastContact")
-			dn.Decommissioned, _ = a.bool("decommissioned")
-			if s, ok := a.str("adminState"); ok {
-				dn.AdminState, _ = ParseAdminState(s)
-			}
-			dn.XferAddr, _ = a.str("xferaddr")
-			n.DeadNodes[k] = dn
-		}
-	}
+	n.LiveNodes = nodesOf(info, "LiveNodes", liveNodeOf)
+	n.DeadNodes = nodesOf(info, "DeadNodes", deadNodeOf)
 	var decom map[string]any
 	if info.decode("DecomNodes", &decom) {
 		for k := range decom {
@@ -246,6 +208,57 @@ func (n *NameNodeJMX) readInfo(info attrs) {
 		n.LiveDataNodes, n.DeadDataNodes = int64(len(n.LiveNodes)), int64(len(n.DeadNodes))
 		n.DecommissioningDataNodes = int64(len(n.DecomNodes))
 	}
+}
+
+// nodesOf decodes the bean attribute key, a JSON object of DataNode name to
+// attributes, reading each node with read; nil when it is absent.
+func nodesOf[T any](info attrs, key string, read func(attrs) T) map[string]T {
+	var nodes map[string]attrs
+	if !info.decode(key, &nodes) {
+		return nil
+	}
+	out := make(map[string]T, len(nodes))
+	for k, a := range nodes {
+		out[k] = read(a)
+	}
+	return out
+}
+
+// liveNodeOf reads one entry of NameNodeInfo's LiveNodes.
+func liveNodeOf(a attrs) LiveNode {
+	var ln LiveNode
+	ln.InfoAddr, _ = a.str("infoAddr")
+	ln.XferAddr, _ = a.str("xferaddr")
+	ln.LastContact, _ = a.int("lastContact")
+	if s, ok := a.str("adminState"); ok {
+		ln.AdminState, _ = ParseAdminState(s)
+	}
+	ln.Capacity, _ = a.int("capacity")
+	if v, ok := a.int("usedSpace"); ok {
+		ln.Used = v
+	} else {
+		ln.Used, _ = a.int("used")
+	}
+	ln.NonDfsUsed, _ = a.int("nonDfsUsedSpace")
+	ln.Remaining, _ = a.int("remaining")
+	ln.NumBlocks, _ = a.int("numBlocks")
+	ln.BlockScheduled, _ = a.int("blockScheduled")
+	ln.VolumeFailures, _ = a.int("volfails")
+	ln.Version, _ = a.str("version")
+	ln.LastBlockReport, _ = a.int("lastBlockReport")
+	return ln
+}
+
+// deadNodeOf reads one entry of NameNodeInfo's DeadNodes.
+func deadNodeOf(a attrs) DeadNode {
+	var dn DeadNode
+	dn.LastContact, _ = a.int("lastContact")
+	dn.Decommissioned, _ = a.bool("decommissioned")
+	if s, ok := a.str("adminState"); ok {
+		dn.AdminState, _ = ParseAdminState(s)
+	}
+	dn.XferAddr, _ = a.str("xferaddr")
+	return dn
 }
 
 func stringMap(m map[string]any) map[string]string {

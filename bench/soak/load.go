@@ -10,14 +10,12 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/eureka"
-	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/registry/registrytest"
 )
 
 // fleet is the simulated population: every instance's record, pre-encoded
@@ -36,47 +34,14 @@ func newFleet(n, apps int, renew, lease time.Duration) *fleet {
 	now := time.Now().UnixMilli()
 	for i := range n {
 		app := fmt.Sprintf("HDFS-DATANODE.C%03d", i/perApp)
-		in := dataNode(app, i, renew, lease, now)
+		in := registrytest.AgentDataNode(app, i, registrytest.Shape{
+			Domain: "soak.invalid", Renew: renew, Lease: lease, LastDirty: now})
 		f.ids[i], f.apps[i] = in.ID, in.App
 		f.bodies[i] = eureka.EncodeInstance(eureka.JSON, in)
 		f.ldt[i] = strconv.FormatInt(in.LastDirtyTimestamp, 10)
 		f.renewURL[i] = "/apps/" + in.App + "/" + in.ID + "?status=UP&lastDirtyTimestamp=" + f.ldt[i]
 	}
 	return f
-}
-
-// dataNode is the i-th synthetic DataNode, shaped like heureka's agent's
-// registrations: the same metadata keys, about 1 KiB of Eureka JSON.
-func dataNode(app string, i int, renew, lease time.Duration, ldt int64) *heureka.Instance {
-	cluster := strings.ToLower(strings.TrimPrefix(app, "HDFS-DATANODE."))
-	rack := fmt.Sprintf("/dc1/rack-%02d", i%40)
-	host := fmt.Sprintf("dn%07d.%s.soak.invalid", i, cluster)
-	used := int64(4<<40) / 3
-	info := hdfs.NodeInfo{
-		Rack: rack, Version: "3.3.6",
-		DiskTotal: 4 << 40, DiskUsed: used + int64(i)<<20, BlockCount: used / (128 << 20),
-		Status: string(hdfs.AdminNormal), DataPort: 9866, RPCPort: 9867,
-	}
-	return &heureka.Instance{
-		ID:         hdfs.InstanceID(cluster, host, rack),
-		App:        app,
-		HostName:   host,
-		IPAddr:     fmt.Sprintf("10.%d.%d.%d", i>>16&0xff, i>>8&0xff, i&0xff),
-		Status:     heureka.StatusUp,
-		Port:       heureka.Port{Number: 9866, Enabled: true},
-		SecurePort: heureka.Port{Number: 443},
-		VIPAddress: strings.ToLower(app),
-		DataCenter: heureka.DataCenterInfo{Name: heureka.DataCenterMyOwn},
-		Lease: heureka.LeaseInfo{
-			RenewalIntervalSecs: int(renew / time.Second),
-			DurationSecs:        int(lease / time.Second),
-		},
-		Metadata:           info.WriteMetadata(nil),
-		StatusPageURL:      "http://" + host + ":9864/jmx",
-		HomePageURL:        "http://" + host + ":9864/",
-		HealthCheckURL:     "http://" + host + ":9864/jmx?qry=Hadoop:service=DataNode,name=DataNodeInfo",
-		LastDirtyTimestamp: ldt,
-	}
 }
 
 // newTransport keeps up to conns keep-alive connections to each server and

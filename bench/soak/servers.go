@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/heureka-project/heureka/bench/internal/procstat"
 )
 
 // peer is one running `heureka server` process.
@@ -157,23 +159,8 @@ func (p *peer) pid() int { return p.cmd.Process.Pid }
 
 // cpu returns the live process's user+system CPU time in seconds.
 func (p *peer) cpu() (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.pid()))
-	if err != nil {
-		return 0, err
-	}
-	// Fields after the command name, which is in parentheses.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, errors.New("unreadable /proc stat")
-	}
-	f := strings.Fields(s[i+2:])
-	if len(f) < 13 {
-		return 0, errors.New("short /proc stat")
-	}
-	ut, _ := strconv.ParseFloat(f[11], 64)
-	st, _ := strconv.ParseFloat(f[12], 64)
-	return (ut + st) / 100, nil // USER_HZ is 100 on Linux
+	u, err := procstat.Read(p.pid())
+	return u.CPU.Seconds(), err
 }
 
 // totalCPU is the CPU of this peer's processes, past and present.
@@ -184,61 +171,59 @@ func (p *peer) totalCPU() float64 {
 
 // rss returns the live process's resident set in bytes.
 func (p *peer) rss() int64 {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.pid()))
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
+	u, _ := procstat.Read(p.pid())
+	return u.RSS
 }
 
-// metric reads one unlabelled counter or gauge from /metrics.
+// metric reads one unlabelled counter or gauge from /metrics; -1 when the
+// peer does not answer or has no such series.
 func (p *peer) metric(name string) float64 {
-	resp, err := http.Get("http://" + p.addr + "/metrics")
-	if err != nil {
-		return -1
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if v, ok := strings.CutPrefix(line, name+" "); ok {
-			x, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			return x
+	x := -1.0
+	p.scrape(func(series string, v float64) {
+		if series == name {
+			x = v
 		}
-	}
-	return -1
+	})
+	return x
 }
 
-// metricSum adds up every series of one metric family from /metrics.
+// metricSum adds up every series of one metric family from /metrics; -1
+// when the peer does not answer.
 func (p *peer) metricSum(name string) float64 {
-	resp, err := http.Get("http://" + p.addr + "/metrics")
-	if err != nil {
-		return -1
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	sum := 0.0
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
-			continue
+	if err := p.scrape(func(series string, v float64) {
+		if series == name || strings.HasPrefix(series, name+"{") {
+			sum += v
 		}
-		if i := strings.LastIndexByte(line, ' '); i > 0 {
-			x, _ := strconv.ParseFloat(line[i+1:], 64)
-			sum += x
-		}
+	}); err != nil {
+		return -1
 	}
 	return sum
+}
+
+// scrape calls fn with each sample line of /metrics: the series (name and
+// labels) and its value.
+func (p *peer) scrape(fn func(series string, v float64)) error {
+	resp, err := http.Get("http://" + p.addr + "/metrics")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		i := strings.LastIndexByte(line, ' ')
+		if i <= 0 || strings.HasPrefix(line, "#") {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			continue
+		}
+		fn(line[:i], v)
+	}
+	return sc.Err()
 }
 
 // pinSelf runs this program again under taskset on the CPUs in list ("0"

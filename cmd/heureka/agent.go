@@ -72,23 +72,18 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs.DurationVar(&cfg.FlapHoldMax, "flap-hold-max", cfg.FlapHoldMax, "the longest a flapping daemon is held DOWN once it answers")
 	fs.DurationVar(&cfg.MetadataInterval, "metadata-interval", cfg.MetadataInterval, "how often the daemon's figures are read in full")
 	fs.DurationVar(&cfg.DrainPeriod, "drain", cfg.DrainPeriod, "how long to stay OUT_OF_SERVICE before deregistering on SIGTERM")
-	logFormat := fs.String("log-format", "text", "log format: text or json (logs go to stderr)")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
-	fs.Usage = func() {
-		w := fs.Output()
-		fmt.Fprintf(w, "Usage: heureka agent --role datanode|namenode --cluster NAME --registry URL[,URL] --jmx URL [flags]\n\n")
-		fmt.Fprintf(w, "Runs beside one HDFS daemon: registers it as hdfs-ROLE.CLUSTER with instance ID\n")
-		fmt.Fprintf(w, "CLUSTER-HOST-RACK and metadata rack, disk_used, disk_total (bytes), block_count,\n")
-		fmt.Fprintf(w, "version, status and, for NameNodes, ha_state and ha_transition_time (ms since the\n")
-		fmt.Fprintf(w, "epoch); renews every 10 s; probes the daemon's /jmx and data or RPC port every\n")
-		fmt.Fprintf(w, "second and reports DOWN after two consecutive refusals, or when a daemon that\n")
-		fmt.Fprintf(w, "accepts connections has not answered for --hang-after; UP once it has answered\n")
-		fmt.Fprintf(w, "for --up-after. With --pid, --pid-file or --systemd-unit, the process's exit is\n")
-		fmt.Fprintf(w, "DOWN at once. The cause is registered as metadata down_cause.\n")
-		fmt.Fprintf(w, "SIGTERM or SIGINT: OUT_OF_SERVICE, wait --drain, deregister, exit 0.\n")
-		fmt.Fprintf(w, "Give at most one of --rack, --topology-table, --topology-script.\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
+	newLog := logFlags(fs, stderr)
+	setUsage(fs, "agent --role datanode|namenode --cluster NAME --registry URL[,URL] --jmx URL [flags]", `
+Runs beside one HDFS daemon: registers it as hdfs-ROLE.CLUSTER with instance ID
+CLUSTER-HOST-RACK and metadata rack, disk_used, disk_total (bytes), block_count,
+version, status and, for NameNodes, ha_state and ha_transition_time (ms since the
+epoch); renews every 10 s; probes the daemon's /jmx and data or RPC port every
+second and reports DOWN after two consecutive refusals, or when a daemon that
+accepts connections has not answered for --hang-after; UP once it has answered
+for --up-after. With --pid, --pid-file or --systemd-unit, the process's exit is
+DOWN at once. The cause is registered as metadata down_cause.
+SIGTERM or SIGINT: OUT_OF_SERVICE, wait --drain, deregister, exit 0.
+Give at most one of --rack, --topology-table, --topology-script.`)
 	if err := noArgs(fs, args); err != nil {
 		return err
 	}
@@ -138,7 +133,7 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 		return bad("--admin-state %q is not one of NORMAL, DECOMMISSION_INPROGRESS, DECOMMISSIONED, ENTERING_MAINTENANCE, IN_MAINTENANCE", *admin)
 	}
 	cfg.AdminState = st
-	logger, err := newLogger(stderr, *logFormat, *logLevel)
+	logger, err := newLog()
 	if err != nil {
 		return bad("%v", err)
 	}

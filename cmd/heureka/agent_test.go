@@ -84,7 +84,7 @@ func TestAgentInProcess(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stderr lockedBuffer
+	var stderr proctest.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"agent", "--role", "datanode", "--cluster", "prod", "--registry", base,

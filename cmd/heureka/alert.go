@@ -64,8 +64,7 @@ func runAlert(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs.DurationVar(&cfg.Resend, "resend", cfg.Resend, "how often to re-send firing alerts to Alertmanager")
 	fs.StringVar(&cfg.StateFile, "state", "", "keep the stream position and firing alerts in this `file`, to resume after a restart")
 	fs.Var(forFlag, "for", "hold `ALERT=DURATION` back until its condition has lasted that long (repeatable)")
-	logFormat := fs.String("log-format", "text", "log format: text or json (logs go to stderr)")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	newLog := logFlags(fs, stderr)
 	pos, err := o.parse(fs, args)
 	if err != nil {
 		return err
@@ -80,7 +79,7 @@ func runAlert(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if err := cfg.Validate(); err != nil {
 		return &usageError{"alert: " + err.Error()}
 	}
-	logger, err := newLogger(stderr, *logFormat, *logLevel)
+	logger, err := newLog()
 	if err != nil {
 		return &usageError{"alert: " + err.Error()}
 	}

@@ -22,10 +22,11 @@ import (
 // hookReceiver is a webhook endpoint that records what it gets.
 type hookReceiver struct {
 	*httptest.Server
-	mu     sync.Mutex
-	alerts []alert.WebhookAlert
-	posts  int
-	fail   bool // answer 503
+	mu      sync.Mutex
+	alerts  []alert.WebhookAlert
+	posts   int
+	fail    bool // answer 503
+	refused int  // posts answered 503
 }
 
 func newHookReceiver(t *testing.T) *hookReceiver {
@@ -34,6 +35,7 @@ func newHookReceiver(t *testing.T) *hookReceiver {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		if h.fail {
+			h.refused++
 			http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
 			return
 		}
@@ -55,6 +57,12 @@ func (h *hookReceiver) got() []alert.WebhookAlert {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return append([]alert.WebhookAlert(nil), h.alerts...)
+}
+
+func (h *hookReceiver) refusals() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.refused
 }
 
 func (h *hookReceiver) setFail(fail bool) {
@@ -288,7 +296,7 @@ func TestAlertResumesAfterDisconnect(t *testing.T) {
 	// The webhook fails for a while: the change waits and goes out once.
 	hook.setFail(true)
 	setStatus(dns[2], heureka.StatusDown)
-	time.Sleep(700 * time.Millisecond)
+	proctest.Eventually(t, 10*time.Second, "the webhook to refuse a delivery and be retried", func() bool { return hook.refusals() >= 2 })
 	proxy.Cut()
 	hook.setFail(false)
 	hook.waitFor(t, "firing HeurekaInstanceDown "+dns[0].ID,

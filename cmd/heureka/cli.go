@@ -123,6 +123,19 @@ func (o *cliOptions) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	return pos, o.validate()
 }
 
+// parseOne parses fs and wants exactly one positional argument, naming
+// what it is in the usage error.
+func (o *cliOptions) parseOne(fs *flag.FlagSet, args []string, want string) (string, error) {
+	pos, err := o.parse(fs, args)
+	if err != nil {
+		return "", err
+	}
+	if len(pos) != 1 {
+		return "", &usageError{want}
+	}
+	return pos[0], nil
+}
+
 // commandFlags is the flag set of the command `heureka NAME`: every
 // command defines its flags on one of these (newFlagSet adds the operator
 // commands' usage), parses them with parseArgs, and so errs the same way.
@@ -172,13 +185,31 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 // the flags and the exit codes.
 func newFlagSet(name, synopsis, description string, stderr io.Writer) *flag.FlagSet {
 	fs := commandFlags(name, stderr)
+	setUsage(fs, synopsis, description)
+	usage := fs.Usage
 	fs.Usage = func() {
-		w := fs.Output()
-		fmt.Fprintf(w, "Usage: heureka %s\n\n%s\n\nFlags:\n", synopsis, strings.TrimSpace(description))
-		fs.PrintDefaults()
-		fmt.Fprint(w, exitCodesHelp)
+		usage()
+		fmt.Fprint(fs.Output(), exitCodesHelp)
 	}
 	return fs
+}
+
+// setUsage makes -h print "Usage: heureka SYNOPSIS", the description and
+// the flags.
+func setUsage(fs *flag.FlagSet, synopsis, description string) {
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: heureka %s\n\n%s\n\nFlags:\n", synopsis, strings.TrimSpace(description))
+		fs.PrintDefaults()
+	}
+}
+
+// logFlags defines --log-format and --log-level on fs, as every long-running
+// command has them; the function it returns builds that logger once fs is
+// parsed.
+func logFlags(fs *flag.FlagSet, stderr io.Writer) func() (*slog.Logger, error) {
+	format := fs.String("log-format", "text", "log format: text or json (logs go to stderr)")
+	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	return func() (*slog.Logger, error) { return newLogger(stderr, *format, *level) }
 }
 
 // registryConn is the operator commands' connection to one registry
@@ -249,6 +280,21 @@ func (o *cliOptions) session(ctx context.Context) (*registryConn, context.Contex
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	return rc, ctx, func() { cancel(); rc.close() }, nil
+}
+
+// withInstance opens a session, finds the instance with this ID and calls fn
+// with it, all within the session's timeout.
+func (o *cliOptions) withInstance(ctx context.Context, id string, fn func(context.Context, *registryConn, *heureka.Instance) error) error {
+	rc, ctx, done, err := o.session(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
+	in, err := rc.instanceByID(ctx, id)
+	if err != nil {
+		return err
+	}
+	return fn(ctx, rc, in)
 }
 
 // unreachableError is a registry that gave no answer.

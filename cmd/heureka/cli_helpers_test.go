@@ -89,22 +89,3 @@ func mustRegister(t *testing.T, s *server.Server, in *heureka.Instance) {
 		t.Fatalf("register %s: %d %s", in, code, msg)
 	}
 }
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader in
-// different goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}

@@ -105,7 +105,7 @@ func TestWatchAndEvents(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var watchOut, watchErr, evOut, evErr, jsonOut syncBuffer
+	var watchOut, watchErr, evOut, evErr, jsonOut proctest.Buffer
 	done := make(chan int, 3)
 	go func() { done <- run(ctx, []string{"watch", "--registry", eurekaURL(s)}, &watchOut, &watchErr) }()
 	go func() {

@@ -29,7 +29,7 @@ func TestCLIReachesASecureRegistry(t *testing.T) {
 	c := tlsClient(ca, nil)
 	base := "https://" + s.Addr().String()
 	agent := []string{"Authorization", basicAuth(secAgent.Name, secAgent.Password)}
-	if code, body, _ := call(t, c, "POST", base+"/eureka/apps/ORDERS", registerBody, agent...); code != 204 {
+	if code, body, _ := authtest.Call(t, c, "POST", base+"/eureka/apps/ORDERS", registerBody, agent...); code != 204 {
 		t.Fatalf("register: %d %s", code, body)
 	}
 	registry := base + "/eureka"

@@ -21,7 +21,7 @@ func TestDemo(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out, errOut syncBuffer
+	var out, errOut proctest.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"demo", "--base-port", "0", "--datanodes", "3", "--cluster", "try"}, &out, &errOut)

@@ -45,21 +45,12 @@ it.`, stderr)
 	if *since < -1 {
 		return &usageError{fmt.Sprintf("--since %d: want a registry version (0 or more)", *since)}
 	}
-	rc, err := o.connect()
-	if err != nil {
-		return err
-	}
-	defer rc.close()
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	fc := client.DefaultFollowConfig()
-	fc.Stream, fc.Apps = client.EventsStream, apps
-	fc.Handle = func(ev client.Event) error { return printEvent(stdout, ev, o.json()) }
-	fc.Note = func(format string, args ...any) { fmt.Fprintf(stderr, "heureka events: "+format+"\n", args...) }
-	if *since >= 0 {
-		fc.From = &client.Position{Version: uint64(*since)}
-	}
-	return followError(rc, "events", rc.client.Follow(ctx, fc))
+	return o.follow(ctx, "events", client.EventsStream, apps, stderr, func(_ *registryConn, fc *client.FollowConfig) {
+		fc.Handle = func(ev client.Event) error { return printEvent(stdout, ev, o.json()) }
+		if *since >= 0 {
+			fc.From = &client.Position{Version: uint64(*since)}
+		}
+	})
 }
 
 // printEvent prints one event of /v1/events.
@@ -123,6 +114,23 @@ func eventDetail(e heureka.Event) string {
 		return "peer " + e.Peer + " is unreachable: " + e.Cause
 	}
 	return strings.TrimSpace(string(e.Status) + " " + e.Cause)
+}
+
+// follow follows one of the server's streams for the command name until
+// Ctrl-C or SIGTERM: setup fills in fc's Handle (and Sync, From).
+func (o *cliOptions) follow(ctx context.Context, name, stream string, apps []string, stderr io.Writer, setup func(*registryConn, *client.FollowConfig)) error {
+	rc, err := o.connect()
+	if err != nil {
+		return err
+	}
+	defer rc.close()
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fc := client.DefaultFollowConfig()
+	fc.Stream, fc.Apps = stream, apps
+	fc.Note = func(format string, args ...any) { fmt.Fprintf(stderr, "heureka "+name+": "+format+"\n", args...) }
+	setup(rc, &fc)
+	return followError(rc, name, rc.client.Follow(ctx, fc))
 }
 
 // followError explains what ended a Follow: the registry's own errors as

@@ -56,15 +56,14 @@ It logs one line "heureka gateway listening addr=ADDR".`, stderr)
 	fs.Float64Var(&cfg.FullnessThreshold, "fullness", cfg.FullnessThreshold, "exclude DataNodes more used than this fraction from writes")
 	var st serverTLSFlags
 	st.add(fs)
-	logFormat := fs.String("log-format", "text", "log format: text or json (logs go to stderr)")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	newLog := logFlags(fs, stderr)
 	if _, err := parseArgs(fs, args); err != nil {
 		return err
 	}
 	if err := o.validate(); err != nil {
 		return err
 	}
-	logger, err := newLogger(stderr, *logFormat, *logLevel)
+	logger, err := newLog()
 	if err != nil {
 		return &usageError{"gateway: " + err.Error()}
 	}

@@ -74,6 +74,16 @@ func (r *hadoopRegistryFlags) add(fs *flag.FlagSet, timeout time.Duration) {
 	fs.StringVar(&r.cluster, "cluster", "", "HDFS cluster `name`, as the agents register it (hdfs-datanode.NAME)")
 }
 
+// hadoopFlags is the flag set of `heureka hadoop NAME`, with the registry
+// flags on it.
+func hadoopFlags(name, synopsis, description string, stderr io.Writer) (*flag.FlagSet, *hadoopRegistryFlags) {
+	var rf hadoopRegistryFlags
+	fs := commandFlags("hadoop "+name, stderr)
+	rf.add(fs, 10*time.Second)
+	setUsage(fs, "hadoop "+name+" "+synopsis, description)
+	return fs, &rf
+}
+
 // urls returns the registry URLs from the flag, else the environment.
 func (r *hadoopRegistryFlags) urls() []string {
 	v := r.registry
@@ -145,22 +155,15 @@ func fetchHDFSNodes(ctx context.Context, rf *hadoopRegistryFlags, role hdfs.Role
 }
 
 func runHDFSSite(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var rf hadoopRegistryFlags
-	fs := commandFlags("hadoop hdfs-site", stderr)
-	rf.add(fs, 10*time.Second)
+	fs, rf := hadoopFlags("hdfs-site", "--cluster NAME --nameservice NS [flags]", "Prints an hdfs-site.xml with the HA client properties of the cluster's NameNodes.", stderr)
 	ns := fs.String("nameservice", "", "the HDFS nameservice `ID`, e.g. ns1 (dfs.nameservices)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: heureka hadoop hdfs-site --cluster NAME --nameservice NS [flags]\n\n")
-		fmt.Fprintf(fs.Output(), "Prints an hdfs-site.xml with the HA client properties of the cluster's NameNodes.\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
 	if err := noArgs(fs, args); err != nil {
 		return err
 	}
 	if rf.cluster == "" || *ns == "" {
 		return &usageError{"hadoop hdfs-site: --cluster and --nameservice are required"}
 	}
-	nns, err := fetchHDFSNodes(ctx, &rf, hdfs.RoleNameNode, stderr)
+	nns, err := fetchHDFSNodes(ctx, rf, hdfs.RoleNameNode, stderr)
 	if err != nil {
 		return err
 	}
@@ -179,15 +182,8 @@ func runHDFSSite(ctx context.Context, args []string, stdout, stderr io.Writer) e
 }
 
 func runHosts(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var rf hadoopRegistryFlags
-	fs := commandFlags("hadoop hosts", stderr)
-	rf.add(fs, 10*time.Second)
+	fs, rf := hadoopFlags("hosts", "--cluster NAME [--format include|exclude|json] [flags]", "Prints the cluster's DataNode hosts file. See 'heureka hadoop -h' for the mapping.", stderr)
 	format := fs.String("format", "include", "what to print: include (dfs.hosts), exclude (dfs.hosts.exclude) or json (CombinedHostFileManager)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: heureka hadoop hosts --cluster NAME [--format include|exclude|json] [flags]\n\n")
-		fmt.Fprintf(fs.Output(), "Prints the cluster's DataNode hosts file. See 'heureka hadoop -h' for the mapping.\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
 	if err := noArgs(fs, args); err != nil {
 		return err
 	}
@@ -200,7 +196,7 @@ func runHosts(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case render == nil:
 		return &usageError{fmt.Sprintf("hadoop hosts: --format %q is not one of include, exclude, json", *format)}
 	}
-	dns, err := fetchHDFSNodes(ctx, &rf, hdfs.RoleDataNode, stderr)
+	dns, err := fetchHDFSNodes(ctx, rf, hdfs.RoleDataNode, stderr)
 	if err != nil {
 		return err
 	}

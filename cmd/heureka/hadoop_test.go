@@ -7,7 +7,6 @@ import (
 	"github.com/heureka-project/heureka/server"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -79,24 +78,6 @@ func runHeureka(t *testing.T, args ...string) (code int, stdout, stderr string) 
 	var out, errb bytes.Buffer
 	code = run(context.Background(), args, &out, &errb)
 	return code, out.String(), errb.String()
-}
-
-// lockedBuffer is a bytes.Buffer safe for one writer and many readers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func TestHadoopHDFSSite(t *testing.T) {

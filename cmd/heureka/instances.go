@@ -183,12 +183,9 @@ count, Hadoop version and last renewal. APP is case-insensitive, e.g.
 hdfs-datanode.prod.`, stderr)
 	o.addFlags(fs, true)
 	status := fs.String("status", "", "show only instances with this `STATUS` (UP, DOWN, OUT_OF_SERVICE, STARTING, UNKNOWN)")
-	pos, err := o.parse(fs, args)
+	name, err := o.parseOne(fs, args, "instances: want exactly one application name, e.g. `heureka instances hdfs-datanode.prod` (see `heureka apps`)")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return &usageError{"instances: want exactly one application name, e.g. `heureka instances hdfs-datanode.prod` (see `heureka apps`)"}
 	}
 	var want heureka.Status
 	if *status != "" {
@@ -201,7 +198,7 @@ hdfs-datanode.prod.`, stderr)
 		return err
 	}
 	defer done()
-	app, err := rc.application(ctx, pos[0])
+	app, err := rc.application(ctx, name)
 	if err != nil {
 		return err
 	}
@@ -243,24 +240,19 @@ Shows one instance, found by its ID alone: addresses, status and override,
 lease, HDFS metadata (rack, disk, blocks, version, HA state) and all other
 metadata.`, stderr)
 	o.addFlags(fs, true)
-	pos, err := o.parse(fs, args)
+	id, err := o.parseOne(fs, args, "show: want exactly one instance ID (see `heureka instances APP`)")
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return &usageError{"show: want exactly one instance ID (see `heureka instances APP`)"}
-	}
-	rc, ctx, done, err := o.session(ctx)
+	var v instanceView
+	err = o.withInstance(ctx, id, func(ctx context.Context, rc *registryConn, in *heureka.Instance) error {
+		rc.withLiveRenewals(ctx, in.App, []*heureka.Instance{in}, stderr)
+		v = viewOf(in)
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	defer done()
-	in, err := rc.instanceByID(ctx, pos[0])
-	if err != nil {
-		return err
-	}
-	rc.withLiveRenewals(ctx, in.App, []*heureka.Instance{in}, stderr)
-	v := viewOf(in)
 	if o.json() {
 		return writeJSON(stdout, v)
 	}

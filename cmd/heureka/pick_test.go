@@ -76,7 +76,7 @@ func TestGatewayServesTLS(t *testing.T) {
 	s := openServerWith(t, nil)
 	ca := authtest.NewCA(t, "gateway CA")
 	cert := ca.Issue("gateway", "gateway")
-	var logs syncBuffer
+	var logs proctest.Buffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {

@@ -34,8 +34,7 @@ func runServer(ctx context.Context, args []string, _, stderr io.Writer) error {
 	cfg := server.DefaultConfig()
 	fs := commandFlags("server", stderr)
 	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "TCP `address` to serve the Eureka API on")
-	logFormat := fs.String("log-format", "text", "log format: text or json (logs go to stderr)")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	newLog := logFlags(fs, stderr)
 	mode := fs.String("self-preservation", string(cfg.Registry.SelfPreservation), "self-preservation mode: off, eureka or smart")
 	fs.DurationVar(&cfg.Registry.DeltaRetention, "delta-retention", cfg.Registry.DeltaRetention, "how long a change stays in /apps/delta")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long in-flight requests may take to finish on stop")
@@ -56,13 +55,10 @@ func runServer(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs.IntVar(&cfg.HTTP.WriteBurst, "write-burst", cfg.HTTP.WriteBurst, "writes a client may send at once above --write-rate")
 	fs.IntVar(&cfg.HTTP.MaxWatchersPerClient, "max-watchers-per-client", cfg.HTTP.MaxWatchersPerClient, "watch and event streams one client may hold open; 0 for no per-client bound")
 	debugListen := fs.String("debug-listen", "", "serve Go's profiler (/debug/pprof/) on this loopback `address`, for diagnosing CPU and lock waits; off by default")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: heureka server [flags]\n\n")
-		fmt.Fprintf(fs.Output(), "Runs the registry and serves the Eureka REST API under /eureka/v2, /eureka and /,\n")
-		fmt.Fprintf(fs.Output(), "plus /healthz, /readyz and /metrics. Request bodies are limited to 1 MiB.\n")
-		fmt.Fprintf(fs.Output(), "Authentication is off unless --auth-file is given; SIGHUP reloads credentials and certificates.\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
+	setUsage(fs, "server [flags]", `
+Runs the registry and serves the Eureka REST API under /eureka/v2, /eureka and /,
+plus /healthz, /readyz and /metrics. Request bodies are limited to 1 MiB.
+Authentication is off unless --auth-file is given; SIGHUP reloads credentials and certificates.`)
 	if err := noArgs(fs, args); err != nil {
 		return err
 	}
@@ -76,7 +72,7 @@ func runServer(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if err := cfg.Validate(); err != nil {
 		return &usageError{"server: " + err.Error()}
 	}
-	logger, err := newLogger(stderr, *logFormat, *logLevel)
+	logger, err := newLog()
 	if err != nil {
 		return &usageError{"server: " + err.Error()}
 	}

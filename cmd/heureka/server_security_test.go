@@ -8,13 +8,11 @@ import (
 	"github.com/heureka-project/heureka/server"
 	"io"
 	"log/slog"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,32 +21,14 @@ import (
 	"github.com/heureka-project/heureka/internal/proctest"
 )
 
-// logSink collects a server's log lines from its goroutines.
-type logSink struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *logSink) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *logSink) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // openSecureServer opens the real wiring with cfg changed by edit, logging
 // to the returned buffer.
-func openSecureServer(t *testing.T, edit func(*server.Config)) (*server.Server, *logSink) {
+func openSecureServer(t *testing.T, edit func(*server.Config)) (*server.Server, *proctest.Buffer) {
 	t.Helper()
 	cfg := server.DefaultConfig()
 	cfg.Listen = "127.0.0.1:0"
 	edit(&cfg)
-	logs := &logSink{}
+	logs := &proctest.Buffer{}
 	s := server.New(cfg, slog.New(slog.NewTextHandler(io.MultiWriter(logs, t.Output()), &slog.HandlerOptions{Level: slog.LevelInfo})))
 	if err := s.Open(); err != nil {
 		t.Fatal(err)
@@ -77,36 +57,6 @@ func basicAuth(user, pass string) string {
 	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
 }
 
-// call sends one request and returns the status, body and the serial of
-// the certificate the server showed.
-func call(t *testing.T, c *http.Client, method, url, body string, hdr ...string) (int, string, *big.Int) {
-	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, url, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	var serial *big.Int
-	if resp.TLS != nil && len(resp.TLS.PeerCertificates) > 0 {
-		serial = resp.TLS.PeerCertificates[0].SerialNumber
-	}
-	return resp.StatusCode, string(b), serial
-}
-
 var (
 	secAgent = authtest.User{User: auth.User{Name: "orders-agent", Roles: []auth.Role{auth.RoleAgent}, Apps: []string{"ORDERS"}}, Password: "agent-pass"}
 	secOps   = authtest.User{User: auth.User{Name: "ops", Roles: []auth.Role{auth.RoleOperator}}, Password: "hk_ops_token", Token: true}
@@ -129,16 +79,16 @@ func TestServerTLSReload(t *testing.T) {
 	c := tlsClient(ca, nil)
 	agent := []string{"Authorization", basicAuth(secAgent.Name, secAgent.Password)}
 
-	if code, body, serial := call(t, c, "POST", base+"/eureka/apps/ORDERS", registerBody, agent...); code != 204 || serial.Cmp(first.Serial) != 0 {
+	if code, body, serial := authtest.Call(t, c, "POST", base+"/eureka/apps/ORDERS", registerBody, agent...); code != 204 || serial.Cmp(first.Serial) != 0 {
 		t.Fatalf("register over TLS: %d %s, certificate %v (want %v)", code, body, serial, first.Serial)
 	}
-	if code, _, _ := call(t, c, "GET", base+"/eureka/apps", ""); code != 401 {
+	if code, _, _ := authtest.Call(t, c, "GET", base+"/eureka/apps", ""); code != 401 {
 		t.Fatalf("anonymous read with reads authenticated: %d", code)
 	}
 	if _, err := http.Get("http://" + s.Addr().String() + "/healthz"); err == nil {
 		// net/http answers plain HTTP on a TLS port with a 400; what
 		// matters is that nothing is served in clear.
-		if code, body, _ := call(t, &http.Client{}, "GET", "http://"+s.Addr().String()+"/healthz", ""); code == 200 {
+		if code, body, _ := authtest.Call(t, &http.Client{}, "GET", "http://"+s.Addr().String()+"/healthz", ""); code == 200 {
 			t.Fatalf("plain HTTP served on the TLS port: %d %s", code, body)
 		}
 	}
@@ -150,11 +100,11 @@ func TestServerTLSReload(t *testing.T) {
 	if err := s.Reload(); err != nil {
 		t.Fatal(err)
 	}
-	if code, _, serial := call(t, c, "PUT", base+"/eureka/apps/ORDERS/10.0.0.5:orders:8080", "", agent...); code != 401 || serial.Cmp(second.Serial) != 0 {
+	if code, _, serial := authtest.Call(t, c, "PUT", base+"/eureka/apps/ORDERS/10.0.0.5:orders:8080", "", agent...); code != 401 || serial.Cmp(second.Serial) != 0 {
 		t.Fatalf("after reload, old password: %d with certificate %v; want 401 with %v", code, serial, second.Serial)
 	}
 	newAgent := []string{"Authorization", basicAuth(rotated.Name, rotated.Password)}
-	if code, body, _ := call(t, c, "PUT", base+"/eureka/apps/ORDERS/10.0.0.5:orders:8080", "", newAgent...); code != 200 {
+	if code, body, _ := authtest.Call(t, c, "PUT", base+"/eureka/apps/ORDERS/10.0.0.5:orders:8080", "", newAgent...); code != 200 {
 		t.Fatalf("after reload, new password: %d %s", code, body)
 	}
 
@@ -167,7 +117,7 @@ func TestServerTLSReload(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "TLS key pair") || !strings.Contains(err.Error(), "credentials") {
 		t.Fatalf("reload of broken files: %v", err)
 	}
-	if code, _, serial := call(t, c, "PUT", base+"/eureka/apps/ORDERS/10.0.0.5:orders:8080", "", newAgent...); code != 200 || serial.Cmp(second.Serial) != 0 {
+	if code, _, serial := authtest.Call(t, c, "PUT", base+"/eureka/apps/ORDERS/10.0.0.5:orders:8080", "", newAgent...); code != 200 || serial.Cmp(second.Serial) != 0 {
 		t.Fatalf("after a failed reload: %d with %v, want 200 with %v", code, serial, second.Serial)
 	}
 	if !strings.Contains(logs.String(), "reload incomplete") {
@@ -208,7 +158,7 @@ func TestServerMutualTLSPeersReplicate(t *testing.T) {
 	b := open(addrB, "peer-b", urlA, urlB)
 	c := tlsClient(ca, nil)
 	agent := []string{"Authorization", basicAuth(secAgent.Name, secAgent.Password)}
-	if code, body, _ := call(t, c, "POST", "https://"+a.Addr().String()+"/eureka/apps/ORDERS", registerBody, agent...); code != 204 {
+	if code, body, _ := authtest.Call(t, c, "POST", "https://"+a.Addr().String()+"/eureka/apps/ORDERS", registerBody, agent...); code != 204 {
 		t.Fatalf("register on A: %d %s", code, body)
 	}
 	proctest.Eventually(t, 15*time.Second, "the registration to reach B over mutual TLS", func() bool {
@@ -220,10 +170,10 @@ func TestServerMutualTLSPeersReplicate(t *testing.T) {
 	// directly; without one (or with basic auth of a non-peer) it is 403.
 	peerCert := ca.Issue("peer-b-client", "peer-b")
 	batch := `{"replicationList":[{"appName":"ORDERS","id":"10.0.0.5:orders:8080","action":"StatusUpdate","status":"OUT_OF_SERVICE"}]}`
-	if code, body, _ := call(t, tlsClient(ca, peerCert), "POST", "https://"+a.Addr().String()+"/eureka/peerreplication/batch", batch); code != 200 || !strings.Contains(body, `"statusCode":200`) {
+	if code, body, _ := authtest.Call(t, tlsClient(ca, peerCert), "POST", "https://"+a.Addr().String()+"/eureka/peerreplication/batch", batch); code != 200 || !strings.Contains(body, `"statusCode":200`) {
 		t.Fatalf("batch with a peer certificate: %d %s", code, body)
 	}
-	if code, body, _ := call(t, c, "POST", "https://"+a.Addr().String()+"/eureka/peerreplication/batch", batch, agent...); code != 403 || !strings.Contains(body, "peer role") {
+	if code, body, _ := authtest.Call(t, c, "POST", "https://"+a.Addr().String()+"/eureka/peerreplication/batch", batch, agent...); code != 403 || !strings.Contains(body, "peer role") {
 		t.Fatalf("batch from an agent: %d %s, want 403", code, body)
 	}
 
@@ -238,7 +188,7 @@ func TestServerMutualTLSPeersReplicate(t *testing.T) {
 		cfg.Replication.Peers = []string{urlB}
 		cfg.Replication.SyncTimeout = time.Second
 	})
-	if code, body, _ := call(t, c, "POST", "https://"+addrC+"/eureka/apps/ORDERS", strings.Replace(registerBody, "10.0.0.5:orders:8080", "o-c", 1), agent...); code != 204 {
+	if code, body, _ := authtest.Call(t, c, "POST", "https://"+addrC+"/eureka/apps/ORDERS", strings.Replace(registerBody, "10.0.0.5:orders:8080", "o-c", 1), agent...); code != 204 {
 		t.Fatalf("register on C: %d %s", code, body)
 	}
 	proctest.Eventually(t, 15*time.Second, "C to report that B refused its credentials", func() bool {

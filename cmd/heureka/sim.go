@@ -48,27 +48,23 @@ func runSim(ctx context.Context, args []string, _, stderr io.Writer) error {
 	var webDNs repeatedFlag
 	fs.Var(&webDNs, "webhdfs-datanode", "a namenode's DataNode to redirect CREATE/APPEND/OPEN to, as `HTTP_ADDR=XFER_ADDR` (repeatable)")
 	fs.BoolVar(&cfg.Stopped, "stopped", false, "start stopped: only the control API answers until POST /sim/start")
-	logFormat := fs.String("log-format", "text", "log format: text or json (logs go to stderr)")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
-	fs.Usage = func() {
-		w := fs.Output()
-		fmt.Fprintf(w, "Usage: heureka sim datanode|namenode [flags]\n\n")
-		fmt.Fprintf(w, "A SIMULATOR, not Hadoop: serves /jmx in Hadoop 3's shape (marked with a\n")
-		fmt.Fprintf(w, "Heureka:service=Simulator bean) and accepts TCP connections on a data or RPC\n")
-		fmt.Fprintf(w, "port, so that 'heureka agent' can be tried and tested without a cluster.\n")
-		fmt.Fprintf(w, "With --webhdfs-dir it also serves a SIMULATED WebHDFS (/webhdfs/v1) on --listen.\n")
-		fmt.Fprintf(w, "It logs one line with its addresses: http=ADDR port=ADDR control=ADDR.\n\n")
-		fmt.Fprintf(w, "Control API (on --control, which keeps answering while the daemon is stopped):\n")
-		fmt.Fprintf(w, "\tGET  /sim/state                       state as JSON\n")
-		fmt.Fprintf(w, "\tPOST /sim/stop                        /jmx and the port stop answering (connection refused)\n")
-		fmt.Fprintf(w, "\tPOST /sim/start                       they come back on the same addresses\n")
-		fmt.Fprintf(w, "\tPOST /sim/ha?state=active|standby      namenode failover\n")
-		fmt.Fprintf(w, "\tPOST /sim/set?capacity=&used=&blocks=&version=&safemode=on|off\n")
-		fmt.Fprintf(w, "Signals: SIGUSR1 makes a namenode active, SIGUSR2 standby; SIGINT/SIGTERM stop\n")
-		fmt.Fprintf(w, "the simulator (exit 0); SIGKILL kills it like any daemon; SIGSTOP pauses it as a\n")
-		fmt.Fprintf(w, "full GC does (connections accepted, nothing answered) until SIGCONT.\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
+	newLog := logFlags(fs, stderr)
+	setUsage(fs, "sim datanode|namenode [flags]", `
+A SIMULATOR, not Hadoop: serves /jmx in Hadoop 3's shape (marked with a
+Heureka:service=Simulator bean) and accepts TCP connections on a data or RPC
+port, so that 'heureka agent' can be tried and tested without a cluster.
+With --webhdfs-dir it also serves a SIMULATED WebHDFS (/webhdfs/v1) on --listen.
+It logs one line with its addresses: http=ADDR port=ADDR control=ADDR.
+
+Control API (on --control, which keeps answering while the daemon is stopped):
+	GET  /sim/state                       state as JSON
+	POST /sim/stop                        /jmx and the port stop answering (connection refused)
+	POST /sim/start                       they come back on the same addresses
+	POST /sim/ha?state=active|standby      namenode failover
+	POST /sim/set?capacity=&used=&blocks=&version=&safemode=on|off
+Signals: SIGUSR1 makes a namenode active, SIGUSR2 standby; SIGINT/SIGTERM stop
+the simulator (exit 0); SIGKILL kills it like any daemon; SIGSTOP pauses it as a
+full GC does (connections accepted, nothing answered) until SIGCONT.`)
 	if len(args) == 0 {
 		fs.Usage()
 		return &usageError{"sim: name the daemon: datanode or namenode"}
@@ -128,7 +124,7 @@ func runSim(ctx context.Context, args []string, _, stderr io.Writer) error {
 		}
 		cfg.Blocks = n
 	}
-	logger, err := newLogger(stderr, *logFormat, *logLevel)
+	logger, err := newLog()
 	if err != nil {
 		return bad("%v", err)
 	}

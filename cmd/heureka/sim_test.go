@@ -42,7 +42,7 @@ func TestSimCommand(t *testing.T) {
 func TestSimInProcess(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stderr lockedBuffer
+	var stderr proctest.Buffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"sim", "namenode", "--hostname", "nn1", "--capacity", "1T", "--ha-state", "standby"}, io.Discard, &stderr)

@@ -63,36 +63,28 @@ func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return &usageError{fmt.Sprintf("status: unknown action %q; want set or clear", pos[0])}
 	}
 	id := pos[1]
-
-	rc, ctx, done, err := o.session(ctx)
-	if err != nil {
-		return err
-	}
-	defer done()
-	in, err := rc.instanceByID(ctx, id)
-	if err != nil {
-		return err
-	}
-	if pos[0] == "set" {
-		if err := rc.client.SetStatus(ctx, in.App, in.ID, st); err != nil {
-			return rc.explain(err, "set the status of "+in.String())
+	return o.withInstance(ctx, id, func(ctx context.Context, rc *registryConn, in *heureka.Instance) error {
+		if pos[0] == "set" {
+			if err := rc.client.SetStatus(ctx, in.App, in.ID, st); err != nil {
+				return rc.explain(err, "set the status of "+in.String())
+			}
+			fmt.Fprintf(stdout, "%s: status %s (was %s), held by an override until `heureka status clear %s`\n", cleanCell(in.String()), st, in.Status, cleanCell(id))
+			return nil
 		}
-		fmt.Fprintf(stdout, "%s: status %s (was %s), held by an override until `heureka status clear %s`\n", cleanCell(in.String()), st, in.Status, cleanCell(id))
+		if in.OverriddenStatus == "" || in.OverriddenStatus == heureka.StatusUnknown {
+			fmt.Fprintf(stdout, "%s: has no status override; status stays %s\n", cleanCell(in.String()), in.Status)
+			return nil
+		}
+		if err := rc.client.ClearStatus(ctx, in.App, in.ID, fallback); err != nil {
+			return rc.explain(err, "clear the status override of "+in.String())
+		}
+		if fallback == "" {
+			fmt.Fprintf(stdout, "%s: override cleared; status UNKNOWN until the instance registers again with its own status\n", cleanCell(in.String()))
+		} else {
+			fmt.Fprintf(stdout, "%s: override cleared; status %s\n", cleanCell(in.String()), fallback)
+		}
 		return nil
-	}
-	if in.OverriddenStatus == "" || in.OverriddenStatus == heureka.StatusUnknown {
-		fmt.Fprintf(stdout, "%s: has no status override; status stays %s\n", cleanCell(in.String()), in.Status)
-		return nil
-	}
-	if err := rc.client.ClearStatus(ctx, in.App, in.ID, fallback); err != nil {
-		return rc.explain(err, "clear the status override of "+in.String())
-	}
-	if fallback == "" {
-		fmt.Fprintf(stdout, "%s: override cleared; status UNKNOWN until the instance registers again with its own status\n", cleanCell(in.String()))
-	} else {
-		fmt.Fprintf(stdout, "%s: override cleared; status %s\n", cleanCell(in.String()), fallback)
-	}
-	return nil
+	})
 }
 
 func runDeregister(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -103,25 +95,15 @@ cancel). An instance whose agent still runs registers again at its next
 heartbeat: to take a live node out of traffic, use
 `+"`heureka status set ID OUT_OF_SERVICE`"+` instead.`, stderr)
 	o.addFlags(fs, false)
-	pos, err := o.parse(fs, args)
+	id, err := o.parseOne(fs, args, "deregister: want exactly one instance ID (see `heureka instances APP`)")
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return &usageError{"deregister: want exactly one instance ID (see `heureka instances APP`)"}
-	}
-	rc, ctx, done, err := o.session(ctx)
-	if err != nil {
-		return err
-	}
-	defer done()
-	in, err := rc.instanceByID(ctx, pos[0])
-	if err != nil {
-		return err
-	}
-	if err := rc.client.Cancel(ctx, in.App, in.ID); err != nil {
-		return rc.explain(err, "deregister "+in.String())
-	}
-	fmt.Fprintf(stdout, "%s: deregistered (a running agent registers it again at its next heartbeat)\n", cleanCell(in.String()))
-	return nil
+	return o.withInstance(ctx, id, func(ctx context.Context, rc *registryConn, in *heureka.Instance) error {
+		if err := rc.client.Cancel(ctx, in.App, in.ID); err != nil {
+			return rc.explain(err, "deregister "+in.String())
+		}
+		fmt.Fprintf(stdout, "%s: deregistered (a running agent registers it again at its next heartbeat)\n", cleanCell(in.String()))
+		return nil
+	})
 }

@@ -9,11 +9,8 @@ import (
 	"github.com/heureka-project/heureka/client"
 	"io"
 	"maps"
-	"os"
-	"os/signal"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/heureka-project/heureka"
@@ -68,24 +65,15 @@ the differences are printed with cause "resync". Ctrl-C stops it.`, stderr)
 	if len(pos) > 0 {
 		return &usageError{fmt.Sprintf("watch: unexpected argument %q (use --app APP)", pos[0])}
 	}
-	rc, err := o.connect()
-	if err != nil {
-		return err
-	}
-	defer rc.close()
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	w := &watcher{out: stdout, json: o.json(), apps: apps, known: map[string]*heureka.Instance{}}
-	fc := client.DefaultFollowConfig()
-	fc.Stream, fc.Apps = client.WatchStream, apps
-	fc.Sync = func(ctx context.Context, reason string) (client.Position, error) {
-		sctx, cancel := context.WithTimeout(ctx, o.timeout)
-		defer cancel()
-		return w.sync(sctx, rc, reason, stderr)
-	}
-	fc.Handle = w.handle
-	fc.Note = func(format string, args ...any) { fmt.Fprintf(stderr, "heureka watch: "+format+"\n", args...) }
-	return followError(rc, "watch", rc.client.Follow(ctx, fc))
+	return o.follow(ctx, "watch", client.WatchStream, apps, stderr, func(rc *registryConn, fc *client.FollowConfig) {
+		fc.Sync = func(ctx context.Context, reason string) (client.Position, error) {
+			sctx, cancel := context.WithTimeout(ctx, o.timeout)
+			defer cancel()
+			return w.sync(sctx, rc, reason, stderr)
+		}
+		fc.Handle = w.handle
+	})
 }
 
 // watcher prints changes and keeps what it printed, so that a resync can

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/heureka-project/heureka/internal/auth"
 	"github.com/heureka-project/heureka/internal/auth/authtest"
+	"github.com/heureka-project/heureka/internal/proctest"
 )
 
 var (
@@ -172,30 +174,37 @@ func TestReload(t *testing.T) {
 
 // TestWatch: an edited file is picked up without a call to Load.
 func TestWatch(t *testing.T) {
-	s, path := newStore(t, auth.ReadsOpen, ops)
+	path := filepath.Join(t.TempDir(), "credentials.json")
+	authtest.WriteCredentials(t, path, auth.ReadsOpen, ops)
+	var logs proctest.Buffer
+	s := auth.NewStore(path, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err := s.Load(); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- s.Watch(ctx, 5*time.Millisecond) }()
 	defer func() { cancel(); <-done }()
 
+	// A refused file: the old credentials stay.
 	authtest.WriteFile(t, path, []byte(`{"reads":"open","users":[{"name":"ops","roles":["nobody"],"secrets":[]}]}`))
-	time.Sleep(50 * time.Millisecond) // a refused file: the old one stays
+	proctest.Eventually(t, 5*time.Second, "the bad edit to be refused", func() bool {
+		return strings.Contains(logs.String(), "credentials file refused")
+	})
 	if _, err := s.Authenticate(req(basic("ops", "ops-secret"))); err != nil {
 		t.Fatalf("old credentials lost after a bad edit: %v", err)
 	}
 	authtest.WriteCredentials(t, path, auth.ReadsOpen, dnAgent)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		_, errOps := s.Authenticate(req(basic("ops", "ops-secret")))
-		p, errDN := s.Authenticate(req(basic("dn-agent", "dn-secret")))
-		if errOps != nil && errDN == nil && p.Name == "dn-agent" {
-			return
+	proctest.Retry(t, 5*time.Second, "the edit to be picked up", func() error {
+		if _, err := s.Authenticate(req(basic("ops", "ops-secret"))); err == nil {
+			return errors.New("ops still authenticates")
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("edit not picked up: ops %v, dn-agent %v", errOps, errDN)
+		p, err := s.Authenticate(req(basic("dn-agent", "dn-secret")))
+		if err == nil && p.Name != "dn-agent" {
+			err = fmt.Errorf("dn-agent authenticates as %q", p.Name)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return err
+	})
 }
 
 // TestVerificationIsRemembered: a bcrypt check is paid once per client.

@@ -3,7 +3,10 @@
 // (or any program), waits for a line in its output such as the
 // "listening … addr=" line, signals it (TERM, KILL, STOP, CONT), and shows
 // its output in the test log when the test fails. Eventually polls a
-// condition, and FreeAddr finds a free loopback port.
+// condition and Retry a check that returns an error (reporting the last
+// one), so that tests wait for what they need instead of sleeping; Buffer
+// collects a log written from other goroutines; FreeAddr finds a free
+// loopback port.
 //
 // It is for tests only.
 //
@@ -12,7 +15,7 @@
 // A Proc may be used from several goroutines: its output is collected under
 // a lock, and waiting, signalling and stopping are safe to call at once.
 // Build and Bin are safe to call from parallel tests; the binary is built at
-// most once.
+// most once. A Buffer may be written and read at once.
 //
 // # What it does not do
 //

@@ -251,12 +251,38 @@ func (p *Proc) exitErr() error {
 // naming what it waited for once timeout passes.
 func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
+	err := poll(timeout, func() error {
+		if cond() {
+			return nil
+		}
+		return errNotYet
+	})
+	if err != nil {
+		t.Fatalf("timed out after %v waiting for %s", timeout, what)
+	}
+}
+
+// Retry calls fn every 20 ms until it returns nil, and fails the test
+// naming what it waited for, and fn's last error, once timeout passes.
+func Retry(t testing.TB, timeout time.Duration, what string, fn func() error) {
+	t.Helper()
+	if err := poll(timeout, fn); err != nil {
+		t.Fatalf("timed out after %v waiting for %s (last: %v)", timeout, what, err)
+	}
+}
+
+var errNotYet = errors.New("not yet")
+
+// poll calls fn every 20 ms until it returns nil or timeout passes; then it
+// returns fn's last error.
+func poll(timeout time.Duration, fn func() error) error {
 	deadline := time.Now().Add(timeout)
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+	for {
+		err := fn()
+		if err == nil || time.Now().After(deadline) {
+			return err
 		}
 		<-tick.C
 	}

@@ -1,6 +1,7 @@
 package proctest
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"os/exec"
@@ -59,6 +60,27 @@ func TestEventuallyWaitsForTheCondition(t *testing.T) {
 	Eventually(t, 5*time.Second, "the third poll", func() bool { n++; return n == 3 })
 	if n != 3 {
 		t.Fatalf("polled %d times", n)
+	}
+}
+
+func TestRetryWaitsForNil(t *testing.T) {
+	n := 0
+	Retry(t, 5*time.Second, "the third call", func() error {
+		if n++; n < 3 {
+			return fmt.Errorf("call %d", n)
+		}
+		return nil
+	})
+	if n != 3 {
+		t.Fatalf("called %d times", n)
+	}
+}
+
+func TestPollReturnsTheLastError(t *testing.T) {
+	n := 0
+	err := poll(100*time.Millisecond, func() error { n++; return fmt.Errorf("call %d", n) })
+	if want := fmt.Sprintf("call %d", n); err == nil || err.Error() != want || n < 2 {
+		t.Fatalf("poll = %v after %d calls, want %q", err, n, want)
 	}
 }
 

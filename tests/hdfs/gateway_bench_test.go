@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/agent"
 	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/internal/proctest"
 )
 
 // TestGatewayBenchmark measures the gateway's and the Picker's latencies
@@ -112,9 +114,9 @@ func TestGatewayBenchmark(t *testing.T) {
 		}
 		var lat []time.Duration
 		for range trials {
-			for !returns() {
-				time.Sleep(5 * time.Millisecond)
-			}
+			// The agent's flap damping may hold a restarted node DOWN for
+			// up to FlapHoldMax.
+			proctest.Eventually(t, agent.DefaultConfig().FlapHoldMax+10*time.Second, "the Picker to return the restarted DataNode", returns)
 			time.Sleep(time.Duration(300+rand.IntN(700)) * time.Millisecond)
 			dead.do(t, "/sim/stop")
 			stopped := time.Now()

@@ -63,20 +63,18 @@ func startWebCluster(t *testing.T, dataNodes int, gwArgs ...string) *webCluster 
 	wc.gwProc = proctest.Start(t, "gateway", append([]string{"gateway", "--cluster", "prod", "--listen", "127.0.0.1:0", "--registry", wc.reg.URL()}, gwArgs...)...)
 	wc.gw = wc.gwProc.WaitFor(gatewayRE, 20*time.Second)[1]
 	// Ready when the gateway routes a read to the active NameNode.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	proctest.Retry(t, 30*time.Second, "the gateway to route to the active NameNode", func() error {
 		resp, err := http.Get(wc.url("/", "GETFILESTATUS"))
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return wc
-			}
+		if err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the gateway does not route to the active NameNode within 30 s (last: %v)", err)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			return fmt.Errorf("GETFILESTATUS: %s", resp.Status)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
+	return wc
 }
 
 func (wc *webCluster) url(path, op string, params ...string) string {
@@ -357,13 +355,7 @@ func TestPickerEndToEnd(t *testing.T) {
 		}
 		return ids
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for len(choose()) < 3 {
-		if time.Now().After(deadline) {
-			t.Fatal("the watching Picker never found 3 DataNodes")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	proctest.Eventually(t, 20*time.Second, "the watching Picker to find 3 DataNodes", func() bool { return len(choose()) >= 3 })
 	// A reported failure is avoided.
 	picker.Report(id("dn4.test", "/r2"), fmt.Errorf("write broke off"))
 	never[id("dn4.test", "/r2")] = true
@@ -373,24 +365,16 @@ func TestPickerEndToEnd(t *testing.T) {
 	// A killed DataNode stops being returned.
 	sims["dn1.test"].Signal(syscall.SIGKILL)
 	killed := id("dn1.test", "/r1")
-	deadline = time.Now().Add(15 * time.Second)
-	for {
+	proctest.Eventually(t, 15*time.Second, "the Picker to stop returning the killed DataNode", func() bool {
 		gone := true
 		for range 20 {
 			for _, got := range choose() {
 				gone = gone && got != killed
 			}
 		}
-		if gone && w.cache.Instances(dnApp) != nil {
-			if in, ok := w.cache.Instance(dnApp, killed); ok && in.Status != heureka.StatusUp {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the Picker still returns the killed DataNode after 15 s")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		in, ok := w.cache.Instance(dnApp, killed)
+		return gone && ok && in.Status != heureka.StatusUp
+	})
 	never[killed] = true
 
 	// `heureka pick`: dn2 and dn3 are all that is left, so -n 2 works and

@@ -144,13 +144,12 @@ func TestProcessBenchmark(t *testing.T) {
 		}
 		// Every pause was seen and ended, by every agent's account.
 		for _, n := range ns {
-			deadline := time.Now().Add(20 * time.Second)
-			for len(answered.FindAllString(n.agent.Output(), -1)) < pauses {
-				if time.Now().After(deadline) {
-					t.Fatalf("%s: %d pauses ended, want %d", n.id, len(answered.FindAllString(n.agent.Output(), -1)), pauses)
+			proctest.Retry(t, 20*time.Second, n.id+" to see every pause end", func() error {
+				if got := len(answered.FindAllString(n.agent.Output(), -1)); got < pauses {
+					return fmt.Errorf("%d pauses ended, want %d", got, pauses)
 				}
-				time.Sleep(50 * time.Millisecond)
-			}
+				return nil
+			})
 		}
 		took := time.Since(began)
 		statusChanges, marks, other := 0, 0, 0

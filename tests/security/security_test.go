@@ -10,8 +10,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
-	"math/big"
 	"net/http"
 	"net/url"
 	"os"
@@ -48,36 +46,6 @@ func startServer(t *testing.T, env []string, args ...string) *server {
 }
 
 func (s *server) logs() string { return s.Output() }
-
-// call sends one request over a fresh connection and returns the status,
-// the body and the serial of the server's certificate.
-func call(t *testing.T, c *http.Client, method, u, body string, hdr ...string) (int, string, *big.Int) {
-	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, u, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Content-Type", "application/json")
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, u, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	var serial *big.Int
-	if resp.TLS != nil && len(resp.TLS.PeerCertificates) > 0 {
-		serial = resp.TLS.PeerCertificates[0].SerialNumber
-	}
-	return resp.StatusCode, string(b), serial
-}
 
 func trusting(ca *authtest.CA) *http.Client {
 	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
@@ -176,10 +144,10 @@ func TestGoClientOverTLSWithScopedAgents(t *testing.T) {
 	}
 	// Headers: under the 64 KiB limit served, over it refused with 431.
 	c := trusting(ca)
-	if code, _, _ := call(t, c, "GET", "https://"+s.addr+"/healthz", "", "X-Pad", strings.Repeat("p", 60<<10)); code != 200 {
+	if code, _, _ := authtest.Call(t, c, "GET", "https://"+s.addr+"/healthz", "", "X-Pad", strings.Repeat("p", 60<<10)); code != 200 {
 		t.Fatalf("60 KiB header: %d", code)
 	}
-	if code, _, _ := call(t, c, "GET", "https://"+s.addr+"/healthz", "", "X-Pad", strings.Repeat("p", 80<<10)); code != http.StatusRequestHeaderFieldsTooLarge {
+	if code, _, _ := authtest.Call(t, c, "GET", "https://"+s.addr+"/healthz", "", "X-Pad", strings.Repeat("p", 80<<10)); code != http.StatusRequestHeaderFieldsTooLarge {
 		t.Fatalf("80 KiB header: %d, want 431", code)
 	}
 }
@@ -204,7 +172,7 @@ func TestSIGHUPReloads(t *testing.T) {
 		req.SetBasicAuth(user, pass)
 		return []string{"Authorization", req.Header.Get("Authorization")}
 	}
-	if code, b, serial := call(t, c, "POST", u, body, basic("dn-agent", "dn-pass")...); code != 204 || serial.Cmp(first.Serial) != 0 {
+	if code, b, serial := authtest.Call(t, c, "POST", u, body, basic("dn-agent", "dn-pass")...); code != 204 || serial.Cmp(first.Serial) != 0 {
 		t.Fatalf("before: %d %s with %v", code, b, serial)
 	}
 
@@ -216,10 +184,10 @@ func TestSIGHUPReloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	proctest.Eventually(t, 15*time.Second, "the new certificate and password", func() bool {
-		code, _, serial := call(t, c, "PUT", u+"/dn1", "", basic("dn-agent", "dn-pass-2")...)
+		code, _, serial := authtest.Call(t, c, "PUT", u+"/dn1", "", basic("dn-agent", "dn-pass-2")...)
 		return code == 200 && serial.Cmp(second.Serial) == 0
 	})
-	if code, _, _ := call(t, c, "PUT", u+"/dn1", "", basic("dn-agent", "dn-pass")...); code != 401 {
+	if code, _, _ := authtest.Call(t, c, "PUT", u+"/dn1", "", basic("dn-agent", "dn-pass")...); code != 401 {
 		t.Fatalf("old password after SIGHUP: %d, want 401", code)
 	}
 
@@ -231,7 +199,7 @@ func TestSIGHUPReloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	proctest.Eventually(t, 15*time.Second, "the failed reload in the log", func() bool { return strings.Contains(s.logs(), "reload incomplete") })
-	if code, _, serial := call(t, c, "PUT", u+"/dn1", "", basic("dn-agent", "dn-pass-2")...); code != 200 || serial.Cmp(second.Serial) != 0 {
+	if code, _, serial := authtest.Call(t, c, "PUT", u+"/dn1", "", basic("dn-agent", "dn-pass-2")...); code != 200 || serial.Cmp(second.Serial) != 0 {
 		t.Fatalf("after a broken reload: %d with %v, want 200 with %v", code, serial, second.Serial)
 	}
 }

@@ -12,10 +12,13 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"io"
 	"math/big"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -188,4 +191,36 @@ func WriteFile(t testing.TB, path string, b []byte) {
 	if err := os.Rename(tmp, path); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Call sends one JSON request with c, the headers given as name, value
+// pairs, and returns the status, the body and the serial number of the
+// certificate the server showed (nil over plain HTTP). It fails t if the
+// request cannot be sent.
+func Call(t testing.TB, c *http.Client, method, url, body string, hdr ...string) (int, string, *big.Int) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var serial *big.Int
+	if resp.TLS != nil && len(resp.TLS.PeerCertificates) > 0 {
+		serial = resp.TLS.PeerCertificates[0].SerialNumber
+	}
+	return resp.StatusCode, string(b), serial
 }
