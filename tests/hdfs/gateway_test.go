@@ -49,7 +49,10 @@ func startWebCluster(t *testing.T, dataNodes int, gwArgs ...string) *webCluster 
 		dn := startSim(t, "datanode", "--hostname", fmt.Sprintf("dn%d.test", i+1), "--webhdfs-dir", dir, "--capacity", "4T", "--used", "1T")
 		wc.dns = append(wc.dns, dn)
 		dnFlags = append(dnFlags, "--webhdfs-datanode", dn.http+"="+dn.port)
-		wc.dnAgent = append(wc.dnAgent, startAgent(t, wc.reg, "datanode", dn, fmt.Sprintf("dn%d.test", i+1), fmt.Sprintf("/dc1/rack-%c", 'a'+i%2)))
+		// The benchmark stops and starts the same DataNodes trial after
+		// trial: flap damping would hold them DOWN longer each time.
+		wc.dnAgent = append(wc.dnAgent, startAgent(t, wc.reg, "datanode", dn, fmt.Sprintf("dn%d.test", i+1), fmt.Sprintf("/dc1/rack-%c", 'a'+i%2),
+			"--up-after", "200ms", "--flap-hold-max", "200ms"))
 	}
 	for i, ha := range []string{"active", "standby"} {
 		nn := startSim(t, "namenode", append([]string{"--hostname", fmt.Sprintf("nn%d.test", i+1), "--ha-state", ha, "--webhdfs-dir", dir}, dnFlags...)...)
