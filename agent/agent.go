@@ -24,6 +24,16 @@ type Registry interface {
 	Cancel(ctx context.Context, app, id string) error
 }
 
+// NextPeer is a Registry that can also reach a second peer of its cluster
+// directly, once and without failover: *client.Client implements it. An
+// agent whose Registry is a NextPeer sends every heartbeat to that peer as
+// well, and registers there when it answers 404 (see doc.go, "Two peers
+// hear every heartbeat"). Both do nothing with a single registry URL.
+type NextPeer interface {
+	RenewNext(ctx context.Context, app, id string) error
+	RegisterNext(ctx context.Context, in *heureka.Instance) error
+}
+
 // Daemon is the HDFS daemon beside the agent. JMXDaemon is the real one.
 type Daemon interface {
 	// Probe says whether the daemon answers: an error means it does not.
@@ -130,6 +140,7 @@ type state struct {
 	pushed       hdfs.NodeInfo
 	pushedStatus heureka.Status
 	pushedAt     time.Time
+	pushedIn     *heureka.Instance // the registration last accepted
 	lastDirty    int64 // the lastDirtyTimestamp of the last push (ms)
 }
 
@@ -673,6 +684,7 @@ func (a *Agent) push(ctx context.Context) error {
 	a.mu.Lock()
 	a.s.phase = PhaseRegistered
 	a.s.pushedGen, a.s.pushed, a.s.pushedStatus, a.s.pushedAt = gen, info, status, time.Now()
+	a.s.pushedIn = in
 	a.s.lastErr = ""
 	a.mu.Unlock()
 	switch {
@@ -694,8 +706,36 @@ func (a *Agent) renew(ctx context.Context) error {
 		a.mu.Lock()
 		a.s.lastErr = ""
 		a.mu.Unlock()
+		a.renewNext(ctx)
 	}
 	return err
+}
+
+// renewNext sends the heartbeat that just succeeded to a second peer too,
+// when the registry client can (NextPeer), and registers there the copy
+// the registry last accepted if that peer does not know the instance. Its
+// failures are logged and change nothing: the first peer has the lease,
+// and replication carries it everywhere when the peers can talk.
+func (a *Agent) renewNext(ctx context.Context) {
+	np, ok := a.reg.(NextPeer)
+	if !ok {
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, a.cfg.CallTimeout)
+	defer cancel()
+	err := np.RenewNext(cctx, a.app, a.id)
+	if heureka.ErrorCode(err) == heureka.ENOTFOUND {
+		a.mu.Lock()
+		in := a.s.pushedIn
+		a.mu.Unlock()
+		if in == nil {
+			return
+		}
+		err = np.RegisterNext(cctx, in)
+	}
+	if err != nil && ctx.Err() == nil {
+		a.log.Debug("heartbeat to the second registry peer failed", "err", err)
+	}
 }
 
 // backoff is the pause after the n-th consecutive failure: BackoffMin

@@ -116,6 +116,19 @@
 // or the registry restarted) registers again at once with everything the
 // agent knows. Each call is bounded by CallTimeout.
 //
+// # Two peers hear every heartbeat
+//
+// With more than one registry URL (a Registry that is a NextPeer, as
+// *client.Client is), every successful heartbeat is also sent, once and
+// without failover, to the peer after the one that answered, and a 404
+// there is answered with the registration that peer missed. So two peers
+// hear from each node directly, and a partition between the registry peers
+// alone (the agent reaches them all) cannot make a peer expire a live
+// node: replication no longer carries its liveness. A node that dies stops
+// both heartbeats, and every peer expires it within its lease as before.
+// Failures at the second peer are logged at debug level and change
+// nothing. See docs/reliability.md for what plain Eureka clients get.
+//
 // # Which Eureka call reports the daemon's status
 //
 // UP and DOWN are reported by registering again with the new status, which
