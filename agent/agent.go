@@ -141,7 +141,7 @@ type state struct {
 	pushedStatus heureka.Status
 	pushedAt     time.Time
 	pushedIn     *heureka.Instance // the registration last accepted
-	lastDirty    int64 // the lastDirtyTimestamp of the last push (ms)
+	lastDirty    int64             // the lastDirtyTimestamp of the last push (ms)
 }
 
 // New returns an agent for cfg that registers through reg and watches d.
