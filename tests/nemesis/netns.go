@@ -38,7 +38,7 @@ type topology struct {
 }
 
 func (t *topology) ns(name string) string { return t.prefix + "-" + name }
-func (t *topology) peerNS(i int) string { return t.ns(fmt.Sprintf("p%d", i)) }
+func (t *topology) peerNS(i int) string   { return t.ns(fmt.Sprintf("p%d", i)) }
 
 func run(args ...string) error {
 	cmd := exec.Command(args[0], args[1:]...)

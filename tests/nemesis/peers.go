@@ -26,9 +26,13 @@ type peer struct {
 	starts []time.Time // every (re)start, for the checker
 }
 
-func (p *peer) name() string      { return fmt.Sprintf("p%d", p.i) }
-func (p *peer) clientURL() string { return fmt.Sprintf("http://%s%d:%d/eureka", clientNet, p.i, serverPort) }
-func (p *peer) peerURL() string   { return fmt.Sprintf("http://%s%d:%d/eureka", peerNet, p.i, serverPort) }
+func (p *peer) name() string { return fmt.Sprintf("p%d", p.i) }
+func (p *peer) clientURL() string {
+	return fmt.Sprintf("http://%s%d:%d/eureka", clientNet, p.i, serverPort)
+}
+func (p *peer) peerURL() string {
+	return fmt.Sprintf("http://%s%d:%d/eureka", peerNet, p.i, serverPort)
+}
 
 func (p *peer) start() error {
 	p.mu.Lock()
