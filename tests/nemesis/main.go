@@ -1,9 +1,3 @@
-// Command nemesis runs three heureka peers in network namespaces of their
-// own, drives a concurrent Eureka workload against them while it injects
-// faults on a schedule drawn from a seed (real partitions, kill -9, SIGSTOP,
-// every peer down at once, nodes dying), writes every operation to a
-// history file, and checks the history and the healed cluster's state.
-// See doc.go and docs/reliability.md.
 package main
 
 import (
