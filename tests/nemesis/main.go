@@ -232,6 +232,7 @@ func runInner(cfg runConfig) int {
 
 	wctx, stopWork := context.WithCancel(ctx)
 	defer stopWork()
+	nem.agentCtx = wctx
 	var wg sync.WaitGroup
 	goRun := func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }
 	for n := range cfg.plain {
@@ -349,9 +350,9 @@ func summary(cfg runConfig, ran time.Duration, ops []op, nem *nemesis, ms *missS
 	fmt.Fprintf(&b, "convergence after heal: %s; not converged within 30 s: %d\n", percentiles(nem.converge), nem.unconv)
 	fmt.Fprintf(&b, "node death to gone from every peer (target lease+5s = %v): %s\n", cfg.lease+5*time.Second, percentiles(nem.deaths))
 	fmt.Fprintf(&b, "instances a peer should serve and did not (sampled full fetches):\n")
-	for _, ph := range []string{"healthy", "isolate", "bridge", "recovering", "node-death"} {
+	for _, ph := range []string{"healthy", "isolate/majority", "isolate/cut-off", "bridge", "recovering", "node-death"} {
 		m, wst := ms.missing[ph], ms.worst[ph]
-		fmt.Fprintf(&b, "  %-10s fetches=%d  plain agents: missing=%d worst=%d  heureka agents: missing=%d worst=%d\n",
+		fmt.Fprintf(&b, "  %-16s fetches=%d  plain agents: missing=%d worst=%d  heureka agents: missing=%d worst=%d\n",
 			ph, ms.samples[ph], m["plain"], wst["plain"], m["heureka"], wst["heureka"])
 	}
 	fmt.Fprintf(&b, "checker (final state %v after the settle began; must be 0 unless noted):\n", settle.Round(100*time.Millisecond))

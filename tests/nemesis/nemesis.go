@@ -25,9 +25,12 @@ type nemesis struct {
 	topo   *topology
 	faults map[string]int
 
+	agentCtx context.Context // the workload's lifetime, for replacement nodes
+
 	mu      sync.Mutex
 	current string          // the fault in force, "" when healthy
 	down    map[string]bool // peers that cannot answer now (killed, paused)
+	cutOff  string          // the peer an isolate cuts off
 	agents  []*hagent
 	nextAg  int
 
@@ -47,10 +50,10 @@ func (n *nemesis) set(kind string, down ...string) {
 	}
 }
 
-func (n *nemesis) state() (string, map[string]bool) {
+func (n *nemesis) state() (string, map[string]bool, string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.current, maps.Clone(n.down)
+	return n.current, maps.Clone(n.down), n.cutOff
 }
 
 func (n *nemesis) log(result, info string) {
@@ -88,7 +91,15 @@ func (n *nemesis) inject(ctx context.Context, kind string, hold time.Duration) e
 			return err
 		}
 		n.set(kind)
-		heal = func() error { return n.topo.cutPeer(p.i, false) }
+		n.mu.Lock()
+		n.cutOff = p.name()
+		n.mu.Unlock()
+		heal = func() error {
+			n.mu.Lock()
+			n.cutOff = ""
+			n.mu.Unlock()
+			return n.topo.cutPeer(p.i, false)
+		}
 	case "bridge":
 		a, c := ps[i], ps[(i+2)%len(ps)]
 		b := ps[(i+1)%len(ps)]
@@ -155,11 +166,13 @@ func (n *nemesis) restart(ctx context.Context, p *peer) error {
 }
 
 // measureConvergence polls every peer until they serve the same instances
-// with the same statuses and metadata, for at most 30 s.
+// with the same statuses and metadata, every instance that should be live
+// among them (after all-down: the agents registered again), for at most
+// 30 s.
 func (n *nemesis) measureConvergence(ctx context.Context) {
 	began := time.Now()
 	for time.Since(began) < 30*time.Second {
-		if agree, _ := n.w.agree(ctx, "nemesis"); agree {
+		if agree, views := n.w.agree(ctx, "nemesis"); agree && n.w.allLive(views[0]) {
 			d := time.Since(began)
 			n.converge = append(n.converge, d)
 			n.log("converged", fmt.Sprintf("in %v", d.Round(10*time.Millisecond)))
@@ -171,6 +184,18 @@ func (n *nemesis) measureConvergence(ctx context.Context) {
 	}
 	n.unconv++
 	n.log("not-converged", "the peers did not agree within 30 s of the heal")
+}
+
+// allLive says whether view holds every instance that should be live.
+func (w *world) allLive(view map[string]string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for id := range w.live {
+		if _, ok := view[id]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // agree fetches every peer and says whether they hold the same thing.
@@ -233,7 +258,7 @@ func (n *nemesis) nodeDeath(ctx context.Context) error {
 	}
 	n.set("")
 	// A new node takes its place.
-	na, err := n.w.startHAgent(ctx, n.nextAg)
+	na, err := n.w.startHAgent(n.agentCtx, n.nextAg)
 	if err != nil {
 		return err
 	}
@@ -262,16 +287,23 @@ func (n *nemesis) sampler(ctx context.Context, ms *missStats) {
 		if sleep(ctx, 500*time.Millisecond) != nil {
 			return
 		}
-		phase, down := n.state()
-		if phase == "" {
-			phase = "healthy"
+		current, down, cutOff := n.state()
+		if current == "" {
+			current = "healthy"
 		}
-		if phase == "kill" || phase == "pause" || phase == "all-down" {
+		if current == "kill" || current == "pause" || current == "all-down" {
 			continue // restarted peers resync; not what this measures
 		}
 		for _, p := range n.w.peers {
 			if down[p.name()] {
 				continue
+			}
+			phase := current
+			if current == "isolate" {
+				phase = "isolate/majority"
+				if p.name() == cutOff {
+					phase = "isolate/cut-off"
+				}
 			}
 			v, err := n.w.fetchIDs(ctx, "reader", p)
 			if err != nil {
