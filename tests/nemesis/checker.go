@@ -17,13 +17,14 @@ type verdict struct {
 	liveMissing    int // instances of running agents missing from a peer at the end
 	watchGaps      int
 	watchReorders  int
+	cacheEmpty     int // client.Cache reads that came back empty while every peer was dead
 	details        []string
 	cancelsAcked   int
 	overridesCheck int
 }
 
 func (v *verdict) failed() bool {
-	return v.resurrected+v.evictedLive+v.overrideLost+v.clearLost+v.divergent+v.liveMissing+v.watchGaps+v.watchReorders > 0
+	return v.resurrected+v.evictedLive+v.overrideLost+v.clearLost+v.divergent+v.liveMissing+v.watchGaps+v.watchReorders+v.cacheEmpty > 0
 }
 
 func (v *verdict) note(format string, args ...any) {

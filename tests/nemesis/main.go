@@ -261,6 +261,12 @@ func runInner(cfg runConfig) int {
 		goRun(func() { w.watcher(wctx, p, st) })
 	}
 	goRun(func() { nem.sampler(wctx, ms) })
+	cs := &cacheStats{}
+	goRun(func() {
+		if err := nem.cacheReader(wctx, cs); err != nil {
+			fmt.Fprintln(os.Stderr, "nemesis: the cache reader:", err)
+		}
+	})
 
 	began := time.Now()
 	if err := nem.run(ctx, began.Add(cfg.duration)); err != nil {
@@ -310,7 +316,8 @@ func runInner(cfg runConfig) int {
 
 	ops := h.snapshot()
 	v := check(ops, final, live, peers, cfg.lease, ws)
-	report := summary(cfg, time.Since(began), ops, nem, ms, v, ws, time.Since(settleBegan))
+	v.cacheEmpty = cs.empty
+	report := summary(cfg, time.Since(began), ops, nem, ms, v, ws, cs, time.Since(settleBegan))
 	fmt.Print(report)
 	_ = os.WriteFile(filepath.Join(cfg.out, "report.txt"), []byte(report), 0o644)
 	if v.failed() {
@@ -319,7 +326,7 @@ func runInner(cfg runConfig) int {
 	return 0
 }
 
-func summary(cfg runConfig, ran time.Duration, ops []op, nem *nemesis, ms *missStats, v *verdict, ws []*watchStats, settle time.Duration) string {
+func summary(cfg runConfig, ran time.Duration, ops []op, nem *nemesis, ms *missStats, v *verdict, ws []*watchStats, cs *cacheStats, settle time.Duration) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n== nemesis report, seed %d: %v of faults, %v in all (lease %v, %d plain agents, %d heureka agents)\n",
 		cfg.seed, cfg.duration, ran.Round(time.Second), cfg.lease, cfg.plain, cfg.hagents)
@@ -363,6 +370,7 @@ func summary(cfg runConfig, ran time.Duration, ops []op, nem *nemesis, ms *missS
 	fmt.Fprintf(&b, "  divergent instances after heal:          %d\n", v.divergent)
 	fmt.Fprintf(&b, "  running agents missing from a peer:      %d\n", v.liveMissing)
 	fmt.Fprintf(&b, "  watch id gaps / reorders:                %d / %d\n", v.watchGaps, v.watchReorders)
+	fmt.Fprintf(&b, "  cache reads empty while all peers dead:  %d (of %d)\n", v.cacheEmpty, cs.reads)
 	for _, d := range v.details {
 		fmt.Fprintf(&b, "  - %s\n", d)
 	}

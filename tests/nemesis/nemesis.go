@@ -3,12 +3,16 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/heureka-project/heureka/client"
 )
 
 // The fault kinds. With three peers a majority/minority split is one peer
@@ -26,6 +30,7 @@ type nemesis struct {
 	faults map[string]int
 
 	agentCtx context.Context // the workload's lifetime, for replacement nodes
+	allDead  atomic.Bool     // every peer is killed and none restarted yet
 
 	mu      sync.Mutex
 	current string          // the fault in force, "" when healthy
@@ -129,7 +134,9 @@ func (n *nemesis) inject(ctx context.Context, kind string, hold time.Duration) e
 		for _, q := range ps {
 			q.kill()
 		}
+		n.allDead.Store(true)
 		heal = func() error {
+			n.allDead.Store(false)
 			for _, q := range ps {
 				if err := q.start(); err != nil {
 					return err
@@ -337,6 +344,55 @@ func (n *nemesis) sampler(ctx context.Context, ms *missStats) {
 			ms.mu.Unlock()
 		}
 	}
+}
+
+// cacheStats are what a client.Cache answered while every peer was dead.
+type cacheStats struct {
+	reads, empty int
+}
+
+// cacheReader reads the heureka agents' application from a client.Cache
+// over all three peers twice a second; while every peer is dead it must
+// go on answering from its last snapshot.
+func (n *nemesis) cacheReader(ctx context.Context, st *cacheStats) error {
+	ccfg := client.DefaultConfig()
+	for _, p := range n.w.peers {
+		ccfg.URLs = append(ccfg.URLs, p.clientURL())
+	}
+	ccfg.ConnectTimeout, ccfg.ReadTimeout = time.Second, 2*time.Second
+	ccfg.Logger = slog.New(slog.DiscardHandler)
+	c, err := client.New(ccfg)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	kcfg := client.DefaultCacheConfig()
+	kcfg.Apps = []string{heurekaApp}
+	cache, err := client.NewCache(c, kcfg)
+	if err != nil {
+		return err
+	}
+	if err := cache.Start(ctx); err != nil {
+		return err
+	}
+	defer cache.Close(context.Background())
+	for ctx.Err() == nil {
+		if sleep(ctx, 500*time.Millisecond) != nil {
+			return nil
+		}
+		if !n.allDead.Load() {
+			continue
+		}
+		got := len(cache.Instances(heurekaApp))
+		res := "ok"
+		st.reads++
+		if got == 0 {
+			st.empty++
+			res = "error"
+		}
+		n.w.h.add(op{Proc: "cache", Op: "cache-read", Result: res, Info: fmt.Sprintf("%d instances while every peer is dead", got)})
+	}
+	return nil
 }
 
 func percentiles(ds []time.Duration) string {
