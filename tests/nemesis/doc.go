@@ -26,6 +26,11 @@
 //     also the majority/minority split);
 //   - bridge: A sees B, B sees C, A and C cannot see each other (each
 //     resolves the other's address to a link-layer address nobody has);
+//   - slow, flaky: on every link out of one peer, through the TCP fault
+//     proxy each peer replicates through (toxiproxy, as a library, in a
+//     process of its own in the peer's namespace; its API on the client
+//     network): 1.5 s ± 0.7 s latency each way and 8 KB/s, or half the
+//     connections reset and a third stalled;
 //   - kill: kill -9 of a peer, restarted after the hold;
 //   - pause: SIGSTOP, SIGCONT after the hold;
 //   - all-down: every peer killed at once, all restarted;
@@ -33,7 +38,7 @@
 //     until no peer serves it is measured.
 //
 // One fault is in force at a time, held 5–15 s (5–10 s in short mode),
-// with 2–5 s of health between faults.
+// with 2–5 s of health between faults. -faults limits the kinds drawn.
 //
 // # Workload
 //
@@ -57,7 +62,7 @@
 //
 // No clock faults: Go reads the clock through the vDSO, so libfaketime does
 // not move a Go server's clock, and heureka has no clock source a harness
-// can steer from outside. No delay, loss or slow links: this kernel has no
-// netem, and a TCP fault proxy between peers is not built yet. No hostile
-// peers. Five peers are not supported (three only).
+// can steer from outside. No packet-level loss or delay (this kernel has no
+// netem): the fault proxy works on TCP streams. No hostile peers. Five
+// peers are not supported (three only).
 package main

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,6 +27,7 @@ type runConfig struct {
 	minLife, maxLife time.Duration
 	minHold, maxHold time.Duration
 	bin, prefix, out string
+	kinds            []string // fault kinds drawn from
 }
 
 func main() {
@@ -36,11 +38,24 @@ func main() {
 	hagents := flag.Int("hagents", 6, "nodes running heureka's agent")
 	out := flag.String("out", "", "directory for the history, peer logs and the report (default: a new temporary one)")
 	inner := flag.String("inner", "", "internal: run one seed inside the client namespace of this prefix")
+	kinds := flag.String("faults", strings.Join(faultKinds, ","), "the fault kinds to draw from, comma-separated")
+	proxy := flag.Int("proxy", 0, "internal: run the fault proxy of this peer, inside its namespace")
 	flag.Parse()
+	if *proxy != 0 {
+		os.Exit(runProxy(*proxy, 3))
+	}
+	var chosen []string
+	for _, k := range strings.Split(*kinds, ",") {
+		if !slices.Contains(faultKinds, k) {
+			fmt.Fprintf(os.Stderr, "nemesis: -faults: unknown fault kind %q (known: %s)\n", k, strings.Join(faultKinds, ","))
+			os.Exit(2)
+		}
+		chosen = append(chosen, k)
+	}
 
 	cfg := runConfig{duration: *duration, lease: 3 * time.Second, plain: *plain, hagents: *hagents,
 		minLife: 10 * time.Second, maxLife: 40 * time.Second, minHold: 5 * time.Second, maxHold: 15 * time.Second,
-		bin: os.Getenv("HEUREKA_BIN"), out: *out}
+		bin: os.Getenv("HEUREKA_BIN"), out: *out, kinds: chosen}
 	if *inner != "" {
 		cfg.prefix, cfg.seed = *inner, *seed
 		os.Exit(runInner(cfg))
@@ -130,7 +145,7 @@ func runSeed(cfg runConfig, seed uint64, sigs chan os.Signal) int {
 	}
 	args := []string{"netns", "exec", topo.ns("cli"), self, "-inner", topo.prefix, "-seed", strconv.FormatUint(seed, 10),
 		"-duration", cfg.duration.String(), "-plain", strconv.Itoa(cfg.plain), "-hagents", strconv.Itoa(cfg.hagents),
-		"-out", filepath.Join(cfg.out, "seed-"+strconv.FormatUint(seed, 10))}
+		"-out", filepath.Join(cfg.out, "seed-"+strconv.FormatUint(seed, 10)), "-faults", strings.Join(cfg.kinds, ",")}
 	cmd := exec.Command("ip", args...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.Env = append(os.Environ(), "HEUREKA_BIN="+cfg.bin,
@@ -198,18 +213,35 @@ func runInner(cfg runConfig) int {
 	defer h.close()
 	topo := &topology{prefix: cfg.prefix, peers: 3}
 	var peers []*peer
-	var urls []string
 	for i := 1; i <= 3; i++ {
-		urls = append(urls, (&peer{i: i}).peerURL())
-	}
-	for i := 1; i <= 3; i++ {
+		// Each peer reaches the others through its fault proxy.
+		urls := []string{(&peer{i: i}).peerURL()}
+		for j := 1; j <= 3; j++ {
+			if j != i {
+				urls = append(urls, peerURLVia(j))
+			}
+		}
 		peers = append(peers, &peer{i: i, ns: topo.peerNS(i), bin: cfg.bin, dir: cfg.out, peers: strings.Join(urls, ",")})
 	}
+	var proxies []*exec.Cmd
 	defer func() {
 		for _, p := range peers {
 			p.kill()
 		}
+		for _, c := range proxies {
+			_ = c.Process.Kill()
+		}
 	}()
+	for i := 1; i <= 3; i++ {
+		c, err := startProxy(topo.peerNS(i), i, cfg.out)
+		if c != nil {
+			proxies = append(proxies, c)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "nemesis:", err)
+			return 2
+		}
+	}
 	for _, p := range peers {
 		if err := p.start(); err != nil {
 			fmt.Fprintln(os.Stderr, "nemesis:", err)
@@ -357,7 +389,7 @@ func summary(cfg runConfig, ran time.Duration, ops []op, nem *nemesis, ms *missS
 	fmt.Fprintf(&b, "convergence after heal: %s; not converged within 30 s: %d\n", percentiles(nem.converge), nem.unconv)
 	fmt.Fprintf(&b, "node death to gone from every peer (target lease+5s = %v): %s\n", cfg.lease+5*time.Second, percentiles(nem.deaths))
 	fmt.Fprintf(&b, "instances a peer should serve and did not (sampled full fetches):\n")
-	for _, ph := range []string{"healthy", "isolate/majority", "isolate/cut-off", "bridge", "recovering", "node-death"} {
+	for _, ph := range []string{"healthy", "isolate/majority", "isolate/cut-off", "bridge", "slow", "flaky", "recovering", "node-death"} {
 		m, wst := ms.missing[ph], ms.worst[ph]
 		fmt.Fprintf(&b, "  %-16s fetches=%d  plain agents: missing=%d worst=%d  heureka agents: missing=%d worst=%d\n",
 			ph, ms.samples[ph], m["plain"], wst["plain"], m["heureka"], wst["heureka"])

@@ -17,7 +17,7 @@ import (
 
 // The fault kinds. With three peers a majority/minority split is one peer
 // cut off from the other two, so "isolate" is both.
-var faultKinds = []string{"isolate", "bridge", "kill", "pause", "all-down", "node-death"}
+var faultKinds = []string{"isolate", "bridge", "slow", "flaky", "kill", "pause", "all-down", "node-death"}
 
 // peerOnly says whether a fault cuts peers apart while every client still
 // reaches every peer: the case the eviction target is about.
@@ -75,7 +75,7 @@ func (n *nemesis) run(ctx context.Context, until time.Time) error {
 		if time.Now().After(until) {
 			return nil
 		}
-		kind := faultKinds[rng.intN(len(faultKinds))]
+		kind := n.w.cfg.kinds[rng.intN(len(n.w.cfg.kinds))]
 		hold := rng.dur(n.w.cfg.minHold, n.w.cfg.maxHold)
 		if err := n.inject(ctx, kind, hold); err != nil {
 			return err
@@ -114,6 +114,17 @@ func (n *nemesis) inject(ctx context.Context, kind string, hold time.Duration) e
 		}
 		n.set(kind)
 		heal = func() error { return n.topo.cutPair(a.i, c.i, false) }
+	case "slow", "flaky":
+		what := "1.5 s ± 0.7 s latency each way and 8 KB/s"
+		if kind == "flaky" {
+			what = "half the connections reset, a third stalled"
+		}
+		n.log("start", fmt.Sprintf("%s links out of %s (%s) for %v", kind, p.name(), what, hold))
+		if err := toxics(p.i, len(ps), kind, true); err != nil {
+			return err
+		}
+		n.set(kind)
+		heal = func() error { return toxics(p.i, len(ps), kind, false) }
 	case "kill":
 		n.log("start", fmt.Sprintf("kill -9 %s, restart after %v", p.name(), hold))
 		n.set(kind, p.name())
