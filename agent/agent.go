@@ -112,6 +112,10 @@ type Agent struct {
 	kick       chan struct{} // to the sync loop: something changed (capacity 1)
 	collectNow chan struct{} // to the collector: read now (capacity 1)
 	started    atomic.Bool
+	// The heartbeat to the second peer runs beside the sync loop, one at
+	// a time, so an unreachable second peer never delays the first's.
+	nextBusy atomic.Bool
+	nextWG   sync.WaitGroup
 
 	mu sync.Mutex
 	s  state
@@ -594,6 +598,9 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 	defer timer.Stop()
 	for {
 		if ctx.Err() != nil {
+			// A registration still on its way to the second peer must
+			// land before the deregistration, or it could outlive it.
+			a.nextWG.Wait()
 			return a.drain(attempted)
 		}
 		now := time.Now()
@@ -706,7 +713,12 @@ func (a *Agent) renew(ctx context.Context) error {
 		a.mu.Lock()
 		a.s.lastErr = ""
 		a.mu.Unlock()
-		a.renewNext(ctx)
+		if _, ok := a.reg.(NextPeer); ok && a.nextBusy.CompareAndSwap(false, true) {
+			a.nextWG.Go(func() {
+				defer a.nextBusy.Store(false)
+				a.renewNext(ctx)
+			})
+		}
 	}
 	return err
 }
@@ -715,12 +727,11 @@ func (a *Agent) renew(ctx context.Context) error {
 // when the registry client can (NextPeer), and registers there the copy
 // the registry last accepted if that peer does not know the instance. Its
 // failures are logged and change nothing: the first peer has the lease,
-// and replication carries it everywhere when the peers can talk.
+// and replication carries it everywhere when the peers can talk. It runs
+// in its own goroutine (at most one at a time; a beat is skipped while the
+// last is still out), waited for before the drain.
 func (a *Agent) renewNext(ctx context.Context) {
-	np, ok := a.reg.(NextPeer)
-	if !ok {
-		return
-	}
+	np := a.reg.(NextPeer)
 	cctx, cancel := context.WithTimeout(ctx, a.cfg.CallTimeout)
 	defer cancel()
 	err := np.RenewNext(cctx, a.app, a.id)

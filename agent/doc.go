@@ -12,7 +12,8 @@
 //
 // # Three loops
 //
-// Run starts three goroutines (four with a process to watch, see below)
+// Run starts three goroutines (four with a process to watch, see below;
+// and, with two registry URLs, one at a time for the second heartbeat)
 // that share one state under a mutex:
 //
 //   - The prober calls Daemon.Probe every ProbeInterval (for JMXDaemon: a
@@ -127,7 +128,10 @@
 // node: replication no longer carries its liveness. A node that dies stops
 // both heartbeats, and every peer expires it within its lease as before.
 // Failures at the second peer are logged at debug level and change
-// nothing. See docs/reliability.md for what plain Eureka clients get.
+// nothing. The second heartbeat runs in a goroutine of its own, one at a
+// time (a beat is skipped while the last is still out), so a slow second
+// peer never delays the first's; the drain waits for it, so that a late
+// registration cannot outlive the deregistration. See docs/reliability.md for what plain Eureka clients get.
 //
 // # Which Eureka call reports the daemon's status
 //
