@@ -27,11 +27,13 @@ type runConfig struct {
 	minLife, maxLife time.Duration
 	minHold, maxHold time.Duration
 	bin, prefix, out string
-	kinds            []string // fault kinds drawn from
+	minGap, maxGap   time.Duration // health between faults
+	kinds            []string      // fault kinds drawn from
+	cover            bool          // draw every kind once before any twice (short mode)
 }
 
 func main() {
-	short := flag.Bool("short", false, "CI mode: a fixed seed and one random seed, about a minute each")
+	short := flag.Bool("short", false, "CI mode: seed 1 and one random seed, about a minute each, every fault kind once in each")
 	seed := flag.Uint64("seed", 0, "the schedule's seed (default: a random one, printed)")
 	duration := flag.Duration("duration", 5*time.Minute, "how long faults are injected, per seed")
 	plain := flag.Int("plain", 12, "plain Eureka agents")
@@ -55,6 +57,7 @@ func main() {
 
 	cfg := runConfig{duration: *duration, lease: 3 * time.Second, plain: *plain, hagents: *hagents,
 		minLife: 10 * time.Second, maxLife: 40 * time.Second, minHold: 5 * time.Second, maxHold: 15 * time.Second,
+		minGap: 2 * time.Second, maxGap: 5 * time.Second,
 		bin: os.Getenv("HEUREKA_BIN"), out: *out, kinds: chosen}
 	if *inner != "" {
 		cfg.prefix, cfg.seed = *inner, *seed
@@ -103,9 +106,12 @@ func runOuter(cfg runConfig, short bool, seed uint64) int {
 		if seed != 0 {
 			seeds = []uint64{seed}
 		}
-		cfg.duration = 50 * time.Second
+		// Every fault kind once per seed, each held past a lease.
+		cfg.duration = 55 * time.Second
 		cfg.minLife, cfg.maxLife = 5*time.Second, 20*time.Second
-		cfg.minHold, cfg.maxHold = 5*time.Second, 10*time.Second
+		cfg.minHold, cfg.maxHold = 4*time.Second, 6*time.Second
+		cfg.minGap, cfg.maxGap = time.Second, 2*time.Second
+		cfg.cover = true
 	} else if seed == 0 {
 		seeds = []uint64{rand.Uint64() % 1_000_000}
 	}
@@ -150,7 +156,9 @@ func runSeed(cfg runConfig, seed uint64, sigs chan os.Signal) int {
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.Env = append(os.Environ(), "HEUREKA_BIN="+cfg.bin,
 		"NEMESIS_LIFE="+cfg.minLife.String()+","+cfg.maxLife.String(),
-		"NEMESIS_HOLD="+cfg.minHold.String()+","+cfg.maxHold.String())
+		"NEMESIS_HOLD="+cfg.minHold.String()+","+cfg.maxHold.String(),
+		"NEMESIS_GAP="+cfg.minGap.String()+","+cfg.maxGap.String(),
+		"NEMESIS_COVER="+strconv.FormatBool(cfg.cover))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // signals go through us
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, "nemesis:", err)
@@ -198,13 +206,19 @@ func parsePair(env string, lo, hi *time.Duration) {
 func runInner(cfg runConfig) int {
 	parsePair("NEMESIS_LIFE", &cfg.minLife, &cfg.maxLife)
 	parsePair("NEMESIS_HOLD", &cfg.minHold, &cfg.maxHold)
+	parsePair("NEMESIS_GAP", &cfg.minGap, &cfg.maxGap)
+	cfg.cover = os.Getenv("NEMESIS_COVER") == "true"
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := os.MkdirAll(cfg.out, 0o755); err != nil {
 		fmt.Fprintln(os.Stderr, "nemesis:", err)
 		return 2
 	}
-	fmt.Printf("nemesis: seed %d (replay: go run . -seed %d -duration %v), %v of faults\n", cfg.seed, cfg.seed, cfg.duration, cfg.duration)
+	replay := fmt.Sprintf("go run . -seed %d -duration %v", cfg.seed, cfg.duration)
+	if cfg.cover {
+		replay = fmt.Sprintf("go run . -short -seed %d", cfg.seed)
+	}
+	fmt.Printf("nemesis: seed %d (replay: %s), %v of faults\n", cfg.seed, replay, cfg.duration)
 	h, err := newHistory(filepath.Join(cfg.out, "history.jsonl"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "nemesis:", err)

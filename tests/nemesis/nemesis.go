@@ -67,15 +67,29 @@ func (n *nemesis) log(result, info string) {
 }
 
 func (n *nemesis) run(ctx context.Context, until time.Time) error {
-	rng := n.w.rng
+	rng, cfg := n.w.rng, n.w.cfg
+	var deck []string
 	for {
-		if sleep(ctx, rng.dur(2*time.Second, 5*time.Second)) != nil {
+		if sleep(ctx, rng.dur(cfg.minGap, cfg.maxGap)) != nil {
 			return nil
 		}
 		if time.Now().After(until) {
 			return nil
 		}
-		kind := n.w.cfg.kinds[rng.intN(len(n.w.cfg.kinds))]
+		var kind string
+		if cfg.cover {
+			// Every kind once, in an order drawn from the seed, then again.
+			if len(deck) == 0 {
+				deck = slices.Clone(cfg.kinds)
+				for i := len(deck) - 1; i > 0; i-- {
+					j := rng.intN(i + 1)
+					deck[i], deck[j] = deck[j], deck[i]
+				}
+			}
+			kind, deck = deck[0], deck[1:]
+		} else {
+			kind = cfg.kinds[rng.intN(len(cfg.kinds))]
+		}
 		hold := rng.dur(n.w.cfg.minHold, n.w.cfg.maxHold)
 		if err := n.inject(ctx, kind, hold); err != nil {
 			return err
