@@ -40,7 +40,7 @@
 // One fault is in force at a time, held 5–15 s (5–10 s in short mode),
 // with 2–5 s of health between faults, each kind drawn at random. -faults
 // limits the kinds drawn. The short mode (-short: seed 1, then a random
-// seed, 55 s of faults each) draws every kind once before any twice and
+// seed, 65 s of faults each) draws every kind once before any twice and
 // holds each 4–6 s, past a lease, with 1–2 s between.
 //
 // # Workload

@@ -107,7 +107,7 @@ func runOuter(cfg runConfig, short bool, seed uint64) int {
 			seeds = []uint64{seed}
 		}
 		// Every fault kind once per seed, each held past a lease.
-		cfg.duration = 55 * time.Second
+		cfg.duration = 65 * time.Second
 		cfg.minLife, cfg.maxLife = 5*time.Second, 20*time.Second
 		cfg.minHold, cfg.maxHold = 4*time.Second, 6*time.Second
 		cfg.minGap, cfg.maxGap = time.Second, 2*time.Second
