@@ -88,6 +88,9 @@ func runOuter(cfg runConfig, short bool, seed uint64) int {
 		fmt.Fprintln(os.Stderr, "nemesis:", err)
 		return 2
 	}
+	if abs, err := filepath.Abs(cfg.out); err == nil {
+		cfg.out = abs
+	}
 	if cfg.bin == "" {
 		cfg.bin = filepath.Join(cfg.out, "heureka")
 		fmt.Println("nemesis: building heureka")
