@@ -433,7 +433,7 @@ func (w *world) watcher(ctx context.Context, p *peer, st *watchStats) {
 			continue
 		}
 		st.streams++
-		events, resynced, err := w.readStream(ctx, resp.Body, &last, st)
+		events, resynced, err := w.readStream(ctx, p.name(), resp.Body, &last, st)
 		resp.Body.Close()
 		info := fmt.Sprintf("%d events", events)
 		if err != nil && ctx.Err() == nil {
@@ -450,7 +450,7 @@ func (w *world) watcher(ctx context.Context, p *peer, st *watchStats) {
 	}
 }
 
-func (w *world) readStream(ctx context.Context, body io.Reader, last *uint64, st *watchStats) (events int, resynced bool, err error) {
+func (w *world) readStream(ctx context.Context, peerName string, body io.Reader, last *uint64, st *watchStats) (events int, resynced bool, err error) {
 	// A frozen or cut-off peer sends nothing, not even keep-alives: the
 	// reader gives up after 20 s of silence (the server's keep-alive is
 	// shorter) and reconnects.
@@ -498,10 +498,10 @@ func (w *world) readStream(ctx context.Context, body io.Reader, last *uint64, st
 					switch {
 					case id <= *last:
 						st.reorders++
-						w.h.add(op{Proc: "checker", Op: "watch-reorder", Result: "error", Info: fmt.Sprintf("id %d after %d", id, *last)})
+						w.h.add(op{Proc: "checker", Op: "watch-reorder", Peer: peerName, Result: "error", Info: fmt.Sprintf("%s id %d after %d", event, id, *last)})
 					case id != *last+1:
 						st.gaps++
-						w.h.add(op{Proc: "checker", Op: "watch-gap", Result: "error", Info: fmt.Sprintf("id %d after %d", id, *last)})
+						w.h.add(op{Proc: "checker", Op: "watch-gap", Peer: peerName, Result: "error", Info: fmt.Sprintf("%s id %d after %d", event, id, *last)})
 					}
 					if id > *last {
 						*last = id
