@@ -24,6 +24,16 @@ type Registry interface {
 	Cancel(ctx context.Context, app, id string) error
 }
 
+// NextPeer is a Registry that can also reach a second peer of its cluster
+// directly, once and without failover: *client.Client implements it. An
+// agent whose Registry is a NextPeer sends every heartbeat to that peer as
+// well, and registers there when it answers 404 (see doc.go, "Two peers
+// hear every heartbeat"). Both do nothing with a single registry URL.
+type NextPeer interface {
+	RenewNext(ctx context.Context, app, id string) error
+	RegisterNext(ctx context.Context, in *heureka.Instance) error
+}
+
 // Daemon is the HDFS daemon beside the agent. JMXDaemon is the real one.
 type Daemon interface {
 	// Probe says whether the daemon answers: an error means it does not.
@@ -102,6 +112,10 @@ type Agent struct {
 	kick       chan struct{} // to the sync loop: something changed (capacity 1)
 	collectNow chan struct{} // to the collector: read now (capacity 1)
 	started    atomic.Bool
+	// The heartbeat to the second peer runs beside the sync loop, one at
+	// a time, so an unreachable second peer never delays the first's.
+	nextBusy atomic.Bool
+	nextWG   sync.WaitGroup
 
 	mu sync.Mutex
 	s  state
@@ -130,7 +144,8 @@ type state struct {
 	pushed       hdfs.NodeInfo
 	pushedStatus heureka.Status
 	pushedAt     time.Time
-	lastDirty    int64 // the lastDirtyTimestamp of the last push (ms)
+	pushedIn     *heureka.Instance // the registration last accepted
+	lastDirty    int64             // the lastDirtyTimestamp of the last push (ms)
 }
 
 // New returns an agent for cfg that registers through reg and watches d.
@@ -583,6 +598,9 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 	defer timer.Stop()
 	for {
 		if ctx.Err() != nil {
+			// A registration still on its way to the second peer must
+			// land before the deregistration, or it could outlive it.
+			a.nextWG.Wait()
 			return a.drain(attempted)
 		}
 		now := time.Now()
@@ -673,6 +691,7 @@ func (a *Agent) push(ctx context.Context) error {
 	a.mu.Lock()
 	a.s.phase = PhaseRegistered
 	a.s.pushedGen, a.s.pushed, a.s.pushedStatus, a.s.pushedAt = gen, info, status, time.Now()
+	a.s.pushedIn = in
 	a.s.lastErr = ""
 	a.mu.Unlock()
 	switch {
@@ -694,8 +713,40 @@ func (a *Agent) renew(ctx context.Context) error {
 		a.mu.Lock()
 		a.s.lastErr = ""
 		a.mu.Unlock()
+		if _, ok := a.reg.(NextPeer); ok && a.nextBusy.CompareAndSwap(false, true) {
+			a.nextWG.Go(func() {
+				defer a.nextBusy.Store(false)
+				a.renewNext(ctx)
+			})
+		}
 	}
 	return err
+}
+
+// renewNext sends the heartbeat that just succeeded to a second peer too,
+// when the registry client can (NextPeer), and registers there the copy
+// the registry last accepted if that peer does not know the instance. Its
+// failures are logged and change nothing: the first peer has the lease,
+// and replication carries it everywhere when the peers can talk. It runs
+// in its own goroutine (at most one at a time; a beat is skipped while the
+// last is still out), waited for before the drain.
+func (a *Agent) renewNext(ctx context.Context) {
+	np := a.reg.(NextPeer)
+	cctx, cancel := context.WithTimeout(ctx, a.cfg.CallTimeout)
+	defer cancel()
+	err := np.RenewNext(cctx, a.app, a.id)
+	if heureka.ErrorCode(err) == heureka.ENOTFOUND {
+		a.mu.Lock()
+		in := a.s.pushedIn
+		a.mu.Unlock()
+		if in == nil {
+			return
+		}
+		err = np.RegisterNext(cctx, in)
+	}
+	if err != nil && ctx.Err() == nil {
+		a.log.Debug("heartbeat to the second registry peer failed", "err", err)
+	}
 }
 
 // backoff is the pause after the n-th consecutive failure: BackoffMin

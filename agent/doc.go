@@ -12,7 +12,8 @@
 //
 // # Three loops
 //
-// Run starts three goroutines (four with a process to watch, see below)
+// Run starts three goroutines (four with a process to watch, see below;
+// and, with two registry URLs, one at a time for the second heartbeat)
 // that share one state under a mutex:
 //
 //   - The prober calls Daemon.Probe every ProbeInterval (for JMXDaemon: a
@@ -115,6 +116,22 @@
 // the registry returns. A 404 on renew (the lease expired during an outage,
 // or the registry restarted) registers again at once with everything the
 // agent knows. Each call is bounded by CallTimeout.
+//
+// # Two peers hear every heartbeat
+//
+// With more than one registry URL (a Registry that is a NextPeer, as
+// *client.Client is), every successful heartbeat is also sent, once and
+// without failover, to the peer after the one that answered, and a 404
+// there is answered with the registration that peer missed. So two peers
+// hear from each node directly, and a partition between the registry peers
+// alone (the agent reaches them all) cannot make a peer expire a live
+// node: replication no longer carries its liveness. A node that dies stops
+// both heartbeats, and every peer expires it within its lease as before.
+// Failures at the second peer are logged at debug level and change
+// nothing. The second heartbeat runs in a goroutine of its own, one at a
+// time (a beat is skipped while the last is still out), so a slow second
+// peer never delays the first's; the drain waits for it, so that a late
+// registration cannot outlive the deregistration. See docs/reliability.md for what plain Eureka clients get.
 //
 // # Which Eureka call reports the daemon's status
 //

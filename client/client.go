@@ -309,3 +309,52 @@ func (c *Client) fetchList(ctx context.Context, cl *cluster, req *request) (*fet
 	}
 	return f, nil
 }
+
+// RenewNext sends the heartbeat of Renew to one more peer: the one after
+// the peer that calls start at (the one that answered last), once, with no
+// failover. heureka's agent calls it after every Renew so that two peers
+// hear from each node directly, and a partition between the peers cannot
+// make either of them expire a node that is alive (docs/reliability.md).
+// With one URL for app's cluster it does nothing and returns nil. A 404
+// wraps ErrNotRegistered, as for Renew: that peer has not seen the
+// registration (it was cut off when it happened), and RegisterNext is the
+// answer.
+func (c *Client) RenewNext(ctx context.Context, app, id string) error {
+	app = strings.ToUpper(strings.TrimSpace(app))
+	if app == "" || id == "" {
+		return &Error{Op: "renew next", Message: "app and instance ID must not be empty", Err: ErrRejected}
+	}
+	cl, err := c.mustCluster("renew next", app)
+	if err != nil {
+		return err
+	}
+	next := cl.next()
+	if next == nil {
+		return nil
+	}
+	return c.call(ctx, cl, &request{op: "renew next", method: http.MethodPut, only: next,
+		path: "/apps/" + url.PathEscape(app) + "/" + url.PathEscape(id)})
+}
+
+// RegisterNext registers in at the peer RenewNext sends to, once, with no
+// failover; with one URL it does nothing and returns nil. Sending the
+// registration last sent through Register (the same lastDirtyTimestamp)
+// changes nothing on a peer that already holds it.
+func (c *Client) RegisterNext(ctx context.Context, in *heureka.Instance) error {
+	const op = "register next"
+	if in == nil || strings.TrimSpace(in.App) == "" {
+		return &Error{Op: op, Message: "the instance has no app name", Err: ErrRejected}
+	}
+	cp := in.Clone()
+	cp.Normalize()
+	cl, err := c.mustCluster(op, cp.App)
+	if err != nil {
+		return err
+	}
+	next := cl.next()
+	if next == nil {
+		return nil
+	}
+	return c.call(ctx, cl, &request{op: op, method: http.MethodPost, only: next,
+		path: "/apps/" + url.PathEscape(cp.App), body: eureka.EncodeInstance(eureka.JSON, cp)})
+}

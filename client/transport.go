@@ -28,6 +28,14 @@ type cluster struct {
 	preferred atomic.Int32
 }
 
+// next is the base after the preferred one, or nil with a single base.
+func (cl *cluster) next() *url.URL {
+	if len(cl.bases) < 2 {
+		return nil
+	}
+	return cl.bases[(int(cl.preferred.Load())+1)%len(cl.bases)]
+}
+
 func (cl *cluster) urls() []string {
 	out := make([]string, len(cl.bases))
 	for i, b := range cl.bases {

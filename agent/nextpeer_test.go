@@ -1,0 +1,114 @@
+package agent
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/heureka-project/heureka/client"
+	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/internal/httpapi"
+	"github.com/heureka-project/heureka/registry"
+)
+
+// peer is one real heureka registry behind an httptest server that counts
+// the heartbeats it was sent directly. The two peers of the test do not
+// replicate to each other: they stand for peers cut apart by a partition.
+type peer struct {
+	reg        *registry.Registry
+	url        string
+	heartbeats atomic.Int64
+}
+
+func startPeer(t *testing.T) *peer {
+	t.Helper()
+	cfg := registry.DefaultConfig()
+	reg, err := registry.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := httpapi.New(httpapi.DefaultConfig(), reg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &peer{reg: reg}
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// PUT /eureka/apps/APP/ID is a heartbeat; .../status and
+		// .../metadata have a fifth segment.
+		if r.Method == http.MethodPut && strings.Count(strings.Trim(r.URL.Path, "/"), "/") == 3 {
+			p.heartbeats.Add(1)
+		}
+		api.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	p.url = hs.URL + "/eureka"
+	return p
+}
+
+// TestHeartbeatsReachTwoPeers: an agent with two registry URLs renews
+// through both, and registers itself on the second peer although that
+// peer never received the registration by replication. So a peer cut off
+// from the agent's first peer still hears the node directly, and has no
+// reason to expire it. (Real time: the agent's heartbeat period is 1 s, and
+// the test waits for conditions, bounded at 20 s.)
+func TestHeartbeatsReachTwoPeers(t *testing.T) {
+	a, b := startPeer(t), startPeer(t)
+	ccfg := client.DefaultConfig()
+	ccfg.URLs = []string{a.url, b.url}
+	reg, err := client.New(ccfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Close()
+	cfg := testConfig(t, hdfs.RoleDataNode)
+	cfg.RenewInterval, cfg.LeaseDuration = time.Second, 3*time.Second
+	ag, err := New(cfg, reg, &fakeDaemon{alive: true, info: dataNodeInfo()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ag.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+
+	deadline := time.Now().Add(20 * time.Second)
+	for a.heartbeats.Load() < 3 || b.heartbeats.Load() < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("heartbeats after 20 s: first peer %d, second peer %d; want at least 3 each",
+				a.heartbeats.Load(), b.heartbeats.Load())
+		}
+		time.Sleep(50 * time.Millisecond) // polling a condition, bounded above
+	}
+	for name, p := range map[string]*peer{"first": a, "second": b} {
+		if _, ok := p.reg.LastRenewal(strings.ToUpper(ag.app), ag.id); !ok {
+			t.Errorf("the %s peer does not hold %s/%s", name, ag.app, ag.id)
+		}
+	}
+}
+
+// TestOneURLHeartbeatsOnePeer: with a single registry URL nothing changes:
+// RenewNext does nothing, and each heartbeat is one request.
+func TestOneURLHeartbeatsOnePeer(t *testing.T) {
+	a := startPeer(t)
+	ccfg := client.DefaultConfig()
+	ccfg.URLs = []string{a.url}
+	reg, err := client.New(ccfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Close()
+	ctx := context.Background()
+	if err := reg.RenewNext(ctx, "HDFS-DATANODE.PROD", "dn1"); err != nil {
+		t.Fatalf("RenewNext with one URL: %v, want nil", err)
+	}
+	if n := a.heartbeats.Load(); n != 0 {
+		t.Fatalf("RenewNext with one URL sent %d heartbeat(s), want 0", n)
+	}
+}

@@ -1,0 +1,71 @@
+// Command nemesis is heureka's fault-injection harness: three real heureka
+// peers, a concurrent Eureka workload, faults on a schedule drawn from a
+// seed, a history of every operation, and a checker over that history and
+// the healed cluster's state.
+//
+//	cd tests/nemesis && go run . [-short] [-seed N] [-duration D] [-out DIR]
+//
+// It needs root and ip (iproute2). It builds the server from ../.. unless
+// $HEUREKA_BIN names one, and exits 1 when a count the checker requires to
+// be 0 is not, 2 when the harness itself failed, 130 when interrupted.
+//
+// # The network
+//
+// Every address it uses lies in network namespaces it creates (named
+// hnem<pid>-*, removed on exit, on failure and on Ctrl-C; those of an
+// earlier run whose process is gone are removed at start): a namespace per
+// peer, joined by a peer bridge (10.213.1.0/24) that carries replication
+// only, and a client bridge (10.213.2.0/24) through which the workload,
+// running in a namespace of its own, reaches every peer. The harness
+// re-executes itself inside that client namespace (the -inner flag); the
+// outer process only builds and removes the network.
+//
+// # Faults
+//
+//   - isolate: a peer's port on the peer bridge goes down (with three peers,
+//     also the majority/minority split);
+//   - bridge: A sees B, B sees C, A and C cannot see each other (each
+//     resolves the other's address to a link-layer address nobody has);
+//   - slow, flaky: on every link out of one peer, through the TCP fault
+//     proxy each peer replicates through (toxiproxy, as a library, in a
+//     process of its own in the peer's namespace; its API on the client
+//     network): 1.5 s ± 0.7 s latency each way and 8 KB/s, or half the
+//     connections reset and a third stalled;
+//   - kill: kill -9 of a peer, restarted after the hold;
+//   - pause: SIGSTOP, SIGCONT after the hold;
+//   - all-down: every peer killed at once, all restarted;
+//   - node-death: a heureka agent's node stops without a word; the time
+//     until no peer serves it is measured.
+//
+// One fault is in force at a time, held 5–15 s (5–10 s in short mode),
+// with 2–5 s of health between faults, each kind drawn at random. -faults
+// limits the kinds drawn. The short mode (-short: seed 1, then a random
+// seed, 65 s of faults each) draws every kind once before any twice and
+// holds each 4–6 s, past a lease, with 1–2 s between.
+//
+// # Workload
+//
+// Plain Eureka agents (raw HTTP, one server at a time from a list of one
+// or two, the next on an error) register, renew every second on 3 s
+// leases, change metadata and status, cancel, and start again under a new
+// ID. Nodes running heureka's own agent (package agent, with a healthy
+// fake DataNode) have two registry URLs. An operator sets and clears
+// OUT_OF_SERVICE on a third of the plain agents' instances; readers fetch
+// the full registry and deltas and follow /v1/watch on every peer. Every
+// operation goes to history.jsonl with its outcome (ok, error, timeout),
+// peer and time.
+//
+// # Concurrency
+//
+// Every workload actor is a goroutine with its own state; they share the
+// history (a mutex) and the set of instances that should be live (a
+// mutex). The nemesis runs faults one after another in its own goroutine.
+//
+// # What it does not do
+//
+// No clock faults: Go reads the clock through the vDSO, so libfaketime does
+// not move a Go server's clock, and heureka has no clock source a harness
+// can steer from outside. No packet-level loss or delay (this kernel has no
+// netem): the fault proxy works on TCP streams. No hostile peers. Five
+// peers are not supported (three only).
+package main

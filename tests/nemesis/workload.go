@@ -1,0 +1,530 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/agent"
+	"github.com/heureka-project/heureka/client"
+	"github.com/heureka-project/heureka/hdfs"
+)
+
+const (
+	plainApp   = "NEMESIS-PLAIN"
+	heurekaApp = "HDFS-DATANODE.NEMESIS"
+)
+
+// world is what the workload and the nemesis share.
+type world struct {
+	h     *history
+	peers []*peer
+	cfg   runConfig
+	rng   *lockedRand
+	http  *http.Client
+
+	mu   sync.Mutex
+	live map[string]*liveInst // instances that should be registered now
+	// changing is false once the settle period began: agents keep
+	// renewing but change nothing.
+	changing atomic.Bool
+}
+
+type liveInst struct {
+	kind       string // plain or heureka
+	agent      int    // plain agent index
+	registered time.Time
+	lastOK     time.Time
+}
+
+type lockedRand struct {
+	mu sync.Mutex
+	r  *rand.Rand
+}
+
+func (l *lockedRand) intN(n int) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.IntN(n)
+}
+
+func (l *lockedRand) dur(lo, hi time.Duration) time.Duration {
+	return lo + time.Duration(l.intN(int(hi-lo)/int(time.Millisecond)+1))*time.Millisecond
+}
+
+// call sends one Eureka request to p and records it.
+func (w *world) call(ctx context.Context, proc, opName, id string, p *peer, method, path string, body []byte) (int, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, p.clientURL()+path, strings.NewReader(string(body)))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := w.http.Do(req)
+	o := op{Proc: proc, Op: opName, ID: id, Peer: p.name()}
+	if err != nil {
+		o.Result, o.Info = outcome(err), err.Error()
+		w.h.add(o)
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	o.Code = resp.StatusCode
+	o.Result = "ok"
+	if resp.StatusCode >= 300 {
+		o.Result = "error"
+		err = fmt.Errorf("%s %s: %d", method, path, resp.StatusCode)
+	}
+	w.h.add(o)
+	return resp.StatusCode, b, err
+}
+
+func instanceJSON(id, status string, leaseSecs int, md map[string]string, dirty int64) []byte {
+	mdj, _ := json.Marshal(md)
+	return fmt.Appendf(nil, `{"instance":{"instanceId":%q,"hostName":"%s.nemesis","app":%q,"ipAddr":"10.213.9.9",
+		"status":%q,"port":{"$":9866,"@enabled":"true"},"dataCenterInfo":{"@class":"com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo","name":"MyOwn"},
+		"leaseInfo":{"renewalIntervalInSecs":1,"durationInSecs":%d},"metadata":%s,"lastDirtyTimestamp":"%d"}}`,
+		id, id, plainApp, status, leaseSecs, mdj, dirty)
+}
+
+// plainAgent is a plain Eureka client: one server at a time, the next on
+// an error, register, renew every second, change its metadata and (unless
+// operators own its status) its status, cancel, and start again under a
+// new ID. An ID whose cancel was acknowledged is never used again.
+func (w *world) plainAgent(ctx context.Context, n int, servers []*peer) {
+	proc := fmt.Sprintf("plain-%02d", n)
+	cur := n % len(servers)
+	ownsStatus := n%3 != 0 // operators override the others
+	lease := int(w.cfg.lease / time.Second)
+	for gen := 0; ctx.Err() == nil; gen++ {
+		id := fmt.Sprintf("plain-%02d-%03d", n, gen)
+		md := map[string]string{"gen": strconv.Itoa(gen), "rev": "0"}
+		status := "UP"
+		var dirty int64
+		register := func() bool {
+			dirty = max(dirty+1, time.Now().UnixMilli())
+			_, _, err := w.call(ctx, proc, "register", id, servers[cur], http.MethodPost, "/apps/"+plainApp, instanceJSON(id, status, lease, md, dirty))
+			if err != nil {
+				cur = (cur + 1) % len(servers)
+				return false
+			}
+			w.mu.Lock()
+			if li := w.live[id]; li != nil {
+				li.lastOK = time.Now()
+			} else {
+				w.live[id] = &liveInst{kind: "plain", agent: n, registered: time.Now(), lastOK: time.Now()}
+			}
+			w.mu.Unlock()
+			return true
+		}
+		for !register() {
+			if sleep(ctx, time.Second) != nil {
+				return
+			}
+		}
+		life := w.rng.dur(w.cfg.minLife, w.cfg.maxLife)
+		end := time.Now().Add(life)
+		for ctx.Err() == nil && (time.Now().Before(end) || !w.changing.Load()) {
+			if sleep(ctx, time.Second) != nil {
+				return
+			}
+			code, _, err := w.call(ctx, proc, "renew", id, servers[cur], http.MethodPut, "/apps/"+plainApp+"/"+id, nil)
+			switch {
+			case code == http.StatusNotFound:
+				register() // what Eureka clients do
+				continue
+			case err != nil:
+				cur = (cur + 1) % len(servers)
+				continue
+			}
+			w.mu.Lock()
+			if li := w.live[id]; li != nil {
+				li.lastOK = time.Now()
+			}
+			w.mu.Unlock()
+			if !w.changing.Load() {
+				continue
+			}
+			switch r := w.rng.intN(20); {
+			case r == 0:
+				md["rev"] = strconv.Itoa(gen*1000 + w.rng.intN(1000))
+				q := url.Values{"rev": {md["rev"]}}
+				if _, _, err := w.call(ctx, proc, "metadata", id, servers[cur], http.MethodPut, "/apps/"+plainApp+"/"+id+"/metadata?"+q.Encode(), nil); err != nil {
+					cur = (cur + 1) % len(servers)
+				}
+			case r == 1 && ownsStatus:
+				if status == "UP" {
+					status = "DOWN"
+				} else {
+					status = "UP"
+				}
+				register()
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		w.mu.Lock()
+		delete(w.live, id)
+		w.mu.Unlock()
+		for try := 0; try < 2*len(servers); try++ {
+			_, _, err := w.call(ctx, proc, "cancel", id, servers[cur], http.MethodDelete, "/apps/"+plainApp+"/"+id, nil)
+			if err == nil || ctx.Err() != nil {
+				break
+			}
+			cur = (cur + 1) % len(servers)
+			if sleep(ctx, 300*time.Millisecond) != nil {
+				return
+			}
+		}
+		if sleep(ctx, w.rng.dur(500*time.Millisecond, 2*time.Second)) != nil {
+			return
+		}
+	}
+}
+
+// operator sets and clears OUT_OF_SERVICE on the instances of the plain
+// agents that do not change their own status.
+func (w *world) operator(ctx context.Context) {
+	overridden := map[string]bool{}
+	for ctx.Err() == nil && w.changing.Load() {
+		if sleep(ctx, w.rng.dur(time.Second, 3*time.Second)) != nil {
+			return
+		}
+		w.mu.Lock()
+		var ids []string
+		for id, li := range w.live {
+			if li.kind == "plain" && li.agent%3 == 0 {
+				ids = append(ids, id)
+			}
+		}
+		w.mu.Unlock()
+		if len(ids) == 0 {
+			continue
+		}
+		sortStrings(ids)
+		id := ids[w.rng.intN(len(ids))]
+		p := w.peers[w.rng.intN(len(w.peers))]
+		if !overridden[id] {
+			if _, _, err := w.call(ctx, "operator", "override", id, p, http.MethodPut, "/apps/"+plainApp+"/"+id+"/status?value=OUT_OF_SERVICE", nil); err == nil {
+				overridden[id] = true
+			}
+		} else {
+			if _, _, err := w.call(ctx, "operator", "clear", id, p, http.MethodDelete, "/apps/"+plainApp+"/"+id+"/status?value=UP", nil); err == nil {
+				overridden[id] = false
+			}
+		}
+	}
+}
+
+// recordingRegistry is a heureka agent's registry client that writes every
+// call to the history, and fails every call once the node is dead.
+type recordingRegistry struct {
+	w    *world
+	proc string
+	c    *client.Client
+	dead atomic.Bool
+}
+
+var errDead = errors.New("the node is dead")
+
+func (r *recordingRegistry) rec(name, id string, err error) error {
+	o := op{Proc: r.proc, Op: name, ID: id, Result: outcome(err)}
+	var ce *client.Error
+	if errors.As(err, &ce) {
+		o.Code, o.Info = ce.Status, ce.Error()
+	} else if err != nil {
+		o.Info = err.Error()
+	}
+	r.w.h.add(o)
+	return err
+}
+
+func (r *recordingRegistry) Register(ctx context.Context, in *heureka.Instance) error {
+	if r.dead.Load() {
+		return errDead
+	}
+	err := r.rec("register", in.ID, r.c.Register(ctx, in))
+	if err == nil {
+		r.w.mu.Lock()
+		if li := r.w.live[in.ID]; li != nil {
+			li.lastOK = time.Now()
+		} else {
+			r.w.live[in.ID] = &liveInst{kind: "heureka", registered: time.Now(), lastOK: time.Now()}
+		}
+		r.w.mu.Unlock()
+	}
+	return err
+}
+
+func (r *recordingRegistry) Renew(ctx context.Context, app, id string) error {
+	if r.dead.Load() {
+		return errDead
+	}
+	return r.rec("renew", id, r.c.Renew(ctx, app, id))
+}
+
+func (r *recordingRegistry) RenewNext(ctx context.Context, app, id string) error {
+	if r.dead.Load() {
+		return errDead
+	}
+	return r.rec("renew-next", id, r.c.RenewNext(ctx, app, id))
+}
+
+func (r *recordingRegistry) RegisterNext(ctx context.Context, in *heureka.Instance) error {
+	if r.dead.Load() {
+		return errDead
+	}
+	return r.rec("register-next", in.ID, r.c.RegisterNext(ctx, in))
+}
+
+func (r *recordingRegistry) SetStatus(ctx context.Context, app, id string, st heureka.Status) error {
+	if r.dead.Load() {
+		return errDead
+	}
+	return r.rec("drain", id, r.c.SetStatus(ctx, app, id, st))
+}
+
+func (r *recordingRegistry) Cancel(ctx context.Context, app, id string) error {
+	if r.dead.Load() {
+		return errDead
+	}
+	return r.rec("cancel", id, r.c.Cancel(ctx, app, id))
+}
+
+// healthyDaemon is a DataNode that always answers.
+type healthyDaemon struct{}
+
+func (healthyDaemon) Probe(context.Context) (agent.Health, error) { return agent.Health{}, nil }
+func (healthyDaemon) Collect(context.Context) (hdfs.NodeInfo, error) {
+	return hdfs.NodeInfo{DiskUsed: 1 << 30, DiskTotal: 100 << 30, BlockCount: 10, Version: "3.3.6", DataPort: 9866}, nil
+}
+
+// hagent is one node running heureka's own agent, with two registry URLs.
+type hagent struct {
+	proc   string
+	id     string
+	reg    *recordingRegistry
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func (w *world) startHAgent(ctx context.Context, n int) (*hagent, error) {
+	proc := fmt.Sprintf("hagent-%02d", n)
+	first := n % len(w.peers)
+	ccfg := client.DefaultConfig()
+	ccfg.URLs = []string{w.peers[first].clientURL(), w.peers[(first+1)%len(w.peers)].clientURL()}
+	ccfg.ConnectTimeout, ccfg.ReadTimeout = time.Second, time.Second
+	c, err := client.New(ccfg)
+	if err != nil {
+		return nil, err
+	}
+	cfg := agent.DefaultConfig()
+	cfg.Role, cfg.Cluster, cfg.Host, cfg.IPAddr, cfg.Rack = hdfs.RoleDataNode, "nemesis", fmt.Sprintf("hn%03d", n), "10.213.9.8", "/r1"
+	cfg.RenewInterval, cfg.LeaseDuration = time.Second, w.cfg.lease
+	cfg.CallTimeout, cfg.DrainPeriod = 2*time.Second, 0
+	cfg.BackoffMin, cfg.BackoffMax = 200*time.Millisecond, time.Second
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	reg := &recordingRegistry{w: w, proc: proc, c: c}
+	a, err := agent.New(cfg, reg, healthyDaemon{})
+	if err != nil {
+		return nil, err
+	}
+	actx, cancel := context.WithCancel(ctx)
+	ha := &hagent{proc: proc, id: a.Instance().ID, reg: reg, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(ha.done)
+		defer c.Close()
+		_ = a.Run(actx)
+	}()
+	return ha, nil
+}
+
+// die stops the node without a word to the registry, as a crash would.
+func (ha *hagent) die(w *world) {
+	ha.reg.dead.Store(true)
+	w.mu.Lock()
+	delete(w.live, ha.id)
+	w.mu.Unlock()
+	ha.cancel()
+	<-ha.done
+}
+
+// fetchIDs reads the full registry of p: id → status and metadata rev.
+func (w *world) fetchIDs(ctx context.Context, proc string, p *peer) (map[string]string, error) {
+	_, b, err := w.call(ctx, proc, "fetch", "", p, http.MethodGet, "/apps", nil)
+	if err != nil {
+		return nil, err
+	}
+	var env struct {
+		Applications struct {
+			Application []struct {
+				Instance []struct {
+					ID       string            `json:"instanceId"`
+					Status   string            `json:"status"`
+					Metadata map[string]string `json:"metadata"`
+				} `json:"instance"`
+			} `json:"application"`
+		} `json:"applications"`
+	}
+	if err := json.Unmarshal(b, &env); err != nil {
+		return nil, fmt.Errorf("%s: the full fetch does not decode: %w", p.name(), err)
+	}
+	out := map[string]string{}
+	for _, a := range env.Applications.Application {
+		for _, in := range a.Instance {
+			out[in.ID] = in.Status + " rev=" + in.Metadata["rev"]
+		}
+	}
+	return out, nil
+}
+
+// deltaReader fetches /apps/delta from the peers in turn.
+func (w *world) deltaReader(ctx context.Context) {
+	for i := 0; ctx.Err() == nil; i++ {
+		if sleep(ctx, time.Second) != nil {
+			return
+		}
+		_, _, _ = w.call(ctx, "reader", "delta", "", w.peers[i%len(w.peers)], http.MethodGet, "/apps/delta", nil)
+	}
+}
+
+// watchStats are one watcher's findings.
+type watchStats struct {
+	streams, events, resyncs, gaps, reorders int
+}
+
+// watcher follows /v1/watch on p for the whole run, reconnecting from the
+// last id it saw. On a stream not told to resync, ids must never go back,
+// and a change's id must follow the last id seen: a progress event covers
+// every id up to its own that the stream does not carry.
+func (w *world) watcher(ctx context.Context, p *peer, st *watchStats) {
+	proc := "watch-" + p.name()
+	var last uint64
+	hc := &http.Client{} // streams: no overall timeout
+	for ctx.Err() == nil {
+		u := strings.TrimSuffix(p.clientURL(), "/eureka") + "/v1/watch"
+		if last > 0 {
+			u += "?since=" + strconv.FormatUint(last, 10)
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		resp, err := hc.Do(req)
+		if err != nil {
+			w.h.add(op{Proc: proc, Op: "watch", Peer: p.name(), Result: outcome(err), Info: err.Error()})
+			if sleep(ctx, 500*time.Millisecond) != nil {
+				return
+			}
+			continue
+		}
+		st.streams++
+		events, resynced, err := w.readStream(ctx, p.name(), resp.Body, &last, st)
+		resp.Body.Close()
+		info := fmt.Sprintf("%d events", events)
+		if err != nil && ctx.Err() == nil {
+			info += "; ended: " + err.Error()
+		}
+		w.h.add(op{Proc: proc, Op: "watch", Peer: p.name(), Result: "ok", Code: resp.StatusCode, Info: info})
+		if resynced {
+			st.resyncs++
+			last = 0
+		}
+		if sleep(ctx, 200*time.Millisecond) != nil {
+			return
+		}
+	}
+}
+
+func (w *world) readStream(ctx context.Context, peerName string, body io.Reader, last *uint64, st *watchStats) (events int, resynced bool, err error) {
+	// A frozen or cut-off peer sends nothing, not even keep-alives: the
+	// reader gives up after 20 s of silence (the server's keep-alive is
+	// shorter) and reconnects.
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	lines := make(chan string)
+	errc := make(chan error, 1)
+	go func() {
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			case <-ctx.Done():
+				return
+			}
+		}
+		errc <- sc.Err()
+	}()
+	var event string
+	var id uint64
+	for {
+		select {
+		case <-ctx.Done():
+			return events, false, ctx.Err()
+		case err := <-errc:
+			return events, false, err
+		case <-time.After(20 * time.Second):
+			return events, false, errors.New("20 s of silence")
+		case line := <-lines:
+			switch {
+			case strings.HasPrefix(line, "event: "):
+				event = strings.TrimPrefix(line, "event: ")
+			case strings.HasPrefix(line, "id: "):
+				id, _ = strconv.ParseUint(strings.TrimPrefix(line, "id: "), 10, 64)
+			case strings.HasPrefix(line, "data: ") && event == "hello" && *last == 0:
+				var h struct{ Version uint64 }
+				_ = json.Unmarshal([]byte(strings.TrimPrefix(line, "data: ")), &h)
+				*last = h.Version
+			case line == "":
+				switch event {
+				case "resync":
+					return events, true, nil
+				case "change", "progress":
+					events++
+					st.events++
+					switch {
+					case id <= *last:
+						st.reorders++
+						w.h.add(op{Proc: "checker", Op: "watch-reorder", Peer: peerName, Result: "error", Info: fmt.Sprintf("%s id %d after %d", event, id, *last)})
+					case id != *last+1 && event == "change":
+						// A progress event stands for every change up to its
+						// id that the stream does not carry (several peer
+						// notices in a row give one), so only a change may
+						// not skip.
+						st.gaps++
+						w.h.add(op{Proc: "checker", Op: "watch-gap", Peer: peerName, Result: "error", Info: fmt.Sprintf("%s id %d after %d", event, id, *last)})
+					}
+					if id > *last {
+						*last = id
+					}
+				}
+				event, id = "", 0
+			}
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
