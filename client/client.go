@@ -98,19 +98,27 @@ func (c *Client) mustCluster(op, app string) (*cluster, error) {
 // modified: a normalised copy is sent, so an empty status registers as UP,
 // Eureka's default.
 func (c *Client) Register(ctx context.Context, in *heureka.Instance) error {
-	const op = "register"
+	cl, req, err := c.registration("register", in)
+	if err != nil {
+		return err
+	}
+	return c.call(ctx, cl, req)
+}
+
+// registration checks in and builds its registration request, a
+// normalised copy encoded as Eureka JSON, for in's registry cluster.
+func (c *Client) registration(op string, in *heureka.Instance) (*cluster, *request, error) {
 	if in == nil || strings.TrimSpace(in.App) == "" {
-		return &Error{Op: op, Message: "the instance has no app name", Err: ErrRejected}
+		return nil, nil, &Error{Op: op, Message: "the instance has no app name", Err: ErrRejected}
 	}
 	cp := in.Clone()
 	cp.Normalize()
 	cl, err := c.mustCluster(op, cp.App)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	req := &request{op: op, method: http.MethodPost, path: "/apps/" + url.PathEscape(cp.App),
-		body: eureka.EncodeInstance(eureka.JSON, cp)}
-	return c.call(ctx, cl, req)
+	return cl, &request{op: op, method: http.MethodPost, path: "/apps/" + url.PathEscape(cp.App),
+		body: eureka.EncodeInstance(eureka.JSON, cp)}, nil
 }
 
 // Renew sends a heartbeat (PUT {base}/apps/{APP}/{ID}). When the registry
@@ -341,20 +349,12 @@ func (c *Client) RenewNext(ctx context.Context, app, id string) error {
 // registration last sent through Register (the same lastDirtyTimestamp)
 // changes nothing on a peer that already holds it.
 func (c *Client) RegisterNext(ctx context.Context, in *heureka.Instance) error {
-	const op = "register next"
-	if in == nil || strings.TrimSpace(in.App) == "" {
-		return &Error{Op: op, Message: "the instance has no app name", Err: ErrRejected}
-	}
-	cp := in.Clone()
-	cp.Normalize()
-	cl, err := c.mustCluster(op, cp.App)
+	cl, req, err := c.registration("register next", in)
 	if err != nil {
 		return err
 	}
-	next := cl.next()
-	if next == nil {
+	if req.only = cl.next(); req.only == nil {
 		return nil
 	}
-	return c.call(ctx, cl, &request{op: op, method: http.MethodPost, only: next,
-		path: "/apps/" + url.PathEscape(cp.App), body: eureka.EncodeInstance(eureka.JSON, cp)})
+	return c.call(ctx, cl, req)
 }
