@@ -148,6 +148,10 @@ func (s *Snapshot) Apps() *heureka.Applications {
 	return s.apps
 }
 
+// HashCode returns the registry's reconcile hash code, as Apps and Delta
+// carry it, without making the flat lists.
+func (s *Snapshot) HashCode() string { return s.hash }
+
 // Len returns the number of registered instances.
 func (s *Snapshot) Len() int {
 	n := 0

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"sync"
+	"sync/atomic"
 
 	"github.com/heureka-project/heureka/eureka"
 	"github.com/heureka-project/heureka/registry"
@@ -136,15 +137,21 @@ type part struct {
 // another are a valid gzip stream (RFC 1952 §2.2), which every gzip reader
 // decodes as the concatenation of their contents.
 func newPart(b []byte) part {
-	var buf bytes.Buffer
-	buf.Grow(len(b)/8 + 64)
+	buf := gzipBuffers.Get().(*bytes.Buffer)
+	buf.Reset()
 	zw := gzipWriters.Get().(*gzip.Writer)
-	zw.Reset(&buf)
+	zw.Reset(buf)
 	_, _ = zw.Write(b)
 	_ = zw.Close()
 	gzipWriters.Put(zw)
-	return part{gz: bytes.Clone(buf.Bytes()), plain: len(b)}
+	p := part{gz: bytes.Clone(buf.Bytes()), plain: len(b)}
+	gzipBuffers.Put(buf)
+	return p
 }
+
+// gzipBuffers holds the buffers members are compressed into; each member
+// is then copied out at its exact size.
+var gzipBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 func formatIndex(f eureka.Format) int {
 	if f == eureka.JSON {
@@ -157,24 +164,48 @@ func formatIndex(f eureka.Format) int {
 // member per format, made when first asked for.
 type blockParts struct {
 	once [2]sync.Once
+	done [2]atomic.Bool // p[i] is set
 	p    [2]part
 }
+
+func partsOf(b *registry.Block) *blockParts {
+	bp, _ := b.Memo(func() any { return new(blockParts) }).(*blockParts)
+	return bp
+}
+
+// plainBuffers holds the buffers blocks are encoded into before they are
+// compressed, so that a storm's re-encodings do not each leave a block's
+// plain encoding behind for the collector.
+var plainBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // blockPart returns the instances of b encoded in f, as one gzip member.
 func blockPart(b *registry.Block, f eureka.Format) part {
 	encode := func() part {
-		return newPart(eureka.AppendInstances(make([]byte, 0, 1024*len(b.Instances)), f, b.Instances))
+		buf := plainBuffers.Get().(*[]byte)
+		*buf = eureka.AppendInstances((*buf)[:0], f, b.Instances)
+		p := newPart(*buf)
+		plainBuffers.Put(buf)
+		return p
 	}
-	bp, _ := b.Memo(func() any { return new(blockParts) }).(*blockParts)
+	bp := partsOf(b)
 	if bp == nil {
 		return encode()
 	}
 	i := formatIndex(f)
-	bp.once[i].Do(func() { bp.p[i] = encode() })
-	if bp.p[i].gz == nil { // encode panicked in another request
+	bp.once[i].Do(func() {
+		bp.p[i] = encode()
+		bp.done[i].Store(true)
+	})
+	if !bp.done[i].Load() { // encode panicked in another request
 		return encode()
 	}
 	return bp.p[i]
+}
+
+// encoded reports whether b's member in f is made already.
+func encoded(b *registry.Block, f eureka.Format) bool {
+	bp := partsOf(b)
+	return bp != nil && bp.done[formatIndex(f)].Load()
 }
 
 // separators holds the gzip member of eureka.Separator, per format.

@@ -175,14 +175,13 @@ func (s *Server) updateMetadata(w http.ResponseWriter, r *http.Request, p params
 // getApps is GET /apps, the full registry. The regions parameter is
 // accepted and ignored: there is one region.
 func (s *Server) getApps(w http.ResponseWriter, r *http.Request, _ params) error {
-	snap := s.reg.Snapshot()
 	f := readFormat(r)
+	snap := s.enc.snapshot(f)
 	// heureka's clients watch from the version this listing was read at.
 	w.Header().Set(versionHeader, strconv.FormatUint(snap.Version, 10))
-	writePayload(w, r, http.StatusOK, s.cache.get(versionOf(snap), cacheKey{res: resApps, format: f}, func() *payload {
-		apps := snap.Apps()
-		return listingPayload(f, apps.VersionDelta, apps.HashCode, snap.Blocks())
-	}))
+	writePayload(w, r, http.StatusOK, s.cache.get(versionOf(snap), cacheKey{res: resApps, format: f}, s.enc.build(func() *payload {
+		return listingPayload(f, 1, snap.HashCode(), snap.Blocks())
+	})))
 	return nil
 }
 
@@ -190,25 +189,25 @@ func (s *Server) getApps(w http.ResponseWriter, r *http.Request, _ params) error
 // hash code. The snapshot's delta changes only at a write or when its
 // oldest entry leaves the window, and then only in the blocks touched.
 func (s *Server) getDelta(w http.ResponseWriter, r *http.Request, _ params) error {
-	snap := s.reg.Snapshot()
 	f := readFormat(r)
-	writePayload(w, r, http.StatusOK, s.deltas.get(stampOf(snap), cacheKey{res: resDelta, format: f}, func() *payload {
-		return listingPayload(f, int64(snap.Version), snap.Apps().HashCode, snap.DeltaBlocks())
-	}))
+	snap := s.enc.snapshot(f)
+	writePayload(w, r, http.StatusOK, s.deltas.get(stampOf(snap), cacheKey{res: resDelta, format: f}, s.enc.build(func() *payload {
+		return listingPayload(f, int64(snap.Version), snap.HashCode(), snap.DeltaBlocks())
+	})))
 	return nil
 }
 
 // getApp is GET /apps/{APP}: 404 when the application has no instances.
 func (s *Server) getApp(w http.ResponseWriter, r *http.Request, p params) error {
-	snap := s.reg.Snapshot()
+	f := readFormat(r)
+	snap := s.enc.snapshot(f)
 	app, ok := snap.AppBlocks(p.app)
 	if !ok || app.Len() == 0 {
 		return heureka.Errorf(heureka.ENOTFOUND, "application %s has no instances", p.app)
 	}
-	f := readFormat(r)
-	writePayload(w, r, http.StatusOK, s.cache.get(versionOf(snap), cacheKey{res: resApp, name: p.app, format: f}, func() *payload {
+	writePayload(w, r, http.StatusOK, s.cache.get(versionOf(snap), cacheKey{res: resApp, name: p.app, format: f}, s.enc.build(func() *payload {
 		return appPayload(f, app)
-	}))
+	})))
 	return nil
 }
 

@@ -115,6 +115,7 @@ type Server struct {
 	cfg     Config
 	reg     *registry.Registry
 	logger  *slog.Logger
+	enc     *encoder      // chooses the snapshot listings are read from, and encodes ahead
 	cache   *payloadCache // listings that depend on the version alone
 	deltas  *payloadCache // /apps/delta, which also moves with its window
 	peers   *replication.Receiver
@@ -179,6 +180,7 @@ func New(cfg Config, reg *registry.Registry, logger *slog.Logger) (*Server, erro
 		reg:    reg,
 		logger: logger.With("subsystem", "http"),
 		audit:  logger.With("subsystem", "audit"),
+		enc:    newEncoder(reg, time.Now),
 		cache:  newPayloadCache(cfg.CacheEntries),
 		deltas: newPayloadCache(cfg.CacheEntries),
 		peers:  replication.NewReceiver(reg, cfg.NodeID, logger.With("subsystem", "replication")),
@@ -192,6 +194,9 @@ func New(cfg Config, reg *registry.Registry, logger *slog.Logger) (*Server, erro
 	s.metrics = newMetrics(reg, s.Watchers, cfg.Collectors)
 	s.routes, s.own = s.routeTable()
 	classify(s.routes, s.own)
+	if reg != nil {
+		go s.enc.run(s.done)
+	}
 	return s, nil
 }
 

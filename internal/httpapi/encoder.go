@@ -1,0 +1,197 @@
+package httpapi
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/heureka-project/heureka/eureka"
+	"github.com/heureka-project/heureka/registry"
+)
+
+// The encoder keeps the registry-wide listings ready to serve through a
+// storm. A listing is its blocks' gzip members (cache.go), and a block is
+// encoded when first asked for. After a write that is one or two blocks,
+// cheap enough to do inside the read. After a storm it is the whole
+// registry, and while a storm goes on in no particular order of IDs it is
+// most blocks again at every poll: every reader would re-encode them, and
+// the readers alone could use up the server's CPU while renewals queue.
+//
+// So encoding draws on a budget of CPU time: up to budgetBurst at once,
+// refilled at budgetShare of one core. An encoder goroutine follows the
+// registry's changes and encodes the newest snapshot's blocks in the
+// background whenever the budget allows. A read whose snapshot has more
+// than syncBlocks blocks still to encode, while the budget is spent, is
+// served the newest snapshot that is ready instead: a consistent listing
+// with its own version and hash code, at most maxStale behind (Eureka's
+// own response cache is up to 30 s behind at all times). Otherwise, and so
+// always after ordinary writes, a read sees the newest snapshot.
+const (
+	syncBlocks  = 8
+	budgetBurst = time.Second
+	budgetShare = 4 // the budget refills at 1/budgetShare of a core
+	minRest     = 100 * time.Millisecond
+	maxStale    = 30 * time.Second
+	// xmlWanted is how long after an XML listing read the encoder keeps
+	// XML members ready as well as JSON ones.
+	xmlWanted = 10 * time.Minute
+)
+
+type encoder struct {
+	reg *registry.Registry
+	now func() time.Time // the budget's clock
+
+	xmlAsked atomic.Int64 // unix nanoseconds of the last XML listing read
+
+	mu sync.Mutex
+	// tokens is the budget left (negative: in debt) as of filled.
+	tokens time.Duration
+	filled time.Time
+	// ready is, per format, the newest snapshot whose listing blocks are
+	// encoded (or being encoded by the read that chose it).
+	ready [2]*registry.Snapshot
+}
+
+func newEncoder(reg *registry.Registry, now func() time.Time) *encoder {
+	return &encoder{reg: reg, now: now, tokens: budgetBurst, filled: now()}
+}
+
+// refill brings the budget up to now; e.mu must be held.
+func (e *encoder) refill(now time.Time) {
+	if now.After(e.filled) {
+		e.tokens = min(budgetBurst, e.tokens+now.Sub(e.filled)/budgetShare)
+		e.filled = now
+	}
+}
+
+// spend charges d of encoding to the budget.
+func (e *encoder) spend(d time.Duration) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.refill(e.now())
+	e.tokens -= d
+}
+
+// debt returns how long until the budget is no longer spent.
+func (e *encoder) debt() time.Duration {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.refill(e.now())
+	return max(0, -e.tokens*budgetShare)
+}
+
+// build runs an encoding and charges its time to the budget.
+func (e *encoder) build(fn func() *payload) func() *payload {
+	return func() *payload {
+		t0 := time.Now()
+		defer func() { e.spend(time.Since(t0)) }()
+		return fn()
+	}
+}
+
+// snapshot returns the snapshot a listing read in f is served from.
+func (e *encoder) snapshot(f eureka.Format) *registry.Snapshot {
+	i := formatIndex(f)
+	if f == eureka.XML {
+		e.xmlAsked.Store(time.Now().UnixNano())
+	}
+	cur := e.reg.Snapshot()
+	e.mu.Lock()
+	ready := e.ready[i]
+	e.refill(e.now())
+	spent := e.tokens <= 0
+	e.mu.Unlock()
+	if ready == cur {
+		return cur
+	}
+	if spent && ready != nil && ready.Version <= cur.Version && behind(ready, cur) <= maxStale && pending(cur, f, syncBlocks) > syncBlocks {
+		return ready
+	}
+	e.publish(i, cur)
+	return cur
+}
+
+// behind is how long ready has been behind cur: from the first change
+// after it to when cur was built.
+func behind(ready, cur *registry.Snapshot) time.Duration {
+	ch, ok := cur.Changes(ready.Version)
+	switch {
+	case !ok:
+		return maxStale + 1
+	case len(ch) == 0:
+		return 0
+	}
+	return cur.Built().Sub(ch[0].Time)
+}
+
+// publish records s as ready in format i, if it is newer than what is.
+func (e *encoder) publish(i int, s *registry.Snapshot) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r := e.ready[i]; r == nil || s.Version > r.Version || (s.Version == r.Version && s.Built().After(r.Built())) {
+		e.ready[i] = s
+	}
+}
+
+// pending counts the full and delta blocks of s not yet encoded in f,
+// stopping once it passes limit.
+func pending(s *registry.Snapshot, f eureka.Format, limit int) int {
+	n := 0
+	for _, list := range [][]registry.AppBlocks{s.Blocks(), s.DeltaBlocks()} {
+		for _, app := range list {
+			for _, b := range app.Blocks {
+				if !encoded(b, f) {
+					if n++; n > limit {
+						return n
+					}
+				}
+			}
+		}
+	}
+	return n
+}
+
+// run encodes each new snapshot's blocks until done is closed, at most
+// every minRest and only while the budget allows.
+func (e *encoder) run(done <-chan struct{}) {
+	last := time.Time{}
+	changed := e.reg.Changed()
+	for {
+		select {
+		case <-done:
+			return
+		case <-changed:
+		}
+		wait := max(time.Until(last.Add(minRest)), e.debt())
+		select {
+		case <-done:
+			return
+		case <-time.After(wait):
+		}
+		// Taken before the snapshot, so that no change slips between.
+		changed = e.reg.Changed()
+		last = time.Now()
+		e.encode(last)
+		e.spend(time.Since(last))
+	}
+}
+
+// encode makes every block of the newest snapshot ready in JSON, and in
+// XML if XML listings were read lately.
+func (e *encoder) encode(t0 time.Time) {
+	s := e.reg.Snapshot()
+	formats := []eureka.Format{eureka.JSON}
+	if t0.UnixNano()-e.xmlAsked.Load() < int64(xmlWanted) {
+		formats = append(formats, eureka.XML)
+	}
+	for _, f := range formats {
+		for _, list := range [][]registry.AppBlocks{s.Blocks(), s.DeltaBlocks()} {
+			for _, app := range list {
+				for _, b := range app.Blocks {
+					blockPart(b, f)
+				}
+			}
+		}
+		e.publish(formatIndex(f), s)
+	}
+}

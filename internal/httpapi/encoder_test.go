@@ -1,0 +1,195 @@
+package httpapi
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heureka-project/heureka/eureka"
+	"github.com/heureka-project/heureka/internal/proctest"
+	"github.com/heureka-project/heureka/registry"
+)
+
+// manualClock is a clock tests move by hand.
+type manualClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *manualClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *manualClock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// encoderServer is a Server whose encoder runs on clock and has no
+// goroutine of its own, so that only the reads encode.
+func encoderServer(t *testing.T, clock *manualClock) (*Server, *registry.Registry, *httptest.Server) {
+	t.Helper()
+	rcfg := registry.DefaultConfig()
+	rcfg.Clock = clock.now
+	reg, err := registry.New(rcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(DefaultConfig(), reg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.CloseStreams() // stops the background encoder New started
+	s.enc = newEncoder(reg, clock.now)
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(hs.Close)
+	return s, reg, hs
+}
+
+func registerRange(t *testing.T, reg *registry.Registry, from, to int) {
+	t.Helper()
+	for i := from; i < to; i++ {
+		if err := reg.Register(benchInstance(i), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// readApps fetches /eureka/apps/ in JSON and returns the version it was
+// read at and the plain body.
+func readApps(t *testing.T, url string) (uint64, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url+"/eureka/apps/", nil)
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept-Encoding", "gzip")
+	resp, err := (&http.Client{Transport: &http.Transport{DisableCompression: true}}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	zr, err := gzip.NewReader(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := strconv.ParseUint(resp.Header.Get(versionHeader), 10, 64)
+	if err != nil {
+		t.Fatalf("version header %q: %v", resp.Header.Get(versionHeader), err)
+	}
+	return v, body
+}
+
+// TestReadsAfterABulkWriteAreFresh: with budget left, a read after many
+// writes sees all of them.
+func TestReadsAfterABulkWriteAreFresh(t *testing.T) {
+	clock := &manualClock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	_, reg, hs := encoderServer(t, clock)
+	registerRange(t, reg, 0, 10)
+	readApps(t, hs.URL)
+	registerRange(t, reg, 10, 30*registry.BlockSize)
+	v, body := readApps(t, hs.URL)
+	snap := reg.Snapshot()
+	if v != snap.Version || !bytes.Equal(body, eureka.EncodeApplications(eureka.JSON, snap.Apps())) {
+		t.Fatalf("read at version %d, want the newest, %d", v, snap.Version)
+	}
+}
+
+// TestReadsInAStormGetTheReadySnapshot: once the encoding budget is spent,
+// a read that would re-encode many blocks is served the last snapshot
+// that was ready, whole and consistent; when the budget refills, or the
+// ready snapshot falls maxStale behind, reads see the newest again.
+func TestReadsInAStormGetTheReadySnapshot(t *testing.T) {
+	clock := &manualClock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	s, reg, hs := encoderServer(t, clock)
+	registerRange(t, reg, 0, 4*registry.BlockSize)
+	v0, _ := readApps(t, hs.URL)
+	ready := reg.Snapshot()
+	if v0 != ready.Version {
+		t.Fatalf("first read at %d, want %d", v0, ready.Version)
+	}
+
+	s.enc.spend(2 * budgetBurst) // a storm's reads spent the budget
+	registerRange(t, reg, 4*registry.BlockSize, 40*registry.BlockSize)
+	v, body := readApps(t, hs.URL)
+	if v != ready.Version || !bytes.Equal(body, eureka.EncodeApplications(eureka.JSON, ready.Apps())) {
+		t.Fatalf("read in debt at version %d, want the ready snapshot's %d, whole", v, ready.Version)
+	}
+	// One more write does not make a read pay for the storm's blocks.
+	registerRange(t, reg, 40*registry.BlockSize, 40*registry.BlockSize+1)
+	if v, _ := readApps(t, hs.URL); v != ready.Version {
+		t.Fatalf("in debt with many blocks to encode: read at %d, want %d", v, ready.Version)
+	}
+
+	clock.add(budgetShare*budgetBurst + time.Second) // the budget refills
+	v, _ = readApps(t, hs.URL)
+	if snap := reg.Snapshot(); v != snap.Version {
+		t.Fatalf("after the budget refilled: read at %d, want the newest, %d", v, snap.Version)
+	}
+
+	// Spent again, but the ready snapshot is too far behind to serve.
+	ready = reg.Snapshot()
+	s.enc.spend(100 * budgetBurst)
+	registerRange(t, reg, 40*registry.BlockSize+1, 41*registry.BlockSize)
+	clock.add(maxStale + time.Second)
+	registerRange(t, reg, 41*registry.BlockSize, 80*registry.BlockSize)
+	if v, _ := readApps(t, hs.URL); v != reg.Snapshot().Version {
+		t.Fatalf("ready snapshot %s behind: read at %d, want the newest, %d", maxStale+time.Second, v, reg.Snapshot().Version)
+	}
+}
+
+// TestEncoderEncodesAheadOfReads: after a storm no read has seen, the
+// background encoder has every block ready, so the first reads find
+// nothing to encode.
+func TestEncoderEncodesAheadOfReads(t *testing.T) {
+	reg, err := registry.New(registry.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(DefaultConfig(), reg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.CloseStreams()
+	registerRange(t, reg, 0, 20*registry.BlockSize)
+	proctest.Eventually(t, time.Minute, "the encoder to make every block of the newest snapshot ready", func() bool {
+		return pending(reg.Snapshot(), eureka.JSON, 0) == 0
+	})
+	if n := pending(reg.Snapshot(), eureka.XML, 0); n == 0 {
+		t.Fatalf("XML blocks encoded although no XML listing was read")
+	}
+}
+
+// TestEncodingBudget: spending puts the budget in debt, which clears at
+// 1/budgetShare of the time passed, up to budgetBurst.
+func TestEncodingBudget(t *testing.T) {
+	clock := &manualClock{t: time.Unix(0, 0)}
+	e := newEncoder(nil, clock.now)
+	if d := e.debt(); d != 0 {
+		t.Fatalf("fresh budget in debt %s", d)
+	}
+	e.spend(budgetBurst + time.Second)
+	if d := e.debt(); d != budgetShare*time.Second {
+		t.Fatalf("debt %s, want %s", d, budgetShare*time.Second)
+	}
+	clock.add(budgetShare * time.Second / 2)
+	if d := e.debt(); d != budgetShare*time.Second/2 {
+		t.Fatalf("debt after refilling half %s, want %s", d, budgetShare*time.Second/2)
+	}
+	clock.add(time.Hour)
+	e.spend(budgetBurst)
+	if d := e.debt(); d != 0 {
+		t.Fatalf("a full budget spent down to 0: debt %s, want 0 (the burst is capped)", d)
+	}
+}
