@@ -121,7 +121,7 @@ func appendPortJSON(b []byte, p heureka.Port) []byte {
 // appendMetadataJSON writes md with its keys sorted. An empty instance
 // metadata map is Java's EmptyMap marker, never null or {}.
 func appendMetadataJSON(b []byte, md map[string]string, emptyMarker bool) []byte {
-	var buf [16]string
+	var buf [64]string
 	keys := sortedKeys(buf[:0], md, false)
 	if len(keys) == 0 {
 		if emptyMarker {

@@ -115,7 +115,7 @@ func appendPortXML(b []byte, name string, p heureka.Port) []byte {
 // left out. An empty instance metadata map is the self-closing EmptyMap
 // marker: fargo panics on an element holding only white space.
 func appendMetadataXML(b []byte, md map[string]string, emptyMarker bool) []byte {
-	var buf [16]string
+	var buf [64]string
 	keys := sortedKeys(buf[:0], md, true)
 	if len(keys) == 0 {
 		if emptyMarker {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand"
 	"net"
 	"net/http"
 	"regexp"
@@ -42,6 +43,22 @@ func newFleet(n, apps int, renew, lease time.Duration) *fleet {
 		f.renewURL[i] = "/apps/" + in.App + "/" + in.ID + "?status=UP&lastDirtyTimestamp=" + f.ldt[i]
 	}
 	return f
+}
+
+// shuffle puts the fleet in a random order (from seed), which is the order
+// the storm registers in and the renewals are spread in. A real fleet's
+// heartbeat timers have nothing to do with the order of its IDs; in ID
+// order a storm touches few of the registry's blocks at a time, which
+// flatters the server.
+func (f *fleet) shuffle(seed int64) {
+	r := rand.New(rand.NewSource(seed))
+	r.Shuffle(len(f.ids), func(i, j int) {
+		f.ids[i], f.ids[j] = f.ids[j], f.ids[i]
+		f.apps[i], f.apps[j] = f.apps[j], f.apps[i]
+		f.bodies[i], f.bodies[j] = f.bodies[j], f.bodies[i]
+		f.ldt[i], f.ldt[j] = f.ldt[j], f.ldt[i]
+		f.renewURL[i], f.renewURL[j] = f.renewURL[j], f.renewURL[i]
+	})
 }
 
 // newTransport keeps up to conns keep-alive connections to each server and

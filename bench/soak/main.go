@@ -4,7 +4,8 @@
 //	cd bench && go run ./soak [-n 100000] [-peers 1] [-soak 3m30s]
 //
 // Phases, each bounded in time and count:
-//  1. storm: every instance registers, from -writers concurrent clients;
+//  1. storm: every instance registers, from -writers concurrent clients, in
+//     a random order (-sorted: in ID order);
 //  2. soak: every instance renews every -renew (30 s leases by default),
 //     evenly spread, while -readers clients poll /apps/delta every -poll and
 //     do a full fetch whenever the delta's apps__hashcode differs from the
@@ -52,6 +53,8 @@ type options struct {
 	soak, quiet, after, maxRun                 time.Duration
 	bin, repo, genCPUs, serverCPUs             string
 	restart                                    bool
+	sorted                                     bool
+	seed                                       int64
 	serverArgs                                 string
 }
 
@@ -73,6 +76,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.after, "after", time.Minute, "how long to go on once every instance is back after the restart")
 	fs.DurationVar(&o.maxRun, "max", 20*time.Minute, "hard bound on the whole run")
 	fs.BoolVar(&o.restart, "restart", true, "restart the first peer after the quiet phase")
+	fs.BoolVar(&o.sorted, "sorted", false, "register and renew in ID order instead of a random one (kinder to the server than a real fleet)")
+	fs.Int64Var(&o.seed, "seed", 1, "seed of the random order")
 	fs.StringVar(&o.bin, "heureka", "", "heureka binary (default: build REPO/cmd/heureka)")
 	fs.StringVar(&o.repo, "repo", "..", "the heureka repository, to build the binary from")
 	fs.StringVar(&o.genCPUs, "gen-cpus", "0", "CPUs the load generator runs on (empty: no pinning)")

@@ -39,6 +39,9 @@ func soak(ctx context.Context, o options, log io.Writer) (*result, error) {
 	}
 	logf(log, "building %d instance records", o.n)
 	f := newFleet(o.n, o.apps, o.renew, o.lease)
+	if !o.sorted {
+		f.shuffle(o.seed)
+	}
 	peers, err := startPeers(ctx, bin, dir, o.serverCPUs, o.peers, strings.Fields(o.serverArgs))
 	if err != nil {
 		return nil, err
@@ -228,8 +231,12 @@ func (r *result) passed() bool {
 }
 
 func (r *result) report(w io.Writer, o options) {
-	fmt.Fprintf(w, "\n### soak: %d instances in %d apps, %d peer(s), renew %s / lease %s, %d readers every %s\n\n",
-		o.n, o.apps, o.peers, o.renew, o.lease, o.readers, o.poll)
+	order := fmt.Sprintf("random order (seed %d)", o.seed)
+	if o.sorted {
+		order = "ID order"
+	}
+	fmt.Fprintf(w, "\n### soak: %d instances in %d apps, %d peer(s), renew %s / lease %s, %d readers every %s, %s\n\n",
+		o.n, o.apps, o.peers, o.renew, o.lease, o.readers, o.poll, order)
 	fmt.Fprintf(w, "Command: `cd bench && go run ./soak %s`\n\n", strings.Join(os.Args[1:], " "))
 	fmt.Fprintf(w, "Storm: %d registrations in %s, %.0f/s; registration p50 %s, p99 %s.\n",
 		o.n, r.stormTook.Round(time.Millisecond), float64(o.n)/r.stormTook.Seconds(),

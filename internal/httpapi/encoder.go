@@ -18,7 +18,8 @@ import (
 // the readers alone could use up the server's CPU while renewals queue.
 //
 // So encoding draws on a budget of CPU time: up to budgetBurst at once,
-// refilled at budgetShare of one core. An encoder goroutine follows the
+// refilled at 1/budgetShare of one core, and at most budgetBurst in debt
+// (so the encoder never waits more than budgetShare·budgetBurst). An encoder goroutine follows the
 // registry's changes and encodes the newest snapshot's blocks in the
 // background whenever the budget allows. A read whose snapshot has more
 // than syncBlocks blocks still to encode, while the budget is spent, is
@@ -31,6 +32,7 @@ const (
 	budgetBurst = time.Second
 	budgetShare = 4 // the budget refills at 1/budgetShare of a core
 	minRest     = 100 * time.Millisecond
+	lastFor     = time.Second // how long a block must last before the encoder encodes it
 	maxStale    = 30 * time.Second
 	// xmlWanted is how long after an XML listing read the encoder keeps
 	// XML members ready as well as JSON ones.
@@ -69,7 +71,7 @@ func (e *encoder) spend(d time.Duration) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.refill(e.now())
-	e.tokens -= d
+	e.tokens = max(e.tokens-d, -budgetBurst)
 }
 
 // debt returns how long until the budget is no longer spent.
@@ -89,8 +91,9 @@ func (e *encoder) build(fn func() *payload) func() *payload {
 	}
 }
 
-// snapshot returns the snapshot a listing read in f is served from.
-func (e *encoder) snapshot(f eureka.Format) *registry.Snapshot {
+// snapshot returns the snapshot a listing read in f is served from; blocks
+// picks the blocks the read assembles from a snapshot.
+func (e *encoder) snapshot(f eureka.Format, blocks func(*registry.Snapshot) []registry.AppBlocks) *registry.Snapshot {
 	i := formatIndex(f)
 	if f == eureka.XML {
 		e.xmlAsked.Store(time.Now().UnixNano())
@@ -104,11 +107,24 @@ func (e *encoder) snapshot(f eureka.Format) *registry.Snapshot {
 	if ready == cur {
 		return cur
 	}
-	if spent && ready != nil && ready.Version <= cur.Version && behind(ready, cur) <= maxStale && pending(cur, f, syncBlocks) > syncBlocks {
+	if spent && ready != nil && ready.Version <= cur.Version && behind(ready, cur) <= maxStale && pending(blocks(cur), f, syncBlocks) > syncBlocks {
 		return ready
 	}
 	e.publish(i, cur)
 	return cur
+}
+
+// The blocks each listing read assembles from.
+func fullBlocks(s *registry.Snapshot) []registry.AppBlocks  { return s.Blocks() }
+func deltaBlocks(s *registry.Snapshot) []registry.AppBlocks { return s.DeltaBlocks() }
+func appBlocks(name string) func(*registry.Snapshot) []registry.AppBlocks {
+	return func(s *registry.Snapshot) []registry.AppBlocks {
+		app, ok := s.AppBlocks(name)
+		if !ok {
+			return nil
+		}
+		return []registry.AppBlocks{app}
+	}
 }
 
 // behind is how long ready has been behind cur: from the first change
@@ -133,17 +149,15 @@ func (e *encoder) publish(i int, s *registry.Snapshot) {
 	}
 }
 
-// pending counts the full and delta blocks of s not yet encoded in f,
-// stopping once it passes limit.
-func pending(s *registry.Snapshot, f eureka.Format, limit int) int {
+// pending counts the blocks of apps not yet encoded in f, stopping once it
+// passes limit.
+func pending(apps []registry.AppBlocks, f eureka.Format, limit int) int {
 	n := 0
-	for _, list := range [][]registry.AppBlocks{s.Blocks(), s.DeltaBlocks()} {
-		for _, app := range list {
-			for _, b := range app.Blocks {
-				if !encoded(b, f) {
-					if n++; n > limit {
-						return n
-					}
+	for _, app := range apps {
+		for _, b := range app.Blocks {
+			if !encoded(b, f) {
+				if n++; n > limit {
+					return n
 				}
 			}
 		}
@@ -151,16 +165,23 @@ func pending(s *registry.Snapshot, f eureka.Format, limit int) int {
 	return n
 }
 
-// run encodes each new snapshot's blocks until done is closed, at most
-// every minRest and only while the budget allows.
+// run encodes new snapshots' blocks until done is closed, at most every
+// minRest and only while the budget allows. A block is encoded once it
+// has lasted lastFor: in a storm in no order of IDs most blocks are
+// replaced within a second, and encoding them would be wasted. A pass that
+// left blocks for that reason is followed by another one, change or not.
 func (e *encoder) run(done <-chan struct{}) {
-	last := time.Time{}
+	var last time.Time
+	seen := map[*registry.Block]time.Time{}
 	changed := e.reg.Changed()
+	again := false
 	for {
-		select {
-		case <-done:
-			return
-		case <-changed:
+		if !again {
+			select {
+			case <-done:
+				return
+			case <-changed:
+			}
 		}
 		wait := max(time.Until(last.Add(minRest)), e.debt())
 		select {
@@ -171,27 +192,59 @@ func (e *encoder) run(done <-chan struct{}) {
 		// Taken before the snapshot, so that no change slips between.
 		changed = e.reg.Changed()
 		last = time.Now()
-		e.encode(last)
+		seen, again = e.pass(seen, e.overdue(), last)
 		e.spend(time.Since(last))
 	}
 }
 
-// encode makes every block of the newest snapshot ready in JSON, and in
-// XML if XML listings were read lately.
-func (e *encoder) encode(t0 time.Time) {
+// overdue reports whether the JSON snapshot that is ready is halfway to
+// maxStale behind the registry, so that the next pass must encode every
+// block, lasting or not: a storm that never lets blocks last would
+// otherwise leave readers on an ever older snapshot.
+func (e *encoder) overdue() bool {
+	e.mu.Lock()
+	ready := e.ready[0]
+	e.mu.Unlock()
+	return ready != nil && behind(ready, e.reg.Snapshot()) > maxStale/2
+}
+
+// pass encodes the newest snapshot's blocks that have lasted lastFor since
+// a pass first saw them (seen), or all of them if all is set, in JSON and,
+// if XML listings were read lately, XML. It returns when it saw each block
+// and whether it left any unencoded; when it left none, the snapshot is
+// ready.
+func (e *encoder) pass(seen map[*registry.Block]time.Time, all bool, now time.Time) (map[*registry.Block]time.Time, bool) {
 	s := e.reg.Snapshot()
 	formats := []eureka.Format{eureka.JSON}
-	if t0.UnixNano()-e.xmlAsked.Load() < int64(xmlWanted) {
+	if now.UnixNano()-e.xmlAsked.Load() < int64(xmlWanted) {
 		formats = append(formats, eureka.XML)
 	}
-	for _, f := range formats {
-		for _, list := range [][]registry.AppBlocks{s.Blocks(), s.DeltaBlocks()} {
-			for _, app := range list {
-				for _, b := range app.Blocks {
-					blockPart(b, f)
+	next := make(map[*registry.Block]time.Time, len(seen))
+	left := [2]bool{}
+	for _, list := range [][]registry.AppBlocks{s.Blocks(), s.DeltaBlocks()} {
+		for _, app := range list {
+			for _, b := range app.Blocks {
+				first, ok := seen[b]
+				if !ok {
+					first = now
+				}
+				next[b] = first
+				for _, f := range formats {
+					switch {
+					case encoded(b, f):
+					case all || now.Sub(first) >= lastFor:
+						blockPart(b, f)
+					default:
+						left[formatIndex(f)] = true
+					}
 				}
 			}
 		}
-		e.publish(formatIndex(f), s)
 	}
+	for _, f := range formats {
+		if !left[formatIndex(f)] {
+			e.publish(formatIndex(f), s)
+		}
+	}
+	return next, left[0] || left[1]
 }

@@ -139,10 +139,9 @@ func TestReadsInAStormGetTheReadySnapshot(t *testing.T) {
 	}
 
 	// Spent again, but the ready snapshot is too far behind to serve.
-	ready = reg.Snapshot()
-	s.enc.spend(100 * budgetBurst)
 	registerRange(t, reg, 40*registry.BlockSize+1, 41*registry.BlockSize)
 	clock.add(maxStale + time.Second)
+	s.enc.spend(2 * budgetBurst)
 	registerRange(t, reg, 41*registry.BlockSize, 80*registry.BlockSize)
 	if v, _ := readApps(t, hs.URL); v != reg.Snapshot().Version {
 		t.Fatalf("ready snapshot %s behind: read at %d, want the newest, %d", maxStale+time.Second, v, reg.Snapshot().Version)
@@ -164,9 +163,10 @@ func TestEncoderEncodesAheadOfReads(t *testing.T) {
 	defer s.CloseStreams()
 	registerRange(t, reg, 0, 20*registry.BlockSize)
 	proctest.Eventually(t, time.Minute, "the encoder to make every block of the newest snapshot ready", func() bool {
-		return pending(reg.Snapshot(), eureka.JSON, 0) == 0
+		s := reg.Snapshot()
+		return pending(s.Blocks(), eureka.JSON, 0)+pending(s.DeltaBlocks(), eureka.JSON, 0) == 0
 	})
-	if n := pending(reg.Snapshot(), eureka.XML, 0); n == 0 {
+	if n := pending(reg.Snapshot().Blocks(), eureka.XML, 0); n == 0 {
 		t.Fatalf("XML blocks encoded although no XML listing was read")
 	}
 }
@@ -183,6 +183,11 @@ func TestEncodingBudget(t *testing.T) {
 	if d := e.debt(); d != budgetShare*time.Second {
 		t.Fatalf("debt %s, want %s", d, budgetShare*time.Second)
 	}
+	e.spend(time.Hour)
+	if d := e.debt(); d != budgetShare*budgetBurst {
+		t.Fatalf("debt after spending an hour %s, want the cap %s", d, budgetShare*budgetBurst)
+	}
+	clock.add(budgetShare * (budgetBurst - time.Second))
 	clock.add(budgetShare * time.Second / 2)
 	if d := e.debt(); d != budgetShare*time.Second/2 {
 		t.Fatalf("debt after refilling half %s, want %s", d, budgetShare*time.Second/2)
@@ -191,5 +196,40 @@ func TestEncodingBudget(t *testing.T) {
 	e.spend(budgetBurst)
 	if d := e.debt(); d != 0 {
 		t.Fatalf("a full budget spent down to 0: debt %s, want 0 (the burst is capped)", d)
+	}
+}
+
+// TestEncoderPassEncodesBlocksThatLasted: a pass encodes only the blocks
+// that lasted lastFor since a pass first saw them, asks for another pass
+// while it left some, and makes the snapshot ready once it left none.
+func TestEncoderPassEncodesBlocksThatLasted(t *testing.T) {
+	clock := &manualClock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	reg, err := registry.New(func() registry.Config { c := registry.DefaultConfig(); c.Clock = clock.now; return c }())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEncoder(reg, clock.now)
+	registerRange(t, reg, 0, 4*registry.BlockSize)
+	seen, again := e.pass(map[*registry.Block]time.Time{}, false, clock.now())
+	if !again || pending(reg.Snapshot().Blocks(), eureka.JSON, 0) == 0 {
+		t.Fatalf("first pass: again=%v, pending %d; want nothing encoded and another pass", again, pending(reg.Snapshot().Blocks(), eureka.JSON, 0))
+	}
+	if e.ready[0] != nil {
+		t.Fatalf("a snapshot with blocks left was made ready")
+	}
+	registerRange(t, reg, 4*registry.BlockSize, 4*registry.BlockSize+1) // replaces the last block
+	clock.add(lastFor / 2)
+	if seen, again = e.pass(seen, false, clock.now()); !again || pending(reg.Snapshot().Blocks(), eureka.JSON, 0) == 0 {
+		t.Fatalf("a pass before lastFor encoded blocks")
+	}
+	clock.add(lastFor / 2)
+	seen, again = e.pass(seen, false, clock.now())
+	s := reg.Snapshot()
+	if n := pending(s.Blocks(), eureka.JSON, 1000); !again || n != 1 {
+		t.Fatalf("second pass: again=%v, %d full blocks pending; want only the replaced one left", again, n)
+	}
+	clock.add(lastFor)
+	if _, again = e.pass(seen, false, clock.now()); again || e.ready[0] != s {
+		t.Fatalf("third pass: again=%v, ready %v; want everything encoded and the snapshot ready", again, e.ready[0] == s)
 	}
 }
