@@ -99,11 +99,8 @@ func (c *Client) get(ctx context.Context, req *request) ([]byte, *response, erro
 	if c.def == nil {
 		return nil, nil, invalid("URLs", req.op+" needs the default registry cluster (Config.URLs)")
 	}
-	resp, err := c.do(ctx, c.def, req)
+	resp, err := c.answer(ctx, c.def, req)
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := answerError(req, resp); err != nil {
 		return nil, nil, err
 	}
 	return resp.body, resp, nil
@@ -128,6 +125,7 @@ func decodeApplication(b []byte) (*heureka.Application, error) {
 	return eureka.DecodeApplication(b, eureka.JSON)
 }
 
+// decodeError is the *Error for a 2xx answer whose body cannot be decoded.
 func decodeError(req *request, resp *response, err error) error {
 	return &Error{Op: req.op, Method: req.method, URL: resp.url, Status: resp.status,
 		Message: "cannot decode the answer: " + err.Error(), Err: err}
