@@ -123,6 +123,15 @@ func (o *cliOptions) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	return pos, o.validate()
 }
 
+// parseNone parses an operator command's flags (see parseArgs) for a
+// command that takes no positional arguments, and checks the shared ones.
+func (o *cliOptions) parseNone(fs *flag.FlagSet, args []string) error {
+	if err := noArgs(fs, args); err != nil {
+		return err
+	}
+	return o.validate()
+}
+
 // parseOne parses fs and wants exactly one positional argument, naming
 // what it is in the usage error.
 func (o *cliOptions) parseOne(fs *flag.FlagSet, args []string, want string) (string, error) {

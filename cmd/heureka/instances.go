@@ -33,12 +33,8 @@ func runApps(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := newFlagSet("apps", "apps [flags]", `
 Lists the registered applications with their number of instances by status.`, stderr)
 	o.addFlags(fs, true)
-	pos, err := o.parse(fs, args)
-	if err != nil {
+	if err := o.parseNone(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return &usageError{fmt.Sprintf("apps: unexpected argument %q", pos[0])}
 	}
 	rc, ctx, done, err := o.session(ctx)
 	if err != nil {
