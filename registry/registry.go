@@ -302,7 +302,7 @@ func (r *Registry) Register(in *heureka.Instance, replication bool) error {
 		app.leases[in.ID] = l
 		r.track(l)
 	}
-	r.record(now, app, prev, in, "register")
+	r.record(now, app, prev, in, heureka.CauseRegister)
 	delete(r.tombs, tombKey{in.App, in.ID})
 	r.registrations.Add(1)
 	if !replication {
@@ -403,7 +403,7 @@ func (r *Registry) renewChangingStatus(req RenewRequest, now time.Time) (*heurek
 	if st != l.inst.Status {
 		in := l.inst.Clone()
 		in.Status = st
-		r.replace(now, app, l, in, heureka.ActionModified, "renew-status")
+		r.replace(now, app, l, in, heureka.ActionModified, heureka.CauseRenewStatus)
 	}
 	r.renewAt(l, now)
 	inst := l.inst
@@ -454,7 +454,7 @@ func (r *Registry) Cancel(app, id string, replication bool) error {
 	now := r.now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.remove(now, app, id, "cancel") {
+	if !r.remove(now, app, id, heureka.CauseCancel) {
 		return notFound(app, id)
 	}
 	r.tombstone(tombKey{app, id}, now)
@@ -553,7 +553,7 @@ func (r *Registry) UpdateMetadata(app, id string, md map[string]string) error {
 	if err := heureka.ValidateMetadata(in.Metadata, r.cfg.Limits); err != nil {
 		return err
 	}
-	r.replace(now, a, l, in, heureka.ActionModified, "metadata")
+	r.replace(now, a, l, in, heureka.ActionModified, heureka.CauseMetadata)
 	// Eureka forwards a metadata update as a full registration.
 	r.forwardLocked(Op{Action: ActionRegister, App: app, ID: id, Instance: in, Status: in.Status, LastDirtyTimestamp: in.LastDirtyTimestamp})
 	return nil
