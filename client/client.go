@@ -240,15 +240,8 @@ func (c *Client) Instance(ctx context.Context, app, id string) (*heureka.Instanc
 		return nil, err
 	}
 	req := &request{op: op, method: http.MethodGet, path: "/apps/" + url.PathEscape(app) + "/" + url.PathEscape(id)}
-	resp, err := c.answer(ctx, cl, req)
-	if err != nil {
-		return nil, err
-	}
-	in, err := eureka.DecodeServerInstance(resp.body, eureka.JSON)
-	if err != nil {
-		return nil, decodeError(req, resp, err)
-	}
-	return in, nil
+	in, _, err := decoded(ctx, c, cl, req, decodeInstance)
+	return in, err
 }
 
 // Apps fetches the whole registry (GET {base}/apps/) from every cluster and
@@ -300,13 +293,9 @@ func (c *Client) fetchDelta(ctx context.Context, cl *cluster) (*fetched, error) 
 }
 
 func (c *Client) fetchList(ctx context.Context, cl *cluster, req *request) (*fetched, error) {
-	resp, err := c.answer(ctx, cl, req)
+	apps, resp, err := decoded(ctx, c, cl, req, decodeApplications)
 	if err != nil {
 		return nil, err
-	}
-	apps, err := eureka.DecodeApplications(resp.body, eureka.JSON)
-	if err != nil {
-		return nil, decodeError(req, resp, err)
 	}
 	f := &fetched{apps: apps, base: resp.base, node: resp.header.Get(nodeHeader)}
 	if v := resp.header.Get(versionHeader); v != "" {
