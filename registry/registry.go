@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka"
-	"github.com/heureka-project/heureka/internal/tick"
 )
 
 // Registry is the lease table: it owns every registration, its lease and
@@ -203,8 +202,16 @@ func (c Config) Validate() error {
 
 // Run evicts expired leases every EvictionInterval until ctx is done.
 func (r *Registry) Run(ctx context.Context) error {
-	tick.Every(ctx, r.cfg.EvictionInterval, nil, func() { r.Tick() })
-	return nil
+	t := time.NewTicker(r.cfg.EvictionInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			r.Tick()
+		}
+	}
 }
 
 // Tick does one round of housekeeping: it gives leases grace if the
