@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/hdfs"
 )
 
@@ -176,9 +178,11 @@ func runInstances(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs := newFlagSet("instances", "instances APP [flags]", `
 Lists an application's instances: ID, status, rack, disk fullness, block
 count, Hadoop version and last renewal. APP is case-insensitive, e.g.
-hdfs-datanode.prod.`, stderr)
+hdfs-datanode.prod. With --host, a heureka server looks the hosts up
+itself, so the answer costs the hosts asked for, not the application.`, stderr)
 	o.addFlags(fs, true)
 	status := fs.String("status", "", "show only instances with this `STATUS` (UP, DOWN, OUT_OF_SERVICE, STARTING, UNKNOWN)")
+	hostList := fs.String("host", "", "show only instances on these `hosts` (names or IP addresses, comma-separated)")
 	name, err := o.parseOne(fs, args, "instances: want exactly one application name, e.g. `heureka instances hdfs-datanode.prod` (see `heureka apps`)")
 	if err != nil {
 		return err
@@ -189,18 +193,30 @@ hdfs-datanode.prod.`, stderr)
 			return &usageError{"--status: " + err.Error()}
 		}
 	}
+	hosts, err := hostsFlag(*hostList)
+	if err != nil {
+		return err
+	}
 	rc, ctx, done, err := o.session(ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
-	app, err := rc.application(ctx, name)
+	var ins []*heureka.Instance
+	if hosts != nil {
+		ins, err = rc.instancesOn(ctx, name, hosts, stderr)
+	} else {
+		var app *heureka.Application
+		if app, err = rc.application(ctx, name); err == nil {
+			rc.withLiveRenewals(ctx, app.Name, app.Instances, stderr)
+			ins = app.Instances
+		}
+	}
 	if err != nil {
 		return err
 	}
-	rc.withLiveRenewals(ctx, app.Name, app.Instances, stderr)
-	views := make([]instanceView, 0, len(app.Instances))
-	for _, in := range app.Instances {
+	views := make([]instanceView, 0, len(ins))
+	for _, in := range ins {
 		if want == "" || in.Status == want {
 			views = append(views, viewOf(in))
 		}
@@ -227,6 +243,81 @@ hdfs-datanode.prod.`, stderr)
 		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
+}
+
+// maxHostsFlag bounds --host: a batch as large as a topology script's
+// many times over, and the most one lookup request carries.
+const maxHostsFlag = client.MaxLookupHosts
+
+// hostsFlag splits --host; nil when it was not given.
+func hostsFlag(v string) ([]string, error) {
+	if v == "" {
+		return nil, nil
+	}
+	var hosts []string
+	for h := range strings.SplitSeq(v, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			hosts = append(hosts, h)
+		}
+	}
+	switch {
+	case len(hosts) == 0:
+		return nil, &usageError{fmt.Sprintf("--host %q: want host names or IP addresses, comma-separated", v)}
+	case len(hosts) > maxHostsFlag:
+		return nil, &usageError{fmt.Sprintf("--host: %d hosts; at most %d at once", len(hosts), maxHostsFlag)}
+	}
+	return hosts, nil
+}
+
+// maxLiveReads is how many instances instancesOn refreshes with one
+// single-instance read each; beyond that one read of the application's
+// renewals is cheaper.
+const maxLiveReads = 32
+
+// instancesOn returns app's instances on hosts (host name in any case, or
+// IP address). A heureka server answers from its host index
+// (GET /v1/instances), which costs the answer; a server without it (plain
+// Eureka) is read whole and filtered here. Renewal times are live when the
+// server shows them. None found is a not-found error.
+func (rc *registryConn) instancesOn(ctx context.Context, app string, hosts []string, stderr io.Writer) ([]*heureka.Instance, error) {
+	app = strings.ToUpper(app)
+	found, err := rc.client.ByHost(ctx, hosts, app)
+	switch {
+	case errors.Is(err, client.ErrNotRegistered):
+		a, err := rc.application(ctx, app)
+		if err != nil {
+			return nil, err
+		}
+		found = onHosts(a.Instances, hosts)
+		rc.withLiveRenewals(ctx, app, found, stderr)
+	case err != nil:
+		return nil, rc.explain(err, fmt.Sprintf("look up %d hosts in %q", len(hosts), app))
+	case len(found) > maxLiveReads:
+		rc.withLiveRenewals(ctx, app, found, stderr)
+	default:
+		for i, in := range found {
+			if live, err := rc.client.Instance(ctx, in.App, in.ID); err == nil {
+				found[i] = live
+			}
+		}
+	}
+	if len(found) == 0 {
+		return nil, &notFoundError{fmt.Sprintf("application %q has no instances on %s; list them all with `heureka instances %s`",
+			app, strings.Join(hosts, ", "), strings.ToLower(app))}
+	}
+	return found, nil
+}
+
+// onHosts keeps the instances whose host name (any case) or IP address is
+// one of hosts, as the server's lookup does.
+func onHosts(ins []*heureka.Instance, hosts []string) []*heureka.Instance {
+	var out []*heureka.Instance
+	for _, in := range ins {
+		if slices.ContainsFunc(hosts, func(h string) bool { return strings.EqualFold(h, in.HostName) || h == in.IPAddr }) {
+			out = append(out, in)
+		}
+	}
+	return out
 }
 
 func runShow(ctx context.Context, args []string, stdout, stderr io.Writer) error {
