@@ -12,6 +12,7 @@ import (
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/internal/tick"
 )
 
 // Registry is the part of a registry client the agent uses. The client
@@ -261,12 +262,7 @@ func (a *Agent) firstLook(ctx context.Context) {
 func (a *Agent) probeLoop(ctx context.Context) {
 	t := time.NewTimer(a.nextProbe())
 	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	for tick.Wait(ctx, t, nil) {
 		began := time.Now()
 		pctx, cancel := context.WithTimeout(ctx, a.cfg.ProbeTimeout)
 		h, err := a.d.Probe(pctx)
@@ -473,13 +469,7 @@ func (a *Agent) exited(pid int) {
 func (a *Agent) collectLoop(ctx context.Context) {
 	t := time.NewTimer(a.cfg.MetadataInterval)
 	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-a.collectNow:
-		}
+	for tick.Wait(ctx, t, a.collectNow) {
 		a.mu.Lock()
 		down := a.s.health == heureka.StatusDown
 		a.mu.Unlock()

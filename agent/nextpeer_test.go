@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/hdfs"
 	"github.com/heureka-project/heureka/internal/httpapi"
+	"github.com/heureka-project/heureka/internal/proctest"
 	"github.com/heureka-project/heureka/registry"
 )
 
@@ -78,14 +80,12 @@ func TestHeartbeatsReachTwoPeers(t *testing.T) {
 		<-done
 	}()
 
-	deadline := time.Now().Add(20 * time.Second)
-	for a.heartbeats.Load() < 3 || b.heartbeats.Load() < 3 {
-		if time.Now().After(deadline) {
-			t.Fatalf("heartbeats after 20 s: first peer %d, second peer %d; want at least 3 each",
-				a.heartbeats.Load(), b.heartbeats.Load())
+	proctest.Retry(t, 20*time.Second, "3 heartbeats at each peer", func() error {
+		if na, nb := a.heartbeats.Load(), b.heartbeats.Load(); na < 3 || nb < 3 {
+			return fmt.Errorf("first peer %d, second peer %d", na, nb)
 		}
-		time.Sleep(50 * time.Millisecond) // polling a condition, bounded above
-	}
+		return nil
+	})
 	for name, p := range map[string]*peer{"first": a, "second": b} {
 		if _, ok := p.reg.LastRenewal(strings.ToUpper(ag.app), ag.id); !ok {
 			t.Errorf("the %s peer does not hold %s/%s", name, ag.app, ag.id)

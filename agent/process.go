@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/heureka-project/heureka/internal/tick"
 )
 
 // maxPID is Linux's PID_MAX_LIMIT (2^22), the largest PID any system gives.
@@ -47,12 +49,7 @@ func (a *Agent) processLoop(ctx context.Context) {
 	)
 	t := time.NewTimer(0)
 	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	for tick.Wait(ctx, t, nil) {
 		p, err := a.findProcess(ctx)
 		if err == nil && p.pid == gonePID && p.started.Equal(goneStarted) {
 			p.Close()

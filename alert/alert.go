@@ -20,6 +20,7 @@ import (
 	"github.com/heureka-project/heureka/hdfs"
 	"github.com/heureka-project/heureka/internal/atomicfile"
 	"github.com/heureka-project/heureka/internal/rungroup"
+	"github.com/heureka-project/heureka/internal/tick"
 	"github.com/heureka-project/heureka/internal/urlcheck"
 )
 
@@ -578,7 +579,7 @@ func (f *Forwarder) pollStatus(ctx context.Context, c *client.Client, base strin
 		}
 	}
 	check()
-	tick(ctx, f.cfg.StatusInterval, kick, check)
+	tick.Every(ctx, f.cfg.StatusInterval, kick, check)
 }
 
 // resend re-sends every firing alert to Alertmanager, which would
@@ -633,24 +634,7 @@ func dash(s string) string {
 // every is an actor that calls fn every d until its context ends.
 func every(d time.Duration, fn func()) func(context.Context) error {
 	return func(ctx context.Context) error {
-		tick(ctx, d, nil, fn)
+		tick.Every(ctx, d, nil, fn)
 		return nil
-	}
-}
-
-// tick calls fn every d, and at once on a receive from kick (nil: never),
-// until ctx ends.
-func tick(ctx context.Context, d time.Duration, kick <-chan struct{}, fn func()) {
-	t := time.NewTicker(d)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			fn()
-		case <-kick:
-			fn()
-		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -328,7 +329,9 @@ func TestChangeListeners(t *testing.T) {
 		case 2:
 			_ = srv.registry().Cancel("ORDERS", id, false)
 		}
-		time.Sleep(3 * time.Millisecond)
+		// Each write is its own notification, so that more queue up
+		// behind the held listener than MaxPendingChanges.
+		proctest.Eventually(t, 10*time.Second, "the cache to follow write "+strconv.Itoa(i), func() bool { return srv.followedBy(cache, "ORDERS") })
 	}
 	close(release)
 	want := srv.registry().Snapshot().Len()
@@ -408,7 +411,8 @@ func TestReadersDuringChanges(t *testing.T) {
 		} else {
 			_ = srv.registry().Cancel("ORDERS", id, false)
 		}
-		time.Sleep(time.Millisecond)
+		// Readers see the cache change under them once per write.
+		proctest.Eventually(t, 10*time.Second, "the cache to follow write "+strconv.Itoa(i), func() bool { return srv.followedBy(cache, "ORDERS") })
 	}
 	want := srv.registry().Snapshot().Len()
 	proctest.Eventually(t, 10*time.Second, "the cache to converge", func() bool { return cache.Snapshot().Len() == want })

@@ -196,11 +196,21 @@ func (c *Client) instanceCall(ctx context.Context, op, method, app, id, suffix s
 
 // call sends a request whose answer carries no data: any 2xx is success.
 func (c *Client) call(ctx context.Context, cl *cluster, req *request) error {
+	_, err := c.answer(ctx, cl, req)
+	return err
+}
+
+// answer sends req and returns a 2xx answer; any other status is
+// answerError's *Error.
+func (c *Client) answer(ctx context.Context, cl *cluster, req *request) (*response, error) {
 	resp, err := c.do(ctx, cl, req)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return answerError(req, resp)
+	if err := answerError(req, resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
 }
 
 // answerError turns a non-2xx answer into an *Error: 404 wraps
@@ -230,19 +240,8 @@ func (c *Client) Instance(ctx context.Context, app, id string) (*heureka.Instanc
 		return nil, err
 	}
 	req := &request{op: op, method: http.MethodGet, path: "/apps/" + url.PathEscape(app) + "/" + url.PathEscape(id)}
-	resp, err := c.do(ctx, cl, req)
-	if err != nil {
-		return nil, err
-	}
-	if err := answerError(req, resp); err != nil {
-		return nil, err
-	}
-	in, err := eureka.DecodeServerInstance(resp.body, eureka.JSON)
-	if err != nil {
-		return nil, &Error{Op: op, Method: req.method, URL: resp.url, Status: resp.status,
-			Message: "cannot decode the answer: " + err.Error(), Err: err}
-	}
-	return in, nil
+	in, _, err := decoded(ctx, c, cl, req, decodeInstance)
+	return in, err
 }
 
 // Apps fetches the whole registry (GET {base}/apps/) from every cluster and
@@ -294,17 +293,9 @@ func (c *Client) fetchDelta(ctx context.Context, cl *cluster) (*fetched, error) 
 }
 
 func (c *Client) fetchList(ctx context.Context, cl *cluster, req *request) (*fetched, error) {
-	resp, err := c.do(ctx, cl, req)
+	apps, resp, err := decoded(ctx, c, cl, req, decodeApplications)
 	if err != nil {
 		return nil, err
-	}
-	if err := answerError(req, resp); err != nil {
-		return nil, err
-	}
-	apps, err := eureka.DecodeApplications(resp.body, eureka.JSON)
-	if err != nil {
-		return nil, &Error{Op: req.op, Method: req.method, URL: resp.url, Status: resp.status,
-			Message: "cannot decode the answer: " + err.Error(), Err: err}
 	}
 	f := &fetched{apps: apps, base: resp.base, node: resp.header.Get(nodeHeader)}
 	if v := resp.header.Get(versionHeader); v != "" {

@@ -125,16 +125,11 @@ func (c Config) Validate() error {
 			}
 		}
 	}
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{
-		{"ConnectTimeout", c.ConnectTimeout}, {"ReadTimeout", c.ReadTimeout},
-		{"Backoff", c.Backoff}, {"MaxBackoff", c.MaxBackoff},
-	} {
-		if d.v <= 0 {
-			return invalidf("%s is %v; want a positive duration", d.name, d.v)
-		}
+	if err := positive(
+		setting{"ConnectTimeout", c.ConnectTimeout}, setting{"ReadTimeout", c.ReadTimeout},
+		setting{"Backoff", c.Backoff}, setting{"MaxBackoff", c.MaxBackoff},
+	); err != nil {
+		return err
 	}
 	if c.MaxBackoff < c.Backoff {
 		return invalidf("MaxBackoff %v is less than Backoff %v", c.MaxBackoff, c.Backoff)
@@ -264,17 +259,12 @@ func (c CacheConfig) Validate() error {
 			return invalidf("Apps[%d] is empty", i)
 		}
 	}
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{
-		{"PollInterval", c.PollInterval}, {"WatchRetryInterval", c.WatchRetryInterval},
-		{"WatchIdleTimeout", c.WatchIdleTimeout}, {"RetryMax", c.RetryMax},
-		{"CacheFileInterval", c.CacheFileInterval},
-	} {
-		if d.v <= 0 {
-			return invalidf("%s is %v; want a positive duration", d.name, d.v)
-		}
+	if err := positive(
+		setting{"PollInterval", c.PollInterval}, setting{"WatchRetryInterval", c.WatchRetryInterval},
+		setting{"WatchIdleTimeout", c.WatchIdleTimeout}, setting{"RetryMax", c.RetryMax},
+		setting{"CacheFileInterval", c.CacheFileInterval},
+	); err != nil {
+		return err
 	}
 	if c.RetryMax < c.PollInterval {
 		return invalidf("RetryMax %v is less than PollInterval %v", c.RetryMax, c.PollInterval)
@@ -316,3 +306,20 @@ func compilePattern(p string) (*regexp.Regexp, error) {
 }
 
 func redact(u *url.URL) string { return u.Redacted() }
+
+// setting is a duration field of a config, by name, for positive.
+type setting struct {
+	name string
+	v    time.Duration
+}
+
+// positive is the error for the first setting that is not a positive
+// duration, or nil.
+func positive(settings ...setting) error {
+	for _, d := range settings {
+		if d.v <= 0 {
+			return invalidf("%s is %v; want a positive duration", d.name, d.v)
+		}
+	}
+	return nil
+}

@@ -203,6 +203,27 @@ func (s *testServer) serveTamperedDelta(w http.ResponseWriter, r *http.Request, 
 }
 
 // register puts an instance straight into the registry.
+// followedBy reports whether the cache's view of app holds the same
+// instances, with the same statuses, as the registry holds now.
+func (s *testServer) followedBy(cache *client.Cache, app string) bool {
+	want := map[string]heureka.Status{}
+	if a, ok := s.registry().Snapshot().App(app); ok {
+		for _, in := range a.Instances {
+			want[in.ID] = in.Status
+		}
+	}
+	got := cache.Instances(app)
+	if len(got) != len(want) {
+		return false
+	}
+	for _, in := range got {
+		if st, ok := want[in.ID]; !ok || st != in.Status {
+			return false
+		}
+	}
+	return true
+}
+
 func (s *testServer) register(t testing.TB, app, id string, st heureka.Status) *heureka.Instance {
 	t.Helper()
 	in := testInstance(app, id, st)

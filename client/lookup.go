@@ -77,31 +77,29 @@ func (c *Client) lookupBatch(ctx context.Context, cl *cluster, op string, hosts 
 		q.Set("app", app)
 	}
 	req := &request{op: op, method: http.MethodGet, path: "/v1/instances", query: q, origin: true}
-	resp, err := c.do(ctx, cl, req)
+	resp, err := c.answer(ctx, cl, req)
 	if err != nil {
-		return nil, err
-	}
-	if err := answerError(req, resp); err != nil {
 		return nil, err
 	}
 	var env struct {
 		Instances []json.RawMessage `json:"instances"`
 	}
-	bad := func(err error) error {
-		return &Error{Op: op, Method: req.method, URL: resp.url, Status: resp.status,
-			Message: "cannot decode the answer: " + err.Error(), Err: err}
-	}
 	if err := json.Unmarshal(resp.body, &env); err != nil {
-		return nil, bad(err)
+		return nil, decodeError(req, resp, err)
 	}
 	out := make([]*heureka.Instance, 0, len(env.Instances))
 	for _, raw := range env.Instances {
-		wrapped := append(append([]byte(`{"instance":`), raw...), '}')
-		in, err := eureka.DecodeServerInstance(wrapped, eureka.JSON)
+		in, err := decodeInstanceObject(raw)
 		if err != nil {
-			return nil, bad(err)
+			return nil, decodeError(req, resp, err)
 		}
 		out = append(out, in)
 	}
 	return out, nil
+}
+
+// decodeInstanceObject decodes one instance of a heureka /v1 answer, which
+// lists Eureka instance objects without their {"instance": ...} wrapper.
+func decodeInstanceObject(raw json.RawMessage) (*heureka.Instance, error) {
+	return eureka.DecodeServerInstance(append(append([]byte(`{"instance":`), raw...), '}'), eureka.JSON)
 }

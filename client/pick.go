@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/heureka-project/heureka"
-	"github.com/heureka-project/heureka/eureka"
 	"github.com/heureka-project/heureka/hdfs"
 )
 
@@ -66,11 +65,8 @@ func (c *Client) PickDataNodes(ctx context.Context, req PickRequest) (*PickResul
 		q.Set("fullness", strconv.FormatFloat(req.Fullness, 'g', -1, 64))
 	}
 	r := &request{op: op, method: http.MethodGet, path: "/v1/hdfs/pick", query: q, origin: true}
-	resp, err := c.do(ctx, cl, r)
+	resp, err := c.answer(ctx, cl, r)
 	if err != nil {
-		return nil, err
-	}
-	if err := answerError(r, resp); err != nil {
 		return nil, err
 	}
 	var ans struct {
@@ -80,18 +76,14 @@ func (c *Client) PickDataNodes(ctx context.Context, req PickRequest) (*PickResul
 		Excluded  int               `json:"excluded"`
 		Problem   string            `json:"problem"`
 	}
-	bad := func(err error) error {
-		return &Error{Op: op, Method: r.method, URL: resp.url, Status: resp.status,
-			Message: "cannot decode the answer: " + err.Error(), Err: err}
-	}
 	if err := json.Unmarshal(resp.body, &ans); err != nil {
-		return nil, bad(err)
+		return nil, decodeError(r, resp, err)
 	}
 	out := &PickResult{Requested: ans.Requested, Short: ans.Short, Excluded: ans.Excluded, Problem: ans.Problem}
 	for _, raw := range ans.Nodes {
-		in, err := eureka.DecodeServerInstance(append(append([]byte(`{"instance":`), raw...), '}'), eureka.JSON)
+		in, err := decodeInstanceObject(raw)
 		if err != nil {
-			return nil, bad(err)
+			return nil, decodeError(r, resp, err)
 		}
 		out.Nodes = append(out.Nodes, in)
 	}

@@ -22,7 +22,7 @@ func (c *Client) InstanceByID(ctx context.Context, id string) (*heureka.Instance
 		return nil, &Error{Op: op, Message: "the instance ID is empty", Err: ErrRejected}
 	}
 	req := &request{op: op, method: http.MethodGet, path: "/instances/" + url.PathEscape(id)}
-	return getDecoded(ctx, c, req, func(b []byte) (*heureka.Instance, error) { return eureka.DecodeServerInstance(b, eureka.JSON) })
+	return getDecoded(ctx, c, req, decodeInstance)
 }
 
 // Application reads one application (GET {base}/apps/{APP}); one without
@@ -94,40 +94,43 @@ func (c *Client) Status(ctx context.Context) (*ServerStatus, error) {
 	})
 }
 
-// get sends a unary GET to the default cluster and returns a 2xx body.
-func (c *Client) get(ctx context.Context, req *request) ([]byte, *response, error) {
-	if c.def == nil {
-		return nil, nil, invalid("URLs", req.op+" needs the default registry cluster (Config.URLs)")
-	}
-	resp, err := c.do(ctx, c.def, req)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := answerError(req, resp); err != nil {
-		return nil, nil, err
-	}
-	return resp.body, resp, nil
-}
-
-// getDecoded is get, then decode of the body; an undecodable answer is an
-// *Error naming the call and the URL.
-func getDecoded[T any](ctx context.Context, c *Client, req *request, decode func([]byte) (T, error)) (T, error) {
+// decoded sends req to cl and decodes the body of a 2xx answer; an
+// undecodable answer is an *Error naming the call and the URL.
+func decoded[T any](ctx context.Context, c *Client, cl *cluster, req *request, decode func([]byte) (T, error)) (T, *response, error) {
 	var zero T
-	body, resp, err := c.get(ctx, req)
+	resp, err := c.answer(ctx, cl, req)
 	if err != nil {
-		return zero, err
+		return zero, nil, err
 	}
-	v, err := decode(body)
+	v, err := decode(resp.body)
 	if err != nil {
-		return zero, decodeError(req, resp, err)
+		return zero, nil, decodeError(req, resp, err)
 	}
-	return v, nil
+	return v, resp, nil
 }
 
+// getDecoded is decoded on the default cluster (Config.URLs).
+func getDecoded[T any](ctx context.Context, c *Client, req *request, decode func([]byte) (T, error)) (T, error) {
+	if c.def == nil {
+		var zero T
+		return zero, invalid("URLs", req.op+" needs the default registry cluster (Config.URLs)")
+	}
+	v, _, err := decoded(ctx, c, c.def, req, decode)
+	return v, err
+}
+
+// The Eureka JSON decoders, as decoded takes them.
+func decodeInstance(b []byte) (*heureka.Instance, error) {
+	return eureka.DecodeServerInstance(b, eureka.JSON)
+}
 func decodeApplication(b []byte) (*heureka.Application, error) {
 	return eureka.DecodeApplication(b, eureka.JSON)
 }
+func decodeApplications(b []byte) (*heureka.Applications, error) {
+	return eureka.DecodeApplications(b, eureka.JSON)
+}
 
+// decodeError is the *Error for a 2xx answer whose body cannot be decoded.
 func decodeError(req *request, resp *response, err error) error {
 	return &Error{Op: req.op, Method: req.method, URL: resp.url, Status: resp.status,
 		Message: "cannot decode the answer: " + err.Error(), Err: err}

@@ -132,7 +132,7 @@ func (r *Registry) Adopt(in *heureka.Instance, lastRenewal time.Time) (bool, err
 		r.reschedule(l)
 	}
 	delete(r.tombs, tombKey{in.App, in.ID})
-	r.record(now, a, prev, in, "sync")
+	r.record(now, a, prev, in, heureka.CauseSync)
 	return true, nil
 }
 
@@ -147,7 +147,7 @@ func (r *Registry) CancelIfRegisteredBefore(app, id string, t time.Time) bool {
 	if l == nil || l.inst.Lease.RegistrationTimestamp > t.UnixMilli() {
 		return false
 	}
-	r.remove(now, app, id, "cancel")
+	r.remove(now, app, id, heureka.CauseCancel)
 	r.tombstone(tombKey{app, id}, t)
 	r.cancels.Add(1)
 	return true

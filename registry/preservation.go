@@ -145,7 +145,7 @@ func (r *Registry) evict(now time.Time) int {
 		// Re-check under the write lock: a renewal may have come in between.
 		if l := r.lookup(in.App, in.ID); l != nil && r.expired(l, now) {
 			last := time.Unix(0, r.lastRenewal(l)).UTC()
-			r.remove(now, in.App, in.ID, "expired")
+			r.remove(now, in.App, in.ID, heureka.CauseExpired)
 			n++
 			r.log.Info("evicted expired instance", "app", in.App, "id", in.ID,
 				"last_renewal", last, "lease", l.duration)

@@ -309,7 +309,7 @@ func (r *Registry) Register(in *heureka.Instance, replication bool) error {
 		app.leases[in.ID] = l
 		r.track(l)
 	}
-	r.record(now, app, prev, in, "register")
+	r.record(now, app, prev, in, heureka.CauseRegister)
 	delete(r.tombs, tombKey{in.App, in.ID})
 	r.registrations.Add(1)
 	if !replication {
@@ -410,7 +410,7 @@ func (r *Registry) renewChangingStatus(req RenewRequest, now time.Time) (*heurek
 	if st != l.inst.Status {
 		in := l.inst.Clone()
 		in.Status = st
-		r.replace(now, app, l, in, heureka.ActionModified, "renew-status")
+		r.replace(now, app, l, in, heureka.ActionModified, heureka.CauseRenewStatus)
 	}
 	r.renewAt(l, now)
 	inst := l.inst
@@ -461,7 +461,7 @@ func (r *Registry) Cancel(app, id string, replication bool) error {
 	now := r.now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.remove(now, app, id, "cancel") {
+	if !r.remove(now, app, id, heureka.CauseCancel) {
 		return notFound(app, id)
 	}
 	r.tombstone(tombKey{app, id}, now)
@@ -479,32 +479,19 @@ func (r *Registry) Cancel(app, id string, replication bool) error {
 // UP to bring back) and renews the lease, as Eureka does. Setting the status
 // the instance already has stores no override.
 func (r *Registry) SetStatus(app, id string, st heureka.Status, lastDirty int64, replication bool) error {
-	now := r.now()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	a, l := r.lookupEntry(app, id)
-	if l == nil {
-		return notFound(app, id)
-	}
-	r.renewAt(l, now)
-	if !replication {
-		defer func() {
-			r.forwardLocked(Op{Action: ActionStatusUpdate, App: app, ID: id, Status: st, LastDirtyTimestamp: l.inst.LastDirtyTimestamp})
-		}()
-	}
-	if l.inst.Status == st {
-		return nil
-	}
-	r.overrides[id] = st
-	in := l.inst.Clone()
-	in.OverriddenStatus = st
-	in.Status = st
-	in.LastDirtyTimestamp = max(in.LastDirtyTimestamp, lastDirty)
-	if st == heureka.StatusUp && in.Lease.ServiceUpTimestamp == 0 {
-		in.Lease.ServiceUpTimestamp = now.UnixMilli()
-	}
-	r.replace(now, a, l, in, heureka.ActionModified, "status")
-	return nil
+	return r.writeStatus(app, id, ActionStatusUpdate, st, lastDirty, replication, func(now time.Time, cur *heureka.Instance) (*heureka.Instance, heureka.Cause) {
+		if cur.Status == st {
+			return nil, ""
+		}
+		r.overrides[id] = st
+		in := cur.Clone()
+		in.OverriddenStatus = st
+		in.Status = st
+		if st == heureka.StatusUp && in.Lease.ServiceUpTimestamp == 0 {
+			in.Lease.ServiceUpTimestamp = now.UnixMilli()
+		}
+		return in, heureka.CauseStatus
+	})
 }
 
 // DeleteStatusOverride removes an override and sets the status to value
@@ -513,6 +500,25 @@ func (r *Registry) DeleteStatusOverride(app, id string, value heureka.Status, la
 	if value == "" {
 		value = heureka.StatusUnknown
 	}
+	return r.writeStatus(app, id, ActionDeleteStatusOverride, value, lastDirty, replication, func(_ time.Time, cur *heureka.Instance) (*heureka.Instance, heureka.Cause) {
+		if _, ok := r.overrides[id]; !ok {
+			return nil, ""
+		}
+		delete(r.overrides, id)
+		in := cur.Clone()
+		in.OverriddenStatus = heureka.StatusUnknown
+		in.Status = value
+		return in, heureka.CauseOverrideDeleted
+	})
+}
+
+// writeStatus is what SetStatus and DeleteStatusOverride share: like
+// Eureka, it renews the lease and, unless the write is replication,
+// forwards it to the peers with the instance's lastDirtyTimestamp after
+// the change. change runs with r.mu held and returns the new instance and
+// the cause of the change, or nil when nothing changes.
+func (r *Registry) writeStatus(app, id string, action Action, st heureka.Status, lastDirty int64, replication bool,
+	change func(now time.Time, cur *heureka.Instance) (*heureka.Instance, heureka.Cause)) error {
 	now := r.now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -523,18 +529,15 @@ func (r *Registry) DeleteStatusOverride(app, id string, value heureka.Status, la
 	r.renewAt(l, now)
 	if !replication {
 		defer func() {
-			r.forwardLocked(Op{Action: ActionDeleteStatusOverride, App: app, ID: id, Status: value, LastDirtyTimestamp: l.inst.LastDirtyTimestamp})
+			r.forwardLocked(Op{Action: action, App: app, ID: id, Status: st, LastDirtyTimestamp: l.inst.LastDirtyTimestamp})
 		}()
 	}
-	if _, ok := r.overrides[id]; !ok {
+	in, why := change(now, l.inst)
+	if in == nil {
 		return nil
 	}
-	delete(r.overrides, id)
-	in := l.inst.Clone()
-	in.OverriddenStatus = heureka.StatusUnknown
-	in.Status = value
 	in.LastDirtyTimestamp = max(in.LastDirtyTimestamp, lastDirty)
-	r.replace(now, a, l, in, heureka.ActionModified, "override-deleted")
+	r.replace(now, a, l, in, heureka.ActionModified, why)
 	return nil
 }
 
@@ -557,7 +560,7 @@ func (r *Registry) UpdateMetadata(app, id string, md map[string]string) error {
 	if err := heureka.ValidateMetadata(in.Metadata, r.cfg.Limits); err != nil {
 		return err
 	}
-	r.replace(now, a, l, in, heureka.ActionModified, "metadata")
+	r.replace(now, a, l, in, heureka.ActionModified, heureka.CauseMetadata)
 	// Eureka forwards a metadata update as a full registration.
 	r.forwardLocked(Op{Action: ActionRegister, App: app, ID: id, Instance: in, Status: in.Status, LastDirtyTimestamp: in.LastDirtyTimestamp})
 	return nil

@@ -65,14 +65,11 @@ func runAlert(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs.StringVar(&cfg.StateFile, "state", "", "keep the stream position and firing alerts in this `file`, to resume after a restart")
 	fs.Var(forFlag, "for", "hold `ALERT=DURATION` back until its condition has lasted that long (repeatable)")
 	newLog := logFlags(fs, stderr)
-	pos, err := o.parse(fs, args)
-	if err != nil {
+	if err := o.parseNone(fs, args); err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return &usageError{fmt.Sprintf("alert: unexpected argument %q", pos[0])}
-	}
 	cfg.Apps, cfg.Timeout, cfg.For = apps, o.timeout, forFlag
+	var err error
 	if cfg.Registry, err = o.clientConfig(); err != nil {
 		return err
 	}

@@ -123,6 +123,15 @@ func (o *cliOptions) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	return pos, o.validate()
 }
 
+// parseNone parses an operator command's flags (see parseArgs) for a
+// command that takes no positional arguments, and checks the shared ones.
+func (o *cliOptions) parseNone(fs *flag.FlagSet, args []string) error {
+	if err := noArgs(fs, args); err != nil {
+		return err
+	}
+	return o.validate()
+}
+
 // parseOne parses fs and wants exactly one positional argument, naming
 // what it is in the usage error.
 func (o *cliOptions) parseOne(fs *flag.FlagSet, args []string, want string) (string, error) {
@@ -377,6 +386,84 @@ func (rc *registryConn) withLiveRenewals(ctx context.Context, app string, ins []
 			in.Lease.LastRenewalTimestamp = ms
 		}
 	}
+}
+
+// maxHostsFlag bounds --host: a batch as large as a topology script's
+// many times over, and the most one lookup request carries.
+const maxHostsFlag = client.MaxLookupHosts
+
+// hostsFlag splits --host; nil when it was not given.
+func hostsFlag(v string) ([]string, error) {
+	if v == "" {
+		return nil, nil
+	}
+	var hosts []string
+	for h := range strings.SplitSeq(v, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			hosts = append(hosts, h)
+		}
+	}
+	switch {
+	case len(hosts) == 0:
+		return nil, &usageError{fmt.Sprintf("--host %q: want host names or IP addresses, comma-separated", v)}
+	case len(hosts) > maxHostsFlag:
+		return nil, &usageError{fmt.Sprintf("--host: %d hosts; at most %d at once", len(hosts), maxHostsFlag)}
+	}
+	return hosts, nil
+}
+
+// maxLiveReads is how many instances instancesOn refreshes with one
+// single-instance read each; beyond that one read of the application's
+// renewals is cheaper.
+const maxLiveReads = 32
+
+// instancesOn returns app's instances on hosts (host name in any case, or
+// IP address). A heureka server answers from its host index
+// (GET /v1/instances), which costs the answer; a server without it (plain
+// Eureka) is read whole and filtered here. Renewal times are live when the
+// server shows them. None found is a not-found error.
+func (rc *registryConn) instancesOn(ctx context.Context, app string, hosts []string, stderr io.Writer) ([]*heureka.Instance, error) {
+	app = strings.ToUpper(app)
+	found, err := rc.client.ByHost(ctx, hosts, app)
+	switch {
+	case errors.Is(err, client.ErrNotRegistered):
+		a, err := rc.application(ctx, app)
+		if err != nil {
+			return nil, err
+		}
+		found = onHosts(a.Instances, hosts)
+		rc.withLiveRenewals(ctx, app, found, stderr)
+	case err != nil:
+		return nil, rc.explain(err, fmt.Sprintf("look up %d hosts in %q", len(hosts), app))
+	case len(found) > maxLiveReads:
+		rc.withLiveRenewals(ctx, app, found, stderr)
+	default:
+		for i, in := range found {
+			if live, err := rc.client.Instance(ctx, in.App, in.ID); err == nil {
+				found[i] = live
+			}
+		}
+	}
+	if len(found) == 0 {
+		return nil, &notFoundError{fmt.Sprintf("application %q has no instances on %s; list them all with `heureka instances %s`",
+			app, strings.Join(hosts, ", "), strings.ToLower(app))}
+	}
+	return found, nil
+}
+
+// onHosts keeps the instances whose host name (any case) or IP address is
+// one of hosts, as the server's lookup does.
+func onHosts(ins []*heureka.Instance, hosts []string) []*heureka.Instance {
+	var out []*heureka.Instance
+	for _, in := range ins {
+		for _, h := range hosts {
+			if strings.EqualFold(h, in.HostName) || h == in.IPAddr {
+				out = append(out, in)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // listing reads the whole registry with the position it was read at

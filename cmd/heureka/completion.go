@@ -61,13 +61,11 @@ func completionList(ctx context.Context, what string, stdout io.Writer) error {
 	var o cliOptions
 	o.addFlags(newFlagSet("completion", "", "", io.Discard), false)
 	o.timeout = 2 * time.Second // someone is waiting on Tab
-	rc, err := o.connect()
+	rc, ctx, done, err := o.session(ctx)
 	if err != nil {
 		return nil
 	}
-	defer rc.close()
-	ctx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
+	defer done()
 	apps, _, err := rc.listing(ctx)
 	if err != nil {
 		return nil

@@ -89,13 +89,10 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.IntVar(&cfg.DataNodes, "datanodes", cfg.DataNodes, "how many simulated DataNodes to run (1-50)")
 	fs.StringVar(&cfg.Cluster, "cluster", cfg.Cluster, "HDFS cluster `name` (applications hdfs-datanode.NAME, hdfs-namenode.NAME)")
 	logLevel := fs.String("log-level", "warn", "log level of the servers, simulators and agents: debug, info, warn or error")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
+	if err := noArgs(fs, args); err != nil {
 		return err
 	}
 	switch {
-	case len(pos) > 0:
-		return &usageError{fmt.Sprintf("demo: unexpected argument %q", pos[0])}
 	case cfg.BasePort < 0 || cfg.BasePort > 65533:
 		return &usageError{fmt.Sprintf("--base-port %d: want 0 or a port up to 65533", cfg.BasePort)}
 	case cfg.DataNodes < 1 || cfg.DataNodes > 50:
@@ -103,6 +100,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case cfg.Cluster == "" || strings.ContainsAny(cfg.Cluster, "/\\ \t.") || strings.ToLower(cfg.Cluster) != cfg.Cluster:
 		return &usageError{fmt.Sprintf("--cluster %q: want a lower-case name without dots, slashes or spaces", cfg.Cluster)}
 	}
+	var err error
 	if cfg.Logger, err = newLogger(stderr, "text", *logLevel); err != nil {
 		return &usageError{"demo: " + err.Error()}
 	}

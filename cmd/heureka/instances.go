@@ -33,12 +33,8 @@ func runApps(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := newFlagSet("apps", "apps [flags]", `
 Lists the registered applications with their number of instances by status.`, stderr)
 	o.addFlags(fs, true)
-	pos, err := o.parse(fs, args)
-	if err != nil {
+	if err := o.parseNone(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return &usageError{fmt.Sprintf("apps: unexpected argument %q", pos[0])}
 	}
 	rc, ctx, done, err := o.session(ctx)
 	if err != nil {
@@ -180,9 +176,11 @@ func runInstances(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs := newFlagSet("instances", "instances APP [flags]", `
 Lists an application's instances: ID, status, rack, disk fullness, block
 count, Hadoop version and last renewal. APP is case-insensitive, e.g.
-hdfs-datanode.prod.`, stderr)
+hdfs-datanode.prod. With --host, a heureka server looks the hosts up
+itself, so the answer costs the hosts asked for, not the application.`, stderr)
 	o.addFlags(fs, true)
 	status := fs.String("status", "", "show only instances with this `STATUS` (UP, DOWN, OUT_OF_SERVICE, STARTING, UNKNOWN)")
+	hostList := fs.String("host", "", "show only instances on these `hosts` (names or IP addresses, comma-separated)")
 	name, err := o.parseOne(fs, args, "instances: want exactly one application name, e.g. `heureka instances hdfs-datanode.prod` (see `heureka apps`)")
 	if err != nil {
 		return err
@@ -193,18 +191,30 @@ hdfs-datanode.prod.`, stderr)
 			return &usageError{"--status: " + err.Error()}
 		}
 	}
+	hosts, err := hostsFlag(*hostList)
+	if err != nil {
+		return err
+	}
 	rc, ctx, done, err := o.session(ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
-	app, err := rc.application(ctx, name)
+	var ins []*heureka.Instance
+	if hosts != nil {
+		ins, err = rc.instancesOn(ctx, name, hosts, stderr)
+	} else {
+		var app *heureka.Application
+		if app, err = rc.application(ctx, name); err == nil {
+			rc.withLiveRenewals(ctx, app.Name, app.Instances, stderr)
+			ins = app.Instances
+		}
+	}
 	if err != nil {
 		return err
 	}
-	rc.withLiveRenewals(ctx, app.Name, app.Instances, stderr)
-	views := make([]instanceView, 0, len(app.Instances))
-	for _, in := range app.Instances {
+	views := make([]instanceView, 0, len(ins))
+	for _, in := range ins {
 		if want == "" || in.Status == want {
 			views = append(views, viewOf(in))
 		}

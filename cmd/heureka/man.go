@@ -28,11 +28,8 @@ func runMan(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	dir := fs.String("dir", "", "`directory` to write the pages into (required; created if missing)")
 	gz := fs.Bool("gzip", false, "write NAME.1.gz, compressed as Debian installs man pages")
-	if err := fs.Parse(args); err != nil {
+	if err := noArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return &usageError{fmt.Sprintf("man: unexpected argument %q", fs.Arg(0))}
 	}
 	if *dir == "" {
 		return &usageError{"man: --dir is required"}

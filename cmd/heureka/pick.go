@@ -59,13 +59,10 @@ those it has, says why on stderr and exits 3.`, stderr)
 	probe := fs.Bool("probe", false, "dial each chosen DataNode's data port and replace those that do not answer")
 	probeTimeout := fs.Duration("probe-timeout", time.Second, "how long one --probe dial may take")
 	fullness := fs.Float64("fullness", hdfs.DefaultFullnessThreshold, "skip DataNodes more used than this fraction")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
+	if err := o.parseNone(fs, args); err != nil {
 		return err
 	}
 	switch {
-	case len(pos) > 0:
-		return &usageError{fmt.Sprintf("pick: unexpected argument %q", pos[0])}
 	case *cluster == "":
 		return &usageError{"pick: --cluster is required: the name the agents register (hdfs-datanode.NAME)"}
 	case *n < 1 || *n > 64:
@@ -77,16 +74,11 @@ those it has, says why on stderr and exits 3.`, stderr)
 	case *probeTimeout <= 0:
 		return &usageError{fmt.Sprintf("pick: --probe-timeout %v: want a positive duration", *probeTimeout)}
 	}
-	if err := o.validate(); err != nil {
-		return err
-	}
-	rc, err := o.connect()
+	rc, ctx, done, err := o.session(ctx)
 	if err != nil {
 		return err
 	}
-	defer rc.close()
-	cctx, cancel := context.WithTimeout(ctx, o.timeout)
-	defer cancel()
+	defer done()
 	app := hdfs.AppName(hdfs.RoleDataNode, *cluster)
 	var excluded []string
 	for h := range strings.SplitSeq(*exclude, ",") {
@@ -95,11 +87,11 @@ those it has, says why on stderr and exits 3.`, stderr)
 		}
 	}
 	req := hdfs.PlacementRequest{Replicas: *n, Writer: *writer, WriterRack: *rack, FullnessThreshold: *fullness}
-	picker, left, err := remotePicker(cctx, rc.client, *cluster, excluded, req)
+	picker, left, err := remotePicker(ctx, rc.client, *cluster, excluded, req)
 	if errors.Is(err, client.ErrNotRegistered) {
 		// No choice endpoint (plain Eureka, or an older heureka), or no such
 		// cluster: choose here from the DataNode application.
-		picker, left, err = localPicker(cctx, rc, app, excluded)
+		picker, left, err = localPicker(ctx, rc, app, excluded)
 	}
 	if err != nil {
 		return rc.explain(err, "pick: read "+app)
@@ -107,7 +99,7 @@ those it has, says why on stderr and exits 3.`, stderr)
 	if *probe {
 		picker.Probe = hdfs.DialProbe(*probeTimeout)
 	}
-	pl, perr := picker.Choose(cctx, req)
+	pl, perr := picker.Choose(ctx, req)
 	var callErr *pickCallError
 	if errors.As(perr, &callErr) {
 		return rc.explain(callErr.err, "pick: choose from "+app)

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/heureka-project/heureka/internal/tick"
 )
 
 // Store holds the credentials loaded from one file and answers who a
@@ -121,22 +123,15 @@ func (s *Store) Load() error {
 // until ctx is done. A refused file is logged and the old credentials stay.
 // It returns nil.
 func (s *Store) Watch(ctx context.Context, interval time.Duration) error {
-	t := time.NewTicker(interval)
-	defer t.Stop()
 	statFailed := false
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
+	tick.Every(ctx, interval, nil, func() {
 		fi, err := os.Stat(s.path)
 		if err != nil {
 			if !statFailed {
 				s.log.Error("credentials file unreadable; keeping the credentials loaded", "path", s.path, "err", err)
 			}
 			statFailed = true
-			continue
+			return
 		}
 		statFailed = false
 		s.mu.Lock()
@@ -147,7 +142,8 @@ func (s *Store) Watch(ctx context.Context, interval time.Duration) error {
 				s.log.Error("credentials file refused; keeping the credentials loaded", "err", err)
 			}
 		}
-	}
+	})
+	return nil
 }
 
 // Loaded reports whether credentials are in force.

@@ -17,6 +17,7 @@ import (
 	"github.com/heureka-project/heureka/internal/auth"
 	"github.com/heureka-project/heureka/internal/auth/authtest"
 	"github.com/heureka-project/heureka/internal/httpapi"
+	"github.com/heureka-project/heureka/internal/proctest"
 	"github.com/heureka-project/heureka/registry"
 )
 
@@ -398,11 +399,7 @@ func TestWatchersPerClient(t *testing.T) {
 	if !s1.ended() {
 		t.Fatal("stream did not end")
 	}
-	for deadline := time.Now().Add(5 * time.Second); as.api.Watchers() != 2; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d watchers after one closed, want 2", as.api.Watchers())
-		}
-	}
+	proctest.Eventually(t, 5*time.Second, "2 watchers after one closed", func() bool { return as.api.Watchers() == 2 })
 	s3 := openStream(t, as.url+"/v1/watch", dn...)
 	s3.next()
 

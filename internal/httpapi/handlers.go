@@ -115,15 +115,7 @@ func (s *Server) setStatus(w http.ResponseWriter, r *http.Request, p params) err
 	if err != nil {
 		return err
 	}
-	ldt, err := parseTimestamp(q, "lastDirtyTimestamp")
-	if err != nil {
-		return err
-	}
-	if err := s.reg.SetStatus(p.app, p.id, st, ldt, isReplication(r)); err != nil {
-		return err
-	}
-	writeEmpty(w, http.StatusOK)
-	return nil
+	return s.writeStatus(w, r, p, st, s.reg.SetStatus)
 }
 
 // deleteStatus is DELETE /apps/{APP}/{ID}/status[?value=S]: the override is
@@ -137,11 +129,18 @@ func (s *Server) deleteStatus(w http.ResponseWriter, r *http.Request, p params) 
 			return err
 		}
 	}
-	ldt, err := parseTimestamp(q, "lastDirtyTimestamp")
+	return s.writeStatus(w, r, p, st, s.reg.DeleteStatusOverride)
+}
+
+// writeStatus ends setStatus and deleteStatus: write is called with the
+// request's lastDirtyTimestamp, and the answer is an empty 200.
+func (s *Server) writeStatus(w http.ResponseWriter, r *http.Request, p params, st heureka.Status,
+	write func(app, id string, st heureka.Status, lastDirty int64, replication bool) error) error {
+	ldt, err := parseTimestamp(r.URL.Query(), "lastDirtyTimestamp")
 	if err != nil {
 		return err
 	}
-	if err := s.reg.DeleteStatusOverride(p.app, p.id, st, ldt, isReplication(r)); err != nil {
+	if err := write(p.app, p.id, st, ldt, isReplication(r)); err != nil {
 		return err
 	}
 	writeEmpty(w, http.StatusOK)

@@ -157,11 +157,16 @@ func TestPayloadCacheBuildsOnceConcurrently(t *testing.T) {
 	var builds atomic.Int32
 	var wg sync.WaitGroup
 	ps := make([]*payload, 16)
+	// The build does not finish before every reader has come to get, so
+	// the others find it under way.
+	var arrived sync.WaitGroup
+	arrived.Add(len(ps))
 	for i := range ps {
 		wg.Go(func() {
+			arrived.Done()
 			ps[i] = c.get(stamp{version: 7}, cacheKey{res: resApps}, func() *payload {
 				builds.Add(1)
-				time.Sleep(time.Millisecond)
+				arrived.Wait()
 				return &payload{body: []byte("x")}
 			})
 			ps[i].gzipped()

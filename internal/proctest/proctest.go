@@ -251,7 +251,7 @@ func (p *Proc) exitErr() error {
 // naming what it waited for once timeout passes.
 func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	err := poll(timeout, func() error {
+	err := Poll(timeout, func() error {
 		if cond() {
 			return nil
 		}
@@ -266,16 +266,17 @@ func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bo
 // naming what it waited for, and fn's last error, once timeout passes.
 func Retry(t testing.TB, timeout time.Duration, what string, fn func() error) {
 	t.Helper()
-	if err := poll(timeout, fn); err != nil {
+	if err := Poll(timeout, fn); err != nil {
 		t.Fatalf("timed out after %v waiting for %s (last: %v)", timeout, what, err)
 	}
 }
 
 var errNotYet = errors.New("not yet")
 
-// poll calls fn every 20 ms until it returns nil or timeout passes; then it
-// returns fn's last error.
-func poll(timeout time.Duration, fn func() error) error {
+// Poll calls fn every 20 ms until it returns nil or timeout passes; then it
+// returns fn's last error. It is Retry for callers that report a timeout
+// their own way.
+func Poll(timeout time.Duration, fn func() error) error {
 	deadline := time.Now().Add(timeout)
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()

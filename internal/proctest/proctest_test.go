@@ -78,7 +78,7 @@ func TestRetryWaitsForNil(t *testing.T) {
 
 func TestPollReturnsTheLastError(t *testing.T) {
 	n := 0
-	err := poll(100*time.Millisecond, func() error { n++; return fmt.Errorf("call %d", n) })
+	err := Poll(100*time.Millisecond, func() error { n++; return fmt.Errorf("call %d", n) })
 	if want := fmt.Sprintf("call %d", n); err == nil || err.Error() != want || n < 2 {
 		t.Fatalf("poll = %v after %d calls, want %q", err, n, want)
 	}

@@ -23,7 +23,7 @@ _heureka() {
 		deregister) flags="--ca-file --cert-file --key-file --registry --timeout" ;;
 		events) flags="--app --ca-file --cert-file --key-file -o --output --registry --since --timeout" ;;
 		gateway) flags="--auth-file --ca-file --cert-file --cluster --failover-wait --fullness --key-file --listen --log-format --log-level --namenode-scheme --probe-timeout --registry --request-timeout --timeout --tls-cert --tls-client-ca --tls-key" ;;
-		instances) flags="--ca-file --cert-file --key-file -o --output --registry --status --timeout" ;;
+		instances) flags="--ca-file --cert-file --host --key-file -o --output --registry --status --timeout" ;;
 		man) flags="--dir --gzip" ;;
 		pick) flags="--ca-file --cert-file --cluster --exclude --fullness --key-file -n -o --output --probe --probe-timeout --rack --registry --timeout --writer" ;;
 		server) flags="--auth-file --auth-poll --debug-listen --delta-retention --listen --log-format --log-level --max-watchers-per-client --peer-auth-file --peer-ca --peer-cert --peer-key --peers --read-timeout --self-preservation --self-url --shutdown-timeout --sync-timeout --tls-cert --tls-client-ca --tls-key --write-burst --write-rate" ;;

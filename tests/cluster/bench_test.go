@@ -64,7 +64,7 @@ func BenchmarkReplicationLatency(b *testing.B) {
 			if time.Since(start) > 10*time.Second {
 				b.Fatalf("%s never reached peer 2", id)
 			}
-			time.Sleep(time.Millisecond)
+			time.Sleep(time.Millisecond) // the latency's resolution: proctest's 20 ms poll is too coarse
 		}
 		lat = append(lat, time.Since(start))
 	}
@@ -108,7 +108,7 @@ func BenchmarkPartitionHeal100k(b *testing.B) {
 		putRaw(ps[0], fmt.Sprintf("/eureka/apps/%s/bulk%06d/status?value=OUT_OF_SERVICE", app, i))
 		delRaw(ps[1], fmt.Sprintf("/eureka/apps/%s/bulk%06d", app, n-1-i))
 	}
-	time.Sleep(60 * time.Second)
+	time.Sleep(60 * time.Second) // the partition's length is the scenario
 	close(stop)
 	wg.Wait()
 	want := digestOf(b, ps[0])

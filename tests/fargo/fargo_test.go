@@ -528,7 +528,7 @@ func TestLeaseRenewalAndExpiry(t *testing.T) {
 			if _, err := conn.GetInstance(appName, ins.Id()); err != nil {
 				t.Fatalf("GetInstance while renewing: %v", err)
 			}
-			time.Sleep(500 * time.Millisecond)
+			time.Sleep(500 * time.Millisecond) // the renewal interval: the lease must run on the real clock
 		}
 
 		// Stop renewing: the instance must go, but not before its lease ends.

@@ -171,12 +171,12 @@ func TestLatencyBenchmark(t *testing.T) {
 		var down, up []time.Duration
 		for range trials {
 			// A random phase against the agent's one-second probe.
-			time.Sleep(time.Duration(500+rand.IntN(1000)) * time.Millisecond)
+			time.Sleep(time.Duration(500+rand.IntN(1000)) * time.Millisecond) // a random phase against the probe
 			w.drain()
 			dn.do(t, "/sim/stop")
 			stopped := time.Now()
 			down = append(down, w.await(t, "DOWN", 10*time.Second, statusIs(id, heureka.StatusDown)).Sub(stopped))
-			time.Sleep(time.Duration(rand.IntN(1000)) * time.Millisecond)
+			time.Sleep(time.Duration(rand.IntN(1000)) * time.Millisecond) // a random phase for the restart
 			dn.do(t, "/sim/start")
 			started := time.Now()
 			up = append(up, w.await(t, "UP", 10*time.Second, statusIs(id, heureka.StatusUp)).Sub(started))
@@ -194,7 +194,7 @@ func TestLatencyBenchmark(t *testing.T) {
 			id := "prod-" + host + "-bench"
 			agent := startAgent(t, reg, "datanode", dn, host, "/bench", "--drain", "300ms")
 			w.await(t, "registered UP", 20*time.Second, statusIs(id, heureka.StatusUp))
-			time.Sleep(time.Duration(100+rand.IntN(500)) * time.Millisecond)
+			time.Sleep(time.Duration(100+rand.IntN(500)) * time.Millisecond) // a random phase against the renewals
 			w.drain()
 			agent.Signal(syscall.SIGTERM)
 			sent := time.Now()
@@ -223,7 +223,7 @@ func TestLatencyBenchmark(t *testing.T) {
 		hosts := map[*simDaemon]string{nnA: "bench-nn-a.test", nnB: "bench-nn-b.test"}
 		var ha []time.Duration
 		for range trials {
-			time.Sleep(time.Duration(500+rand.IntN(1000)) * time.Millisecond)
+			time.Sleep(time.Duration(500+rand.IntN(1000)) * time.Millisecond) // a random phase against the HA probe
 			w.drain()
 			active.do(t, "/sim/ha?state=standby")
 			standby.do(t, "/sim/ha?state=active")

@@ -53,7 +53,7 @@ func TestGatewayBenchmark(t *testing.T) {
 		hosts := map[*simDaemon]string{wc.nns[0]: "nn1.test", wc.nns[1]: "nn2.test"}
 		var lat []time.Duration
 		for range trials {
-			time.Sleep(time.Duration(300+rand.IntN(700)) * time.Millisecond)
+			time.Sleep(time.Duration(300+rand.IntN(700)) * time.Millisecond) // a random phase against the agents' probes
 			active.do(t, "/sim/ha?state=standby")
 			standby.do(t, "/sim/ha?state=active")
 			flipped := time.Now()
@@ -78,7 +78,7 @@ func TestGatewayBenchmark(t *testing.T) {
 		dead := wc.dns[0]
 		var lat []time.Duration
 		for range trials {
-			time.Sleep(time.Duration(300+rand.IntN(700)) * time.Millisecond)
+			time.Sleep(time.Duration(300+rand.IntN(700)) * time.Millisecond) // a random phase against the agents' probes
 			dead.do(t, "/sim/stop")
 			stopped := time.Now()
 			lastBad := stopped
@@ -117,14 +117,14 @@ func TestGatewayBenchmark(t *testing.T) {
 			// The agent's flap damping may hold a restarted node DOWN for
 			// up to FlapHoldMax.
 			proctest.Eventually(t, agent.DefaultConfig().FlapHoldMax+10*time.Second, "the Picker to return the restarted DataNode", returns)
-			time.Sleep(time.Duration(300+rand.IntN(700)) * time.Millisecond)
+			time.Sleep(time.Duration(300+rand.IntN(700)) * time.Millisecond) // a random phase against the agents' probes
 			dead.do(t, "/sim/stop")
 			stopped := time.Now()
 			for returns() {
 				if time.Since(stopped) > 10*time.Second {
 					t.Fatal("the Picker still returns the stopped DataNode after 10 s")
 				}
-				time.Sleep(2 * time.Millisecond)
+				time.Sleep(2 * time.Millisecond) // the latency's resolution: proctest's 20 ms poll is too coarse
 			}
 			lat = append(lat, time.Since(stopped))
 			dead.do(t, "/sim/start")

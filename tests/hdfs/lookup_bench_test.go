@@ -23,8 +23,9 @@ import (
 
 // TestLookupBenchmark measures issue 17's client-side targets: against a
 // real server holding HEUREKA_BENCH_INSTANCES DataNodes (100k by default,
-// ~1 KiB each, in one application), `heureka topology` with 100 hosts
-// and `heureka pick -n 3`, each a whole process, wall time and peak RSS.
+// ~1 KiB each, in one application), `heureka topology` with 100 hosts,
+// `heureka pick -n 3` and `heureka instances --host` with 3 hosts, each a
+// whole process, wall time and peak RSS.
 // With HEUREKA_BENCH_BEFORE naming another heureka binary (say, one built
 // from main before this change), that binary runs the same commands in
 // alternation, and the table has both. It runs only with HEUREKA_BENCH=1:
@@ -64,6 +65,15 @@ func TestLookupBenchmark(t *testing.T) {
 		}},
 		{"pick -n 3", func(string) []string {
 			return []string{"pick", "--cluster", "prod", "-n", "3", "--timeout", "60s", "--registry", reg.URL()}
+		}},
+		// An older binary has no --host: it lists the whole application,
+		// which is what an operator looking for three nodes had to read.
+		{"instances, 3 hosts", func(bin string) []string {
+			args := []string{"instances", registrytest.DataNodeApp, "--timeout", "60s", "--registry", reg.URL()}
+			if bin == "before" {
+				return args
+			}
+			return append(args, "--host", strings.Join(hosts[:3], ","))
 		}},
 	}
 	bins := []struct{ name, path string }{{"this", proctest.Bin(t)}}
@@ -105,6 +115,9 @@ func runMeasured(t *testing.T, bin string, args []string) runCost {
 	}
 	if args[0] == "topology" && strings.Count(out.String(), "/dc1/") != 100 {
 		t.Fatalf("%s topology: want 100 racks of /dc1, got\n%s", bin, out.String())
+	}
+	if args[0] == "instances" && slices.Contains(args, "--host") && strings.Count(out.String(), "\n") != 4 {
+		t.Fatalf("%s instances --host: want a header and 3 instances, got\n%s", bin, out.String())
 	}
 	ru, _ := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 	if ru == nil {

@@ -122,7 +122,7 @@ func TestProcessBenchmark(t *testing.T) {
 		for _, n := range ns {
 			wg.Go(func() {
 				for range pauses {
-					time.Sleep(time.Duration(1000+rand.IntN(2000)) * time.Millisecond)
+					time.Sleep(time.Duration(1000+rand.IntN(2000)) * time.Millisecond) // running time between pauses: part of the load
 					d := time.Duration(2000+rand.IntN(6001)) * time.Millisecond
 					if err := n.dn.Cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 						mu.Lock()

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,6 +19,8 @@ import (
 	"github.com/chromedp/cdproto/performance"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/heureka-project/heureka/internal/proctest"
 )
 
 // chromiumPath is Debian's Chromium; CI installs it (.ci/run).
@@ -130,15 +133,18 @@ func (p *page) try(expr string, out any) error {
 // waitFor polls a JavaScript condition until it is true, for at most d.
 func (p *page) waitFor(t *testing.T, d time.Duration, cond, what string) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	var lastErr error
-	for time.Now().Before(deadline) {
+	lastErr := proctest.Poll(d, func() error {
 		var ok bool
-		lastErr = p.try("Boolean("+cond+")", &ok)
-		if lastErr == nil && ok {
-			return
+		if err := p.try("Boolean("+cond+")", &ok); err != nil {
+			return err
 		}
-		time.Sleep(20 * time.Millisecond) // polling interval, not a synchronisation
+		if !ok {
+			return errors.New("false")
+		}
+		return nil
+	})
+	if lastErr == nil {
+		return
 	}
 	var body string
 	_ = p.try(`document.querySelector("main") ? document.querySelector("main").innerText : ""`, &body)
