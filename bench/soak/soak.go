@@ -51,15 +51,19 @@ func soak(ctx context.Context, o options, log io.Writer) (*result, error) {
 
 	c := &http.Client{Transport: newTransport(max(o.writers, o.renewers)), Timeout: 30 * time.Second}
 	ph := &phases{}
-	mark, genMark := cpuOf(peers), selfCPU()
+	mark, genMark, served := cpuOf(peers), selfCPU(), histograms(peers[0])
 	end := func(st *phaseStats) {
-		now, gen := cpuOf(peers), selfCPU()
+		now, gen, hs := cpuOf(peers), selfCPU(), histograms(peers[0])
 		for i := range now {
 			st.cpu = append(st.cpu, now[i]-mark[i])
 			st.rss = append(st.rss, peers[i].rss())
 		}
 		st.genCPU = gen - genMark
-		mark, genMark = now, gen
+		st.served = map[string]buckets{}
+		for name, b := range hs {
+			st.served[name] = b.since(served[name])
+		}
+		mark, genMark, served = now, gen, hs
 	}
 
 	st := ph.begin("storm")
@@ -109,6 +113,7 @@ func soak(ctx context.Context, o options, log io.Writer) (*result, error) {
 		if err := peers[0].start(ctx, bin, o.serverCPUs); err != nil {
 			return nil, err
 		}
+		served = histograms(peers[0]) // a new process counts from zero
 		res.restartGap = time.Since(t0)
 		limit := time.Now().Add(4 * o.lease)
 		for r.recovered() < o.n && time.Now().Before(limit) && ctx.Err() == nil {
@@ -246,8 +251,8 @@ func (r *result) report(w io.Writer, o options) {
 			r.restartGap.Round(time.Millisecond), r.recovered, o.n, r.recovery.Round(time.Millisecond))
 	}
 	fmt.Fprintf(w, "Instances held at the end, per peer: %v.\n\n", r.peerInstances)
-	fmt.Fprintln(w, "| phase | s | renewals scheduled | kept | renew p50 / p99 | 404 → registered | errors | delta p50 / p99 (n) | full p50 / p99 (n) | server CPU, cores (per peer) | RSS MiB (per peer) | generator CPU, cores |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| phase | s | renewals scheduled | kept | renew p50 / p99 | 404 → registered | errors | delta p50 / p99 (n) | full p50 / p99 (n) | server-side p99: renew / delta / full | server CPU, cores (per peer) | RSS MiB (per peer) | generator CPU, cores |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, st := range r.phases {
 		secs := st.end.Sub(st.start).Seconds()
 		kept := "-"
@@ -259,12 +264,13 @@ func (r *result) report(w io.Writer, o options) {
 			cpu = append(cpu, fmt.Sprintf("%.2f", st.cpu[i]/secs))
 			rss = append(rss, fmt.Sprintf("%.0f", float64(st.rss[i])/(1<<20)))
 		}
-		fmt.Fprintf(w, "| %s | %.0f | %d | %s | %s / %s | %d → %d | %d | %s / %s (%d) | %s / %s (%d) | %s | %s | %.2f |\n",
+		fmt.Fprintf(w, "| %s | %.0f | %d | %s | %s / %s | %d → %d | %d | %s / %s (%d) | %s / %s (%d) | %s / %s / %s | %s | %s | %.2f |\n",
 			st.name, secs, st.scheduled.Load(), kept,
 			ms(st.renews.quantile(0.5)), ms(st.renews.quantile(0.99)),
 			st.notFound.Load(), st.reregistered.Load(), st.renewErrors.Load()+st.readErrors.Load()+st.writeErrors.Load(),
 			ms(st.deltas.quantile(0.5)), ms(st.deltas.quantile(0.99)), st.deltas.count.Load(),
 			ms(st.fulls.quantile(0.5)), ms(st.fulls.quantile(0.99)), st.fulls.count.Load(),
+			st.serverP99("renew"), st.serverP99("delta"), st.serverP99("full"),
 			strings.Join(cpu, " "), strings.Join(rss, " "), st.genCPU/secs)
 	}
 	for _, st := range r.phases {

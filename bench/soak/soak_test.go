@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"math"
 	"context"
 	"strings"
 	"testing"
@@ -36,6 +37,9 @@ func TestTinySoak(t *testing.T) {
 		if judged(st) && st.notFound.Load() != 0 {
 			t.Errorf("phase %s: %d renewals answered 404 although the server kept running", st.name, st.notFound.Load())
 		}
+		if st.name == "soak" && st.served["renew"].quantile(0.99) == 0 {
+			t.Errorf("soak phase: the server's own histogram shows no renewals (%v)", st.served)
+		}
 		if st.name == "soak" && (st.deltas.count.Load() == 0 || st.fulls.count.Load() == 0) {
 			t.Errorf("soak phase: %d deltas and %d full fetches; the readers did not read", st.deltas.count.Load(), st.fulls.count.Load())
 		}
@@ -49,5 +53,21 @@ func TestTinySoak(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestBucketsQuantile: a quantile is the upper bound of the bucket that
+// holds it, of counts taken between two scrapes.
+func TestBucketsQuantile(t *testing.T) {
+	before := buckets{0.001: 10, 0.01: 10, 0.1: 10, math.Inf(1): 10}
+	after := buckets{0.001: 950, 0.01: 1005, 0.1: 1010, math.Inf(1): 1011}
+	b := after.since(before)
+	for _, c := range []struct{ q, want float64 }{{0.5, 0.001}, {0.93, 0.001}, {0.99, 0.01}, {0.999, 0.1}, {1, math.Inf(1)}} {
+		if got := b.quantile(c.q); got != c.want {
+			t.Errorf("quantile(%v) = %v, want %v (counts %v)", c.q, got, c.want, b)
+		}
+	}
+	if got := (buckets{}).quantile(0.99); got != 0 {
+		t.Errorf("quantile of no answers = %v, want 0", got)
 	}
 }

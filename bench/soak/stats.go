@@ -2,6 +2,9 @@ package main
 
 import (
 	"math"
+	"sort"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -68,6 +71,97 @@ type phaseStats struct {
 	// genCPU is the load generator's own CPU seconds over the phase: if it
 	// nears the phase's length, the generator (one core) was the limit.
 	genCPU float64
+	// served is the first peer's own histogram of its answers over the
+	// phase, per route (serverRoutes), from its /metrics.
+	served map[string]buckets
+}
+
+// buckets is a Prometheus histogram's cumulative counts by upper bound in
+// seconds.
+type buckets map[float64]float64
+
+// serverRoutes are the answers whose server-side times the report shows:
+// what the server took from reading a request to writing its answer, which
+// leaves out the loopback, the generator and the time a request waited for
+// the server to read it.
+var serverRoutes = map[string]string{
+	"renew": `route="/apps/{app}/{id}",method="PUT",code="200"`,
+	"delta": `route="/apps/delta",method="GET",code="200"`,
+	"full":  `route="/apps",method="GET",code="200"`,
+}
+
+// histograms reads the first peer's request histograms for serverRoutes.
+func histograms(p *peer) map[string]buckets {
+	out := map[string]buckets{}
+	_ = p.scrape(func(series string, v float64) {
+		if !strings.HasPrefix(series, "heureka_http_request_duration_seconds_bucket{") {
+			return
+		}
+		for name, labels := range serverRoutes {
+			if !strings.Contains(series, labels) {
+				continue
+			}
+			i := strings.Index(series, `le="`)
+			if i < 0 {
+				continue
+			}
+			le := series[i+4:]
+			le = le[:strings.IndexByte(le, '"')]
+			bound, err := strconv.ParseFloat(le, 64)
+			if le == "+Inf" {
+				bound, err = math.Inf(1), nil
+			}
+			if err != nil {
+				continue
+			}
+			if out[name] == nil {
+				out[name] = buckets{}
+			}
+			out[name][bound] += v
+		}
+	})
+	return out
+}
+
+// since returns the counts of b less those of a, taken earlier.
+func (b buckets) since(a buckets) buckets {
+	out := buckets{}
+	for le, n := range b {
+		out[le] = n - a[le]
+	}
+	return out
+}
+
+// quantile returns the upper bound of the bucket holding quantile q, 0 when
+// there were no answers, +Inf when it lies past the last bound.
+func (b buckets) quantile(q float64) float64 {
+	bounds := make([]float64, 0, len(b))
+	for le := range b {
+		bounds = append(bounds, le)
+	}
+	sort.Float64s(bounds)
+	if len(bounds) == 0 || b[bounds[len(bounds)-1]] == 0 {
+		return 0
+	}
+	total := b[bounds[len(bounds)-1]]
+	for _, le := range bounds {
+		if b[le] >= q*total {
+			return le
+		}
+	}
+	return math.Inf(1)
+}
+
+// serverP99 formats a route's server-side p99 over the phase as "≤ bound".
+func (st *phaseStats) serverP99(route string) string {
+	le := st.served[route].quantile(0.99)
+	switch {
+	case le == 0:
+		return "-"
+	case math.IsInf(le, 1):
+		return "> 2.5 s"
+	}
+	return "≤ " + ms(time.Duration(le*float64(time.Second)))
 }
 
 // phases holds the run's phases; current is where new samples go.
