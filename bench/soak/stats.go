@@ -85,9 +85,9 @@ type buckets map[float64]float64
 // leaves out the loopback, the generator and the time a request waited for
 // the server to read it.
 var serverRoutes = map[string]string{
-	"renew": `route="/apps/{app}/{id}",method="PUT",code="200"`,
-	"delta": `route="/apps/delta",method="GET",code="200"`,
-	"full":  `route="/apps",method="GET",code="200"`,
+	"renew": `code="200",method="PUT",route="/apps/{app}/{id}"`,
+	"delta": `code="200",method="GET",route="/apps/delta"`,
+	"full":  `code="200",method="GET",route="/apps"`,
 }
 
 // histograms reads the first peer's request histograms for serverRoutes.
