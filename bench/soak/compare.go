@@ -34,6 +34,35 @@ func serveBare(addr string) int {
 	return 0
 }
 
+// startBare runs this program as a bare net/http handler pinned to cpus,
+// and returns its address and a function that stops it.
+func startBare(ctx context.Context, cpus string, log io.Writer) (string, func(), error) {
+	addr, err := freePort()
+	if err != nil {
+		return "", nil, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", nil, err
+	}
+	name, args := exe, []string{}
+	if cpus != "" {
+		name, args = "taskset", []string{"-c", cpus, exe}
+	}
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), bareEnv+"="+addr)
+	cmd.Stderr = log
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop := func() { cmd.Process.Kill(); cmd.Wait() }
+	if err := waitListening(ctx, addr); err != nil {
+		stop()
+		return "", nil, err
+	}
+	return addr, stop, nil
+}
+
 // wrkScript sends heartbeats round-robin over the paths in $SOAK_PATHS,
 // each thread from its own starting point.
 const wrkScript = `
@@ -82,28 +111,11 @@ func compareRenewals(ctx context.Context, o options, sizes []int, conns int, dur
 	}
 	var rows []row
 	bareAt := func() (float64, string, error) {
-		addr, err := freePort()
+		addr, stop, err := startBare(ctx, o.serverCPUs, log)
 		if err != nil {
 			return 0, "", err
 		}
-		exe, err := os.Executable()
-		if err != nil {
-			return 0, "", err
-		}
-		name, args := exe, []string{}
-		if o.serverCPUs != "" {
-			name, args = "taskset", []string{"-c", o.serverCPUs, exe}
-		}
-		cmd := exec.Command(name, args...)
-		cmd.Env = append(os.Environ(), bareEnv+"="+addr)
-		cmd.Stderr = log
-		if err := cmd.Start(); err != nil {
-			return 0, "", err
-		}
-		defer func() { cmd.Process.Kill(); cmd.Wait() }()
-		if err := waitListening(ctx, addr); err != nil {
-			return 0, "", err
-		}
+		defer stop()
 		paths := filepath.Join(dir, "bare.paths")
 		if err := os.WriteFile(paths, []byte("/eureka/apps/A/i1\n"), 0o644); err != nil {
 			return 0, "", err

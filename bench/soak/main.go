@@ -53,7 +53,7 @@ type options struct {
 	soak, quiet, after, maxRun                 time.Duration
 	bin, repo, genCPUs, serverCPUs             string
 	restart                                    bool
-	sorted                                     bool
+	sorted, baseline                           bool
 	seed                                       int64
 	serverArgs                                 string
 }
@@ -78,6 +78,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.restart, "restart", true, "restart the first peer after the quiet phase")
 	fs.BoolVar(&o.sorted, "sorted", false, "register and renew in ID order instead of a random one (kinder to the server than a real fleet)")
 	fs.Int64Var(&o.seed, "seed", 1, "seed of the random order")
+	fs.BoolVar(&o.baseline, "baseline", false, "first renew against a bare net/http handler for -quiet, to show the generator's own latency floor")
 	fs.StringVar(&o.bin, "heureka", "", "heureka binary (default: build REPO/cmd/heureka)")
 	fs.StringVar(&o.repo, "repo", "..", "the heureka repository, to build the binary from")
 	fs.StringVar(&o.genCPUs, "gen-cpus", "0", "CPUs the load generator runs on (empty: no pinning)")

@@ -66,6 +66,25 @@ func soak(ctx context.Context, o options, log io.Writer) (*result, error) {
 		mark, genMark, served = now, gen, hs
 	}
 
+	if o.baseline {
+		addr, stopBare, err := startBare(ctx, o.serverCPUs, log)
+		if err != nil {
+			return nil, err
+		}
+		st := ph.begin("baseline: bare handler")
+		logf(log, "baseline: renewing against a bare net/http handler for %s", o.quiet)
+		load, stopLoad := context.WithCancel(ctx)
+		b := &renewers{f: f, c: c, base: "http://" + addr + "/eureka", period: o.renew, t0: time.Now(), phases: ph,
+			okAfter: make([]atomic.Bool, o.n)}
+		done := make(chan struct{})
+		go func() { defer close(done); b.run(load, o.renewers) }()
+		sleep(ctx, o.quiet)
+		stopLoad()
+		<-done
+		stopBare()
+		end(st)
+	}
+
 	st := ph.begin("storm")
 	logf(log, "storm: registering %d instances from %d writers", o.n, o.writers)
 	res.stormTook, err = storm(ctx, c, peers[0].base(), f, o.writers, st)
@@ -226,6 +245,16 @@ func (r *result) checks() []struct {
 	return out
 }
 
+// phase returns the phase called name (an empty one if there is none).
+func (r *result) phase(name string) *phaseStats {
+	for _, st := range r.phases {
+		if st.name == name {
+			return st
+		}
+	}
+	return &phaseStats{name: name, rss: []int64{0}}
+}
+
 func (r *result) passed() bool {
 	for _, c := range r.checks() {
 		if !c.ok {
@@ -245,7 +274,7 @@ func (r *result) report(w io.Writer, o options) {
 	fmt.Fprintf(w, "Command: `cd bench && go run ./soak %s`\n\n", strings.Join(os.Args[1:], " "))
 	fmt.Fprintf(w, "Storm: %d registrations in %s, %.0f/s; registration p50 %s, p99 %s.\n",
 		o.n, r.stormTook.Round(time.Millisecond), float64(o.n)/r.stormTook.Seconds(),
-		ms(r.phases[0].writes.quantile(0.5)), ms(r.phases[0].writes.quantile(0.99)))
+		ms(r.phase("storm").writes.quantile(0.5)), ms(r.phase("storm").writes.quantile(0.99)))
 	if r.restartGap > 0 {
 		fmt.Fprintf(w, "Restart: peer 1 stopped and ready again in %s; %d of %d instances renewing again %s after that.\n",
 			r.restartGap.Round(time.Millisecond), r.recovered, o.n, r.recovery.Round(time.Millisecond))
@@ -291,7 +320,7 @@ func (r *result) report(w io.Writer, o options) {
 		}
 		if len(st.rss) > 0 && o.n > 0 {
 			fmt.Fprintf(w, "Resident per instance on peer 1 after the soak (full, delta fetched): %.2f KiB.\n",
-				float64(r.phases[1].rss[0])/float64(o.n)/1024)
+				float64(r.phase("soak").rss[0])/float64(o.n)/1024)
 		}
 	}
 	fmt.Fprintln(w, "\nTargets:")

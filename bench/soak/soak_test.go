@@ -2,12 +2,22 @@ package main
 
 import (
 	"bytes"
-	"math"
 	"context"
+	"math"
+	"os"
 	"strings"
 	"testing"
 	"time"
 )
+
+// TestMain lets the test binary serve as the bare handler, as the soak's
+// own binary does.
+func TestMain(m *testing.M) {
+	if addr := os.Getenv(bareEnv); addr != "" {
+		os.Exit(serveBare(addr))
+	}
+	os.Exit(m.Run())
+}
 
 // TestTinySoak runs every phase at a tiny size on the real clock: a real
 // server process, a storm, renewals with readers, a restart. It checks what
@@ -21,7 +31,7 @@ func TestTinySoak(t *testing.T) {
 	o := options{n: 300, apps: 5, writers: 8, renewers: 16, readers: 4, peers: 1,
 		renew: time.Second, lease: 4 * time.Second, poll: 500 * time.Millisecond,
 		soak: 3 * time.Second, quiet: time.Second, after: time.Second, maxRun: 2 * time.Minute,
-		restart: true, repo: "../.."}
+		restart: true, baseline: true, repo: "../.."}
 	var log bytes.Buffer
 	res, err := soak(context.Background(), o, &log)
 	if err != nil {
@@ -49,7 +59,10 @@ func TestTinySoak(t *testing.T) {
 	}
 	var out bytes.Buffer
 	res.report(&out, o)
-	for _, want := range []string{"| storm |", "| restart |", "instances evicted while renewing: 0"} {
+	if b := res.phase("baseline: bare handler"); b.renews.count.Load() == 0 {
+		t.Errorf("baseline phase: no renewals answered by the bare handler")
+	}
+	for _, want := range []string{"| baseline: bare handler |", "| storm |", "| restart |", "instances evicted while renewing: 0"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}

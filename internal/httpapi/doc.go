@@ -12,6 +12,9 @@
 // class), guard.go (authentication, authorisation, the per-client write
 // limit on golang.org/x/time/rate, the audit line), errors.go (the error to
 // status map), handlers.go and cache.go (Eureka REST and its payload cache),
+// encoder.go (the CPU budget for encoding listings, the background encoder
+// goroutine New starts and CloseStreams stops, and which snapshot a listing
+// read is served in a storm),
 // watch.go (the streams), streamformat.go (their frames), metrics.go
 // (/metrics: request times, registry statistics, watchers, and collectors
 // the caller adds, such as replication's per-peer state), hdfsmetrics.go
