@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -253,21 +254,12 @@ func (p *peer) post(ctx context.Context, ops []registry.Op) error {
 			Instance: op.Instance}
 	}
 	payload := eureka.EncodeReplicationList(items)
-	req, err := p.rp.newRequest(ctx, http.MethodPost, p.url+"/peerreplication/batch", payload)
+	resp, body, err := p.postNumbered(ctx, payload)
 	if err != nil {
 		return err
 	}
-	resp, err := p.rp.client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
 	if p.checkSelf(resp) {
 		return nil
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return fmt.Errorf("read the answer to a batch from %s: %w", p.url, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		err := fmt.Errorf("peer %s answered a batch of %d with %s: %.200s", p.url, len(ops), resp.Status, body)
@@ -310,6 +302,37 @@ func (p *peer) post(ctx context.Context, ops []registry.Op) error {
 		p.handleResult(ops[i], res)
 	}
 	return nil
+}
+
+// postNumbered sends one batch body, numbered (BatchSeqHeader), and reads
+// the answer. A heureka peer refuses a number at or below one it has
+// applied from this server already (409 with its highest in the header):
+// a restart of this server, or its clock set back. The batch is then sent
+// once more, numbered above the peer's.
+func (p *peer) postNumbered(ctx context.Context, payload []byte) (*http.Response, []byte, error) {
+	for try := 0; ; try++ {
+		req, err := p.rp.newRequest(ctx, http.MethodPost, p.url+"/peerreplication/batch", payload)
+		if err != nil {
+			return nil, nil, err
+		}
+		seq := p.rp.nextSeq()
+		req.Header.Set(BatchSeqHeader, strconv.FormatUint(seq, 10))
+		resp, err := p.rp.client.Do(req)
+		if err != nil {
+			return nil, nil, err
+		}
+		body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+		resp.Body.Close()
+		if err != nil {
+			return nil, nil, fmt.Errorf("read the answer to a batch from %s: %w", p.url, err)
+		}
+		last, perr := strconv.ParseUint(resp.Header.Get(BatchSeqHeader), 10, 64)
+		if resp.StatusCode != http.StatusConflict || perr != nil || last < seq || try > 0 {
+			return resp, body, nil
+		}
+		p.rp.log.Info("peer has applied a batch numbered above ours; numbering above it", "peer", p.url, "ours", seq, "theirs", last)
+		p.rp.raiseSeq(last)
+	}
 }
 
 // handleResult does what Eureka's sender does with each answer: a

@@ -3,8 +3,10 @@ package replication
 import (
 	"encoding/json"
 	"log/slog"
+	"math"
 	"net/http"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/heureka-project/heureka"
@@ -23,12 +25,67 @@ type Receiver struct {
 	reg    *registry.Registry
 	nodeID string
 	log    *slog.Logger
+
+	mu      sync.Mutex
+	senders map[string]*sender // by the sender's node ID, for BatchInOrder
 }
+
+// sender is what a Receiver remembers of one heureka peer that sends it
+// numbered batches: the highest number applied. mu is held while a batch
+// from it is applied, so that a late batch and a newer one never
+// interleave item by item.
+type sender struct {
+	mu   sync.Mutex
+	last uint64
+}
+
+// maxSenders bounds the senders a Receiver remembers; batches from any
+// beyond are applied unordered, as a Java peer's are.
+const maxSenders = 1024
 
 // NewReceiver returns a Receiver that writes into reg and names itself
 // nodeID in its digest.
 func NewReceiver(reg *registry.Registry, nodeID string, log *slog.Logger) *Receiver {
-	return &Receiver{reg: reg, nodeID: nodeID, log: log}
+	return &Receiver{reg: reg, nodeID: nodeID, log: log, senders: map[string]*sender{}}
+}
+
+// BatchInOrder applies a batch that the heureka server node numbered seq
+// (BatchSeqHeader), as Batch does, unless a batch from node with a number
+// as high or higher has been applied already. That one is late: its sender
+// gave up waiting for the answer (a timeout, a cut), and everything it
+// carried was sent again in a later batch, which has been applied since.
+// Applying it now would put older writes over newer ones (an override
+// back over its clear), so it is refused with ECONFLICT and nothing in it
+// is applied. last is the highest number applied from node, for the
+// answer: a sender that restarted with a lower number goes on above it.
+func (rc *Receiver) BatchInOrder(node string, seq uint64, body []byte) (out []byte, last uint64, err error) {
+	if seq == 0 || seq > math.MaxInt64 {
+		return nil, 0, heureka.Errorf(heureka.EINVALID, "batch number %d from %s: want 1 to 2^63-1", seq, node)
+	}
+	rc.mu.Lock()
+	s := rc.senders[node]
+	if s == nil && len(rc.senders) < maxSenders {
+		s = &sender{}
+		rc.senders[node] = s
+	}
+	rc.mu.Unlock()
+	if s == nil {
+		out, err := rc.Batch(body)
+		return out, 0, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if seq <= s.last {
+		rc.log.Warn("replication: refused a late batch; a newer one from the same peer was applied already",
+			"peer_node", node, "batch", seq, "last_applied", s.last)
+		return nil, s.last, heureka.Errorf(heureka.ECONFLICT,
+			"batch %d from %s is late: batch %d from it was applied already; nothing in this one was applied", seq, node, s.last)
+	}
+	out, err = rc.Batch(body)
+	if err == nil {
+		s.last = seq
+	}
+	return out, s.last, err
 }
 
 // Batch applies a batch body (Eureka's JSON replication list) and returns

@@ -110,3 +110,50 @@ func TestReceiverDigestAndApp(t *testing.T) {
 		t.Fatalf("unknown application: %v", err)
 	}
 }
+
+// A numbered batch at or below the highest number applied from its sender
+// is late (its sender gave up on it and sent its writes again since):
+// nothing in it is applied. Senders are numbered apart.
+func TestReceiverRefusesALateBatch(t *testing.T) {
+	rc, reg := newReceiver(t)
+	const app = "HDFS-DATANODE.PROD"
+	if err := reg.Register(dn("a"), false); err != nil {
+		t.Fatal(err)
+	}
+	override := eureka.EncodeReplicationList([]eureka.ReplicationItem{
+		{Action: "StatusUpdate", AppName: app, ID: "a", Status: heureka.StatusOutOfService}})
+	clear := eureka.EncodeReplicationList([]eureka.ReplicationItem{
+		{Action: "StatusUpdate", AppName: app, ID: "a", Status: heureka.StatusOutOfService},
+		{Action: "DeleteStatusOverride", AppName: app, ID: "a", Status: heureka.StatusUp}})
+	if _, last, err := rc.BatchInOrder("node-b", 20, clear); err != nil || last != 20 {
+		t.Fatalf("batch 20: last %d, %v", last, err)
+	}
+	for _, seq := range []uint64{19, 20} {
+		_, last, err := rc.BatchInOrder("node-b", seq, override)
+		if heureka.ErrorCode(err) != heureka.ECONFLICT || last != 20 {
+			t.Errorf("late batch %d: last %d, error %v; want ECONFLICT and 20", seq, last, err)
+		}
+	}
+	if in, _ := reg.Snapshot().Instance(app, "a"); in.Status != heureka.StatusUp {
+		t.Fatalf("a late batch was applied: a is %s, want UP", in.Status)
+	}
+	// Another sender has numbers of its own.
+	if _, _, err := rc.BatchInOrder("node-c", 5, override); err != nil {
+		t.Fatalf("node-c's first batch: %v", err)
+	}
+	if in, _ := reg.Snapshot().Instance(app, "a"); in.Status != heureka.StatusOutOfService {
+		t.Fatalf("node-c's batch was not applied: a is %s", in.Status)
+	}
+	for _, seq := range []uint64{0, 1 << 63} {
+		if _, _, err := rc.BatchInOrder("node-d", seq, override); heureka.ErrorCode(err) != heureka.EINVALID {
+			t.Errorf("batch number %d: error %v, want EINVALID", seq, err)
+		}
+	}
+	// A body that is not a batch uses up no number.
+	if _, _, err := rc.BatchInOrder("node-b", 30, []byte(`[]`)); heureka.ErrorCode(err) != heureka.EINVALID {
+		t.Fatalf("garbage: %v", err)
+	}
+	if _, last, err := rc.BatchInOrder("node-b", 21, clear); err != nil || last != 21 {
+		t.Fatalf("batch 21 after a refused 30: last %d, %v", last, err)
+	}
+}

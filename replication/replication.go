@@ -22,6 +22,16 @@ import (
 // between peers, so that a server recognises its own URL in its peer list.
 const NodeHeader = "X-Heureka-Node"
 
+// BatchSeqHeader numbers every batch a heureka server sends, increasing
+// across all its peers and across its restarts (the number starts from its
+// clock in nanoseconds). The receiving heureka server applies a batch only
+// if its number is above every one it has applied from that sender
+// (Receiver.BatchInOrder): a batch whose sender gave up waiting, yet
+// which the network delivered after a newer one, is refused, since the
+// newer one carried everything it did. A 409 answer carries the highest
+// number applied. Java peers neither send nor read it.
+const BatchSeqHeader = "X-Heureka-Batch-Seq"
+
 // Config holds the replicator's settings. Start from DefaultConfig: every
 // field is used as given (zero is a value, not "the default"), and
 // Validate refuses what cannot work.
@@ -143,7 +153,34 @@ type Replicator struct {
 	clock  Clock
 	peers  []*peer
 	ready  atomic.Bool
-	synced atomic.Value // string: how the start-up sync ended
+	synced atomic.Value  // string: how the start-up sync ended
+	seq    atomic.Uint64 // the last batch number used (BatchSeqHeader)
+}
+
+// nextSeq returns the next batch number: above the last one, and at least
+// the clock in nanoseconds, so that a restarted server numbers above its
+// earlier life.
+func (rp *Replicator) nextSeq() uint64 {
+	for {
+		cur := rp.seq.Load()
+		n := cur + 1
+		if now := rp.clock.Now().UnixNano(); now > 0 && uint64(now) > n {
+			n = uint64(now)
+		}
+		if rp.seq.CompareAndSwap(cur, n) {
+			return n
+		}
+	}
+}
+
+// raiseSeq makes the next batch number exceed last.
+func (rp *Replicator) raiseSeq(last uint64) {
+	for {
+		cur := rp.seq.Load()
+		if cur >= last || rp.seq.CompareAndSwap(cur, last) {
+			return
+		}
+	}
 }
 
 // New returns a replicator for reg; it starts nothing. Call Run to start.

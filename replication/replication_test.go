@@ -540,3 +540,40 @@ func TestIdlePeerReachabilityFollowsAntiEntropy(t *testing.T) {
 	nodes[1].partition(false)
 	proctest.Eventually(t, 10*time.Second, "the idle peer reachable again", up(true))
 }
+
+// TestSenderNumbersAboveWhatThePeerApplied: a server whose batch numbers
+// fall below what its peer has applied from it (it restarted with its
+// clock set back) is told so, numbers above, and is not held up.
+func TestSenderNumbersAboveWhatThePeerApplied(t *testing.T) {
+	nodes := startCluster(t, 2, options{repl: func(c *replication.Config) {
+		c.AntiEntropyInterval = time.Hour // only the batch may carry a
+	}})
+	for _, nd := range nodes {
+		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
+	}
+	// peer2 has applied a batch from peer1 numbered an hour ahead of
+	// peer1's clock.
+	ahead := time.Now().Add(time.Hour).UnixNano()
+	req, err := http.NewRequest(http.MethodPost, nodes[1].url+"/peerreplication/batch", strings.NewReader(`{"replicationList":[]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(replication.NodeHeader, nodes[0].name)
+	req.Header.Set(replication.BatchSeqHeader, fmt.Sprint(ahead))
+	resp, err := nodes[0].net.Transport("test.local").Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("the batch numbered ahead: %s", resp.Status)
+	}
+	if err := nodes[0].reg.Register(dn("a"), false); err != nil {
+		t.Fatal(err)
+	}
+	proctest.Eventually(t, 10*time.Second, "a on peer 2", everywhere(nodes, "a", heureka.StatusUp))
+	if st := peerStatus(nodes[0], nodes[1].url); !st.Reachable || st.Dropped != 0 {
+		t.Fatalf("peer 1's view of peer 2: %+v", st)
+	}
+}
