@@ -46,6 +46,9 @@ type Config struct {
 	NodeID string
 	// BatchSize bounds the items in one batch (Eureka's is 250).
 	BatchSize int
+	// MaxBatchBytes bounds the body of one batch: a batch that encodes to
+	// more is sent in halves. A peer that answers 413 gets halves too.
+	MaxBatchBytes int
 	// BatchDelay is how long a worker waits for more writes before sending.
 	BatchDelay time.Duration
 	// QueueSize bounds the writes (other than heartbeats, which are
@@ -87,6 +90,9 @@ func DefaultConfig() Config {
 	return Config{
 		// Eureka's batch size: a batch stays well under a megabyte.
 		BatchSize: 250,
+		// Half the body limit of a heureka server (1 MiB): a resync of
+		// large DataNode registrations (1.5 KB each) fits with room.
+		MaxBatchBytes: 512 << 10,
 		// Short enough for sub-second propagation, long enough to coalesce
 		// a burst (Eureka waits up to 500 ms).
 		BatchDelay: 10 * time.Millisecond,
@@ -125,6 +131,8 @@ func (c Config) Validate() error {
 		return heureka.Errorf(heureka.EINVALID, "replication: NodeID is empty")
 	case c.BatchSize <= 0:
 		return heureka.Errorf(heureka.EINVALID, "replication: BatchSize %d must be positive", c.BatchSize)
+	case c.MaxBatchBytes <= 0:
+		return heureka.Errorf(heureka.EINVALID, "replication: MaxBatchBytes %d must be positive", c.MaxBatchBytes)
 	case c.QueueSize <= 0:
 		return heureka.Errorf(heureka.EINVALID, "replication: QueueSize %d must be positive", c.QueueSize)
 	case c.BatchDelay < 0 || c.MaxOutage < 0 || c.SyncTimeout < 0:
@@ -303,6 +311,10 @@ type PeerStatus struct {
 	// is to be resynchronised in full (queue overflow, a refused batch, a
 	// long outage); the resync carries their effect.
 	Dropped uint64 `json:"dropped"`
+	// Refused counts batches the peer refused (an answer of 4xx other
+	// than 401, 403 and 429) or answered with something unusable; each
+	// starts a full resync after a backoff, and LastError says why.
+	Refused uint64 `json:"refused"`
 }
 
 // Status returns every peer's state.

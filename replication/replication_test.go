@@ -38,6 +38,7 @@ func (n *node) partition(on bool) { n.net.Partition(n.host, on) }
 type options struct {
 	repl func(*replication.Config)
 	reg  func(*registry.Config)
+	api  func(*httpapi.Config)
 }
 
 // startCluster starts n nodes on one network; each lists every node
@@ -92,6 +93,9 @@ func startNode(t *testing.T, nd *node, peers []string, opt options) {
 	hcfg := httpapi.DefaultConfig()
 	hcfg.NodeID = nd.name
 	hcfg.Ready = rep.Ready
+	if opt.api != nil {
+		opt.api(&hcfg)
+	}
 	api, err := httpapi.New(hcfg, reg, logger)
 	if err != nil {
 		t.Fatal(err)
@@ -575,5 +579,37 @@ func TestSenderNumbersAboveWhatThePeerApplied(t *testing.T) {
 	proctest.Eventually(t, 10*time.Second, "a on peer 2", everywhere(nodes, "a", heureka.StatusUp))
 	if st := peerStatus(nodes[0], nodes[1].url); !st.Reachable || st.Dropped != 0 {
 		t.Fatalf("peer 1's view of peer 2: %+v", st)
+	}
+}
+
+// TestResyncFitsAPeersBodyLimit: a full resync larger than the peer
+// accepts in one body (413) is sent in smaller batches, and arrives whole.
+func TestResyncFitsAPeersBodyLimit(t *testing.T) {
+	nodes := startCluster(t, 2, options{
+		repl: func(c *replication.Config) {
+			c.QueueSize = 5
+			c.AntiEntropyInterval = time.Hour // only the resync may repair
+		},
+		api: func(c *httpapi.Config) { c.MaxBodyBytes = 16 << 10 },
+	})
+	for _, nd := range nodes {
+		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
+	}
+	nodes[1].partition(true)
+	for i := range 200 { // ~600 bytes each: 120 KB in all
+		if err := nodes[0].reg.Register(dn(fmt.Sprint(i)), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	proctest.Eventually(t, 10*time.Second, "peer 1 to give up the queue", func() bool {
+		return peerStatus(nodes[0], nodes[1].url).Resync
+	})
+	nodes[1].partition(false)
+	if err := nodes[0].reg.Register(dn("last"), false); err != nil { // wakes the sender
+		t.Fatal(err)
+	}
+	proctest.Eventually(t, 10*time.Second, "peer 2 holds all 201", func() bool { return nodes[1].reg.Snapshot().Len() == 201 })
+	if st := peerStatus(nodes[0], nodes[1].url); st.Refused != 0 || !st.Reachable {
+		t.Fatalf("peer 1's view of peer 2 after the resync: %+v", st)
 	}
 }
