@@ -2,11 +2,13 @@ package replication
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"math"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/heureka-project/heureka"
@@ -28,7 +30,14 @@ type Receiver struct {
 
 	mu      sync.Mutex
 	senders map[string]*sender // by the sender's node ID, for BatchInOrder
+
+	itemsRefused atomic.Uint64 // items answered 400
 }
+
+// ItemsRefused counts the batch items refused as invalid (answered 400)
+// since start: unknown actions, missing fields, instances that fail
+// validation, timestamps from the future.
+func (rc *Receiver) ItemsRefused() uint64 { return rc.itemsRefused.Load() }
 
 // sender is what a Receiver remembers of one heureka peer that sends it
 // numbered batches: the highest number applied. mu is held while a batch
@@ -76,8 +85,6 @@ func (rc *Receiver) BatchInOrder(node string, seq uint64, body []byte) (out []by
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if seq <= s.last {
-		rc.log.Warn("replication: refused a late batch; a newer one from the same peer was applied already",
-			"peer_node", node, "batch", seq, "last_applied", s.last)
 		return nil, s.last, heureka.Errorf(heureka.ECONFLICT,
 			"batch %d from %s is late: batch %d from it was applied already; nothing in this one was applied", seq, node, s.last)
 	}
@@ -103,18 +110,32 @@ func (rc *Receiver) Batch(body []byte) ([]byte, error) {
 		return nil, err
 	}
 	results := make([]eureka.ReplicationResult, len(items))
+	refused, first := 0, ""
 	for i, it := range items {
-		if itemErrs[i] != nil {
-			rc.log.Warn("replication: bad item", "action", it.Action, "app", it.AppName, "id", it.ID, "err", itemErrs[i])
+		err := itemErrs[i]
+		if err == nil {
+			results[i], err = rc.apply(it)
+		} else {
 			results[i].StatusCode = http.StatusBadRequest
-			continue
 		}
-		results[i] = rc.apply(it)
+		if results[i].StatusCode == http.StatusBadRequest {
+			if refused == 0 {
+				first = fmt.Sprintf("item %d (%s %s/%s): %v", i, it.Action, it.AppName, it.ID, err)
+			}
+			refused++
+		}
+	}
+	if refused > 0 {
+		// One line per batch: a hostile batch must not flood the log.
+		rc.itemsRefused.Add(uint64(refused))
+		rc.log.Warn("replication: refused items of a batch", "refused", refused, "items", len(items), "first", first)
 	}
 	return eureka.EncodeReplicationResults(results), nil
 }
 
-func (rc *Receiver) apply(it eureka.ReplicationItem) eureka.ReplicationResult {
+// apply applies one item and returns its answer, and the error behind a
+// refusal.
+func (rc *Receiver) apply(it eureka.ReplicationItem) (eureka.ReplicationResult, error) {
 	var err error
 	var res eureka.ReplicationResult
 	app := strings.ToUpper(it.AppName)
@@ -156,7 +177,7 @@ func (rc *Receiver) apply(it eureka.ReplicationItem) eureka.ReplicationResult {
 	if registry.Action(it.Action) == registry.ActionRegister && res.StatusCode != http.StatusBadRequest {
 		res.StatusCode = http.StatusOK // Eureka answers 200 to every replicated register
 	}
-	return res
+	return res, err
 }
 
 // Digest returns what GET /v1/replication/digest answers, as JSON: the

@@ -66,6 +66,7 @@
 // No clock faults: Go reads the clock through the vDSO, so libfaketime does
 // not move a Go server's clock, and heureka has no clock source a harness
 // can steer from outside. No packet-level loss or delay (this kernel has no
-// netem): the fault proxy works on TCP streams. No hostile peers. Five
+// netem): the fault proxy works on TCP streams. Hostile peers are tested
+// in internal/httpapi and replication, not here. Five
 // peers are not supported (three only).
 package main
