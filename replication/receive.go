@@ -30,6 +30,7 @@ type Receiver struct {
 
 	mu      sync.Mutex
 	senders map[string]*sender // by the sender's node ID, for BatchInOrder
+	uses    uint64             // numbered batches received, to order senders by use
 
 	itemsRefused atomic.Uint64 // items answered 400
 }
@@ -46,10 +47,12 @@ func (rc *Receiver) ItemsRefused() uint64 { return rc.itemsRefused.Load() }
 type sender struct {
 	mu   sync.Mutex
 	last uint64
+	used uint64 // Receiver.uses when a batch from it last came; under Receiver.mu
 }
 
-// maxSenders bounds the senders a Receiver remembers; batches from any
-// beyond are applied unordered, as a Java peer's are.
+// maxSenders bounds the senders a Receiver remembers. A server's node ID
+// is new at every start, so a long-lived receiver sees many; past the
+// bound the one heard from least recently is forgotten.
 const maxSenders = 1024
 
 // NewReceiver returns a Receiver that writes into reg and names itself
@@ -73,15 +76,16 @@ func (rc *Receiver) BatchInOrder(node string, seq uint64, body []byte) (out []by
 	}
 	rc.mu.Lock()
 	s := rc.senders[node]
-	if s == nil && len(rc.senders) < maxSenders {
+	if s == nil {
+		if len(rc.senders) >= maxSenders {
+			rc.forgetOldestSender()
+		}
 		s = &sender{}
 		rc.senders[node] = s
 	}
+	rc.uses++
+	s.used = rc.uses
 	rc.mu.Unlock()
-	if s == nil {
-		out, err := rc.Batch(body)
-		return out, 0, err
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if seq <= s.last {
@@ -202,4 +206,16 @@ func (rc *Receiver) App(app string) ([]byte, error) {
 		return nil, heureka.Errorf(heureka.ENOTFOUND, "application %s has no instances", app)
 	}
 	return eureka.EncodeApplication(eureka.JSON, a), nil
+}
+
+// forgetOldestSender drops the sender heard from least recently; rc.mu
+// must be held.
+func (rc *Receiver) forgetOldestSender() {
+	var oldest string
+	for node, s := range rc.senders {
+		if oldest == "" || s.used < rc.senders[oldest].used {
+			oldest = node
+		}
+	}
+	delete(rc.senders, oldest)
 }

@@ -2,6 +2,7 @@ package replication_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"testing"
 
@@ -155,5 +156,36 @@ func TestReceiverRefusesALateBatch(t *testing.T) {
 	}
 	if _, last, err := rc.BatchInOrder("node-b", 21, clear); err != nil || last != 21 {
 		t.Fatalf("batch 21 after a refused 30: last %d, %v", last, err)
+	}
+}
+
+// A receiver remembers a bounded number of senders (every start of a
+// server is a new node ID), forgetting the one heard from least recently:
+// a sender in use keeps its order however many others come and go.
+func TestReceiverForgetsTheOldestSender(t *testing.T) {
+	rc, _ := newReceiver(t)
+	empty := []byte(`{"replicationList":[]}`)
+	if _, _, err := rc.BatchInOrder("old", 10, empty); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := rc.BatchInOrder("busy", 10, empty); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2000 {
+		if _, _, err := rc.BatchInOrder(fmt.Sprintf("gone-%d", i), 1, empty); err != nil {
+			t.Fatal(err)
+		}
+		if i%100 == 0 { // busy keeps sending
+			if _, _, err := rc.BatchInOrder("busy", uint64(11+i), empty); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, _, err := rc.BatchInOrder("busy", 5, empty); heureka.ErrorCode(err) != heureka.ECONFLICT {
+		t.Errorf("a late batch from a sender in use: %v, want ECONFLICT", err)
+	}
+	// The oldest was forgotten: its numbers start again.
+	if _, _, err := rc.BatchInOrder("old", 5, empty); err != nil {
+		t.Errorf("a forgotten sender's batch: %v, want it applied", err)
 	}
 }

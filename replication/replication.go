@@ -23,10 +23,11 @@ import (
 const NodeHeader = "X-Heureka-Node"
 
 // BatchSeqHeader numbers every batch a heureka server sends, increasing
-// across all its peers and across its restarts (the number starts from its
-// clock in nanoseconds). The receiving heureka server applies a batch only
-// if its number is above every one it has applied from that sender
-// (Receiver.BatchInOrder): a batch whose sender gave up waiting, yet
+// across all its peers (from its clock in nanoseconds, so the numbers keep
+// increasing across restarts where a node ID is kept; heureka server draws
+// a new one at every start). The receiving heureka server applies a batch
+// only if its number is above every one it has applied from that sender,
+// by NodeHeader (Receiver.BatchInOrder): a batch whose sender gave up waiting, yet
 // which the network delivered after a newer one, is refused, since the
 // newer one carried everything it did. A 409 answer carries the highest
 // number applied. Java peers neither send nor read it.
