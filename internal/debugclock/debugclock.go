@@ -81,16 +81,20 @@ func (c *Clock) Change(jump time.Duration, rate float64) error {
 	}
 	for {
 		old := c.cur.Load()
-		now := time.Now().Round(0)
-		at := now
-		if !old.real {
-			at = old.read(now)
-		}
-		next := &setting{anchor: now, at: at.Add(jump), rate: rate}
-		if c.cur.CompareAndSwap(old, next) {
+		if c.cur.CompareAndSwap(old, old.change(time.Now().Round(0), jump, rate)) {
 			return nil
 		}
 	}
+}
+
+// change returns the setting that follows s at real time now: the
+// reading then, stepped by jump, running at rate.
+func (s *setting) change(now time.Time, jump time.Duration, rate float64) *setting {
+	at := now
+	if !s.real {
+		at = s.read(now)
+	}
+	return &setting{anchor: now, at: at.Add(jump), rate: rate}
 }
 
 // Reset makes the clock the wall clock again: a step back to real time.
