@@ -237,6 +237,10 @@ func (r *Registry) Tick() int {
 
 func (r *Registry) now() time.Time { return r.cfg.Clock() }
 
+// MaxAhead is how far ahead of the registry's clock a timestamp it takes
+// may be (Config.MaxAhead).
+func (r *Registry) MaxAhead() time.Duration { return r.cfg.MaxAhead }
+
 // Register adds an instance or replaces its earlier registration, following
 // Eureka's rules: a stored copy with a newer lastDirtyTimestamp wins, status
 // overrides are kept, and a client cannot talk its way out of an operator's

@@ -91,7 +91,20 @@ func TestHostilePeerBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Times the receiver sets itself are ignored, however absurd.
+	odd := newInst("HDFS-DATANODE.PROD", "dn3")
+	oddIn, err := eureka.DecodeInstance(odd.json(), eureka.JSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oddIn.LastUpdatedTimestamp, oddIn.Lease.RegistrationTimestamp, oddIn.Lease.LastRenewalTimestamp = future, future, -7
 	const app = "HDFS-DATANODE.PROD"
+	okay := eureka.EncodeReplicationList([]eureka.ReplicationItem{{Action: "Register", AppName: app, ID: "dn3", Instance: oddIn}})
+	ts.expect(200, "POST", "/eureka/peerreplication/batch", okay, ct...)
+	if in, ok := ts.reg.Snapshot().Instance(app, "dn3"); !ok || in.LastUpdatedTimestamp > time.Now().UnixMilli() ||
+		in.Lease.RegistrationTimestamp > time.Now().UnixMilli() || in.Lease.LastRenewalTimestamp < now.UnixMilli() {
+		t.Fatalf("dn3 kept a peer's times: %+v", in)
+	}
 	items := []eureka.ReplicationItem{
 		{Action: "Register", AppName: app, ID: "dn1", Instance: farIn, LastDirtyTimestamp: future},
 		{Action: "Register", AppName: app, ID: "dn2", Instance: negIn},
