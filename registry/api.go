@@ -47,6 +47,13 @@ type Config struct {
 	// been paused (or the clock having jumped); leases then get the gap as
 	// grace, since nobody could renew during it. Zero disables the check.
 	PauseThreshold time.Duration
+	// MaxAhead bounds how far ahead of this server's clock a
+	// lastDirtyTimestamp (or a peer's registration time) may be. Newer
+	// wins, so a copy from the future would win over every real update
+	// until the clock caught up; past the bound the write is refused
+	// (EINVALID), never clamped, since a clamped copy would differ from the
+	// sender's for ever.
+	MaxAhead time.Duration
 	// TombstoneTTL is how long an explicit cancel is remembered, so that a
 	// peer that missed it cannot hand the instance back.
 	TombstoneTTL time.Duration
@@ -82,6 +89,10 @@ func DefaultConfig() Config {
 		ExpectedClientRenewalInterval: 30 * time.Second,
 		// Longer than any partition anti-entropy is expected to heal.
 		TombstoneTTL: 30 * time.Minute,
+		// Clocks kept by NTP agree within seconds; five minutes (Kerberos's
+		// default skew) refuses only a clock that is plainly wrong, and
+		// bounds what one bad write can pin.
+		MaxAhead: 5 * time.Minute,
 		// Room for a burst of changes well beyond the delta window.
 		ChangeLogSize: 100_000,
 		Limits:        heureka.DefaultLimits(),

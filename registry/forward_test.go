@@ -2,6 +2,7 @@ package registry
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -167,5 +168,57 @@ func TestAdoptRefusesWhatHasAlreadyExpired(t *testing.T) {
 	app, ok = r.LiveApp("DN")
 	if !ok || app.Instances[0].Lease.LastRenewalTimestamp != clk.Now().UnixMilli() {
 		t.Fatalf("LiveApp = %+v, want the renewal time", app)
+	}
+}
+
+// TestTimestampsFromTheFutureAreRefused: newer wins, so a lastDirtyTimestamp
+// (or a peer's registration time) beyond MaxAhead of the clock is refused
+// on every path that stores one; up to the bound it is taken.
+func TestTimestampsFromTheFutureAreRefused(t *testing.T) {
+	r, clk := newTestRegistry(t)
+	const app = "HDFS-DATANODE.PROD"
+	now := clk.Now()
+	if err := r.Register(inst(app, "a", func(in *heureka.Instance) { in.LastDirtyTimestamp = now.UnixMilli() }), false); err != nil {
+		t.Fatal(err)
+	}
+	future := now.Add(5*time.Minute + time.Second).UnixMilli()
+	ahead := now.Add(5 * time.Minute).UnixMilli()
+	checks := []struct {
+		name string
+		err  error
+	}{
+		{"register", r.Register(inst(app, "a", func(in *heureka.Instance) { in.LastDirtyTimestamp = future }), true)},
+		{"register negative", r.Register(inst(app, "b", func(in *heureka.Instance) { in.LastDirtyTimestamp = -1 }), false)},
+		{"set status", r.SetStatus(app, "a", heureka.StatusOutOfService, future, true)},
+		{"delete override", r.DeleteStatusOverride(app, "a", heureka.StatusUp, future, true)},
+	}
+	_, err := r.Renew(RenewRequest{App: app, ID: "a", LastDirtyTimestamp: future, OverriddenStatus: heureka.StatusOutOfService, Replication: true})
+	checks = append(checks, struct {
+		name string
+		err  error
+	}{"renew", err})
+	_, err = r.Adopt(inst(app, "c", func(in *heureka.Instance) { in.Lease.RegistrationTimestamp = future }), time.Time{})
+	checks = append(checks, struct {
+		name string
+		err  error
+	}{"adopt", err})
+	for _, c := range checks {
+		if heureka.ErrorCode(c.err) != heureka.EINVALID {
+			t.Errorf("%s from the future: error %v, want EINVALID", c.name, c.err)
+		}
+	}
+	snap := r.Snapshot()
+	if in, _ := snap.Instance(app, "a"); in.LastDirtyTimestamp != now.UnixMilli() || in.Status != heureka.StatusUp {
+		t.Fatalf("a after the refusals: lastDirtyTimestamp %d, status %s", in.LastDirtyTimestamp, in.Status)
+	}
+	if snap.Len() != 1 {
+		t.Fatalf("%d instances, want 1", snap.Len())
+	}
+	// At the bound, taken.
+	if err := r.Register(inst(app, "a", func(in *heureka.Instance) { in.LastDirtyTimestamp = ahead }), true); err != nil {
+		t.Fatalf("a copy MaxAhead ahead: %v", err)
+	}
+	if _, err := New(func() Config { c := DefaultConfig(); c.MaxAhead = 0; return c }()); err == nil || !strings.Contains(err.Error(), "max ahead") {
+		t.Fatalf("MaxAhead 0: %v, want an error naming it", err)
 	}
 }

@@ -171,6 +171,7 @@ func (c Config) Validate() error {
 		{"delta retention", c.DeltaRetention}, {"eviction interval", c.EvictionInterval},
 		{"expected client renewal interval", c.ExpectedClientRenewalInterval},
 		{"max protection", c.MaxProtection}, {"tombstone TTL", c.TombstoneTTL},
+		{"max ahead", c.MaxAhead},
 	} {
 		if d.v <= 0 {
 			return heureka.Errorf(heureka.EINVALID, "%s %v: want a positive duration", d.name, d.v)
@@ -236,6 +237,10 @@ func (r *Registry) Tick() int {
 
 func (r *Registry) now() time.Time { return r.cfg.Clock() }
 
+// MaxAhead is how far ahead of the registry's clock a timestamp it takes
+// may be (Config.MaxAhead).
+func (r *Registry) MaxAhead() time.Duration { return r.cfg.MaxAhead }
+
 // Register adds an instance or replaces its earlier registration, following
 // Eureka's rules: a stored copy with a newer lastDirtyTimestamp wins, status
 // overrides are kept, and a client cannot talk its way out of an operator's
@@ -247,6 +252,9 @@ func (r *Registry) Register(in *heureka.Instance, replication bool) error {
 	}
 	now := r.now()
 	nowMs := now.UnixMilli()
+	if err := r.checkTimestamp(in.String(), "lastDirtyTimestamp", in.LastDirtyTimestamp, now); err != nil {
+		return err
+	}
 	in = in.Clone()
 	if in.LastDirtyTimestamp == 0 {
 		in.LastDirtyTimestamp = nowMs
@@ -345,6 +353,9 @@ func (r *Registry) effectiveStatus(in *heureka.Instance, existing *lease, replic
 // stored instance, for the peer to adopt.
 func (r *Registry) Renew(req RenewRequest) (*heureka.Instance, error) {
 	now := r.now()
+	if err := r.checkTimestamp(req.App+"/"+req.ID, "lastDirtyTimestamp", req.LastDirtyTimestamp, now); err != nil {
+		return nil, err
+	}
 	r.mu.RLock()
 	l := r.lookup(req.App, req.ID)
 	if l == nil {
@@ -520,6 +531,9 @@ func (r *Registry) DeleteStatusOverride(app, id string, value heureka.Status, la
 func (r *Registry) writeStatus(app, id string, action Action, st heureka.Status, lastDirty int64, replication bool,
 	change func(now time.Time, cur *heureka.Instance) (*heureka.Instance, heureka.Cause)) error {
 	now := r.now()
+	if err := r.checkTimestamp(app+"/"+id, "lastDirtyTimestamp", lastDirty, now); err != nil {
+		return err
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	a, l := r.lookupEntry(app, id)
@@ -670,4 +684,19 @@ func changesSince(log []Change, latest, since uint64) ([]Change, uint64, bool) {
 
 func notFound(app, id string) error {
 	return heureka.Errorf(heureka.ENOTFOUND, "instance %s/%s is not registered", app, id)
+}
+
+// checkTimestamp refuses a timestamp (unix milliseconds) of what that is
+// negative or more than MaxAhead ahead of now; zero means not given.
+func (r *Registry) checkTimestamp(what, field string, ms int64, now time.Time) error {
+	switch {
+	case ms < 0:
+		return heureka.Errorf(heureka.EINVALID, "%s: %s %d is negative: want unix milliseconds", what, field, ms)
+	case ms > now.Add(r.cfg.MaxAhead).UnixMilli():
+		return heureka.Errorf(heureka.EINVALID,
+			"%s: %s %d (%s) is %s ahead of this server's clock (%s), more than the %s allowed: newer wins, so it would override every real update until then; fix the sender's clock",
+			what, field, ms, time.UnixMilli(ms).UTC().Format(time.RFC3339), time.UnixMilli(ms).Sub(now).Round(time.Second),
+			now.UTC().Format(time.RFC3339), r.cfg.MaxAhead)
+	}
+	return nil
 }

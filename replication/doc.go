@@ -11,6 +11,10 @@
 //     instance); a peer whose queue overflows, or that stays unreachable for
 //     longer than MaxOutage, is sent the whole registry (and the recent
 //     cancels) when it answers again: nothing is dropped silently;
+//   - batches between heureka servers are numbered (BatchSeqHeader), and a
+//     batch that arrives after a newer one from the same sender (its sender
+//     gave up on it, and sent its writes again since) is refused whole, so
+//     a late override never lands over its clear;
 //   - conflicts resolve by lastDirtyTimestamp, as in Eureka: a heartbeat
 //     the peer does not know becomes a registration, and a peer's newer
 //     copy (409) is taken;
@@ -58,7 +62,8 @@
 // per-peer queues. Each peer has one sending goroutine; anti-entropy has
 // one more. Run owns them all and returns when its context ends. A
 // Receiver is safe for concurrent requests (the registry serialises the
-// writes); Status and Collector (per-peer state for /v1/status and
+// writes, and numbered batches from one sender are applied one at a time);
+// Status and Collector (per-peer state for /v1/status and
 // /metrics) read each peer under its own lock; a MemNetwork is safe for
 // concurrent use.
 //

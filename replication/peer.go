@@ -5,10 +5,12 @@ import (
 
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -36,6 +38,7 @@ type peer struct {
 	batches   uint64
 	bytes     uint64 // request bytes delivered
 	dropped   uint64 // queued writes discarded for a full resync
+	refusals  uint64 // batches refused, or answered unusably
 	wake      chan struct{}
 	repairNow chan struct{}
 }
@@ -135,7 +138,10 @@ func (p *peer) run(ctx context.Context) {
 			return
 		}
 		if err != nil {
-			p.markDown(err)
+			var ref *refusal
+			if !errors.As(err, &ref) {
+				p.markDown(err)
+			}
 			backoff = min(max(2*backoff, 100*time.Millisecond), 5*time.Second)
 			continue
 		}
@@ -253,21 +259,21 @@ func (p *peer) post(ctx context.Context, ops []registry.Op) error {
 			Instance: op.Instance}
 	}
 	payload := eureka.EncodeReplicationList(items)
-	req, err := p.rp.newRequest(ctx, http.MethodPost, p.url+"/peerreplication/batch", payload)
+	if len(payload) > p.rp.cfg.MaxBatchBytes && len(ops) > 1 {
+		return p.postHalves(ctx, ops)
+	}
+	resp, body, err := p.postNumbered(ctx, payload)
 	if err != nil {
 		return err
 	}
-	resp, err := p.rp.client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
 	if p.checkSelf(resp) {
 		return nil
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return fmt.Errorf("read the answer to a batch from %s: %w", p.url, err)
+	if resp.StatusCode == http.StatusRequestEntityTooLarge && len(ops) > 1 {
+		// The peer bounds bodies below MaxBatchBytes: send less at a time.
+		p.rp.log.Info("peer refused a batch as too large; sending it in halves", "peer", p.url,
+			"items", len(ops), "bytes", len(payload))
+		return p.postHalves(ctx, ops)
 	}
 	if resp.StatusCode != http.StatusOK {
 		err := fmt.Errorf("peer %s answered a batch of %d with %s: %.200s", p.url, len(ops), resp.Status, body)
@@ -281,13 +287,9 @@ func (p *peer) post(ctx context.Context, ops []registry.Op) error {
 			return fmt.Errorf("peer %s refused our credentials (%s): %.200s; give this server a user with the peer role", p.url, resp.Status, body)
 		}
 		// The peer refused the batch itself: retrying the same bytes cannot
-		// help, so send it the whole registry instead.
+		// help, so send it the whole registry instead, after a backoff.
 		p.rp.log.Error("peer refused a replication batch", "err", err)
-		p.mu.Lock()
-		p.dropForResync("it refused a batch")
-		p.mu.Unlock()
-		p.markUp()
-		return nil
+		return p.refused("it refused a batch", err)
 	}
 	results, err := eureka.DecodeReplicationResults(body)
 	if err == nil && len(results) != len(ops) {
@@ -295,10 +297,7 @@ func (p *peer) post(ctx context.Context, ops []registry.Op) error {
 	}
 	if err != nil {
 		p.rp.log.Error("unusable answer to a replication batch", "peer", p.url, "err", err)
-		p.mu.Lock()
-		p.dropForResync("its answer to a batch was unusable")
-		p.mu.Unlock()
-		return nil
+		return p.refused("its answer to a batch was unusable", fmt.Errorf("unusable answer to a batch: %w", err))
 	}
 	p.markUp()
 	p.mu.Lock()
@@ -310,6 +309,67 @@ func (p *peer) post(ctx context.Context, ops []registry.Op) error {
 		p.handleResult(ops[i], res)
 	}
 	return nil
+}
+
+// postHalves posts ops in two halves, each split further as needed.
+func (p *peer) postHalves(ctx context.Context, ops []registry.Op) error {
+	h := len(ops) / 2
+	if err := p.post(ctx, ops[:h]); err != nil {
+		return err
+	}
+	return p.post(ctx, ops[h:])
+}
+
+// refusal is a batch the peer answered, but refused or answered with
+// something unusable: the peer is up, yet the same batch cannot pass. The
+// sender resynchronises it in full, after a backoff, so that a peer that
+// refuses everything is not sent the registry in a tight loop.
+type refusal struct{ err error }
+
+func (r *refusal) Error() string { return r.err.Error() }
+func (r *refusal) Unwrap() error { return r.err }
+
+// refused marks the peer for a full resync and counts the refusal; it
+// returns the error that makes the worker back off.
+func (p *peer) refused(why string, err error) error {
+	p.markUp()
+	p.mu.Lock()
+	p.dropForResync(why)
+	p.refusals++
+	p.lastErr = err.Error()
+	p.mu.Unlock()
+	return &refusal{err: err}
+}
+
+// postNumbered sends one batch body, numbered (BatchSeqHeader), and reads
+// the answer. A heureka peer refuses a number at or below one it has
+// applied from this server already (409 with its highest in the header):
+// a restart of this server, or its clock set back. The batch is then sent
+// once more, numbered above the peer's.
+func (p *peer) postNumbered(ctx context.Context, payload []byte) (*http.Response, []byte, error) {
+	for try := 0; ; try++ {
+		req, err := p.rp.newRequest(ctx, http.MethodPost, p.url+"/peerreplication/batch", payload)
+		if err != nil {
+			return nil, nil, err
+		}
+		seq := p.rp.nextSeq()
+		req.Header.Set(BatchSeqHeader, strconv.FormatUint(seq, 10))
+		resp, err := p.rp.client.Do(req)
+		if err != nil {
+			return nil, nil, err
+		}
+		body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+		resp.Body.Close()
+		if err != nil {
+			return nil, nil, fmt.Errorf("read the answer to a batch from %s: %w", p.url, err)
+		}
+		last, perr := strconv.ParseUint(resp.Header.Get(BatchSeqHeader), 10, 64)
+		if resp.StatusCode != http.StatusConflict || perr != nil || last < seq || try > 0 {
+			return resp, body, nil
+		}
+		p.rp.log.Info("peer has applied a batch numbered above ours; numbering above it", "peer", p.url, "ours", seq, "theirs", last)
+		p.rp.raiseSeq(last)
+	}
 }
 
 // handleResult does what Eureka's sender does with each answer: a
@@ -398,5 +458,6 @@ func (p *peer) status() PeerStatus {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return PeerStatus{URL: p.url, Self: p.self, Reachable: p.reachable, Since: p.since, LastError: p.lastErr,
-		Queued: len(p.queue) + len(p.beats), Resync: p.resync, Sent: p.sent, Batches: p.batches, BytesSent: p.bytes, Dropped: p.dropped}
+		Queued: len(p.queue) + len(p.beats), Resync: p.resync, Sent: p.sent, Batches: p.batches, BytesSent: p.bytes, Dropped: p.dropped,
+		Refused: p.refusals}
 }

@@ -2,9 +2,13 @@ package replication
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/heureka-project/heureka"
@@ -23,12 +27,76 @@ type Receiver struct {
 	reg    *registry.Registry
 	nodeID string
 	log    *slog.Logger
+
+	mu      sync.Mutex
+	senders map[string]*sender // by the sender's node ID, for BatchInOrder
+	uses    uint64             // numbered batches received, to order senders by use
+
+	itemsRefused atomic.Uint64 // items answered 400
 }
+
+// ItemsRefused counts the batch items refused as invalid (answered 400)
+// since start: unknown actions, missing fields, instances that fail
+// validation, timestamps from the future.
+func (rc *Receiver) ItemsRefused() uint64 { return rc.itemsRefused.Load() }
+
+// sender is what a Receiver remembers of one heureka peer that sends it
+// numbered batches: the highest number applied. mu is held while a batch
+// from it is applied, so that a late batch and a newer one never
+// interleave item by item.
+type sender struct {
+	mu   sync.Mutex
+	last uint64
+	used uint64 // Receiver.uses when a batch from it last came; under Receiver.mu
+}
+
+// maxSenders bounds the senders a Receiver remembers. A server's node ID
+// is new at every start, so a long-lived receiver sees many; past the
+// bound the one heard from least recently is forgotten.
+const maxSenders = 1024
 
 // NewReceiver returns a Receiver that writes into reg and names itself
 // nodeID in its digest.
 func NewReceiver(reg *registry.Registry, nodeID string, log *slog.Logger) *Receiver {
-	return &Receiver{reg: reg, nodeID: nodeID, log: log}
+	return &Receiver{reg: reg, nodeID: nodeID, log: log, senders: map[string]*sender{}}
+}
+
+// BatchInOrder applies a batch that the heureka server node numbered seq
+// (BatchSeqHeader), as Batch does, unless a batch from node with a number
+// as high or higher has been applied already. That one is late: its sender
+// gave up waiting for the answer (a timeout, a cut), and everything it
+// carried was sent again in a later batch, which has been applied since.
+// Applying it now would put older writes over newer ones (an override
+// back over its clear), so it is refused with ECONFLICT and nothing in it
+// is applied. last is the highest number applied from node, for the
+// answer: a sender that restarted with a lower number goes on above it.
+func (rc *Receiver) BatchInOrder(node string, seq uint64, body []byte) (out []byte, last uint64, err error) {
+	if seq == 0 || seq > math.MaxInt64 {
+		return nil, 0, heureka.Errorf(heureka.EINVALID, "batch number %d from %s: want 1 to 2^63-1", seq, node)
+	}
+	rc.mu.Lock()
+	s := rc.senders[node]
+	if s == nil {
+		if len(rc.senders) >= maxSenders {
+			rc.forgetOldestSender()
+		}
+		s = &sender{}
+		rc.senders[node] = s
+	}
+	rc.uses++
+	s.used = rc.uses
+	rc.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if seq <= s.last {
+		return nil, s.last, heureka.Errorf(heureka.ECONFLICT,
+			"batch %d from %s is late: batch %d from it was applied already; nothing in this one was applied", seq, node, s.last)
+	}
+	out, err = rc.Batch(body)
+	if err == nil {
+		s.last = seq
+	}
+	return out, s.last, err
 }
 
 // Batch applies a batch body (Eureka's JSON replication list) and returns
@@ -46,18 +114,32 @@ func (rc *Receiver) Batch(body []byte) ([]byte, error) {
 		return nil, err
 	}
 	results := make([]eureka.ReplicationResult, len(items))
+	refused, first := 0, ""
 	for i, it := range items {
-		if itemErrs[i] != nil {
-			rc.log.Warn("replication: bad item", "action", it.Action, "app", it.AppName, "id", it.ID, "err", itemErrs[i])
+		err := itemErrs[i]
+		if err == nil {
+			results[i], err = rc.apply(it)
+		} else {
 			results[i].StatusCode = http.StatusBadRequest
-			continue
 		}
-		results[i] = rc.apply(it)
+		if results[i].StatusCode == http.StatusBadRequest {
+			if refused == 0 {
+				first = fmt.Sprintf("item %d (%s %s/%s): %v", i, it.Action, it.AppName, it.ID, err)
+			}
+			refused++
+		}
+	}
+	if refused > 0 {
+		// One line per batch: a hostile batch must not flood the log.
+		rc.itemsRefused.Add(uint64(refused))
+		rc.log.Warn("replication: refused items of a batch", "refused", refused, "items", len(items), "first", first)
 	}
 	return eureka.EncodeReplicationResults(results), nil
 }
 
-func (rc *Receiver) apply(it eureka.ReplicationItem) eureka.ReplicationResult {
+// apply applies one item and returns its answer, and the error behind a
+// refusal.
+func (rc *Receiver) apply(it eureka.ReplicationItem) (eureka.ReplicationResult, error) {
 	var err error
 	var res eureka.ReplicationResult
 	app := strings.ToUpper(it.AppName)
@@ -99,7 +181,7 @@ func (rc *Receiver) apply(it eureka.ReplicationItem) eureka.ReplicationResult {
 	if registry.Action(it.Action) == registry.ActionRegister && res.StatusCode != http.StatusBadRequest {
 		res.StatusCode = http.StatusOK // Eureka answers 200 to every replicated register
 	}
-	return res
+	return res, err
 }
 
 // Digest returns what GET /v1/replication/digest answers, as JSON: the
@@ -124,4 +206,16 @@ func (rc *Receiver) App(app string) ([]byte, error) {
 		return nil, heureka.Errorf(heureka.ENOTFOUND, "application %s has no instances", app)
 	}
 	return eureka.EncodeApplication(eureka.JSON, a), nil
+}
+
+// forgetOldestSender drops the sender heard from least recently; rc.mu
+// must be held.
+func (rc *Receiver) forgetOldestSender() {
+	var oldest string
+	for node, s := range rc.senders {
+		if oldest == "" || s.used < rc.senders[oldest].used {
+			oldest = node
+		}
+	}
+	delete(rc.senders, oldest)
 }

@@ -2,6 +2,7 @@ package replication_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"testing"
 
@@ -108,5 +109,83 @@ func TestReceiverDigestAndApp(t *testing.T) {
 	}
 	if _, err := rc.App("NOBODY"); heureka.ErrorCode(err) != heureka.ENOTFOUND {
 		t.Fatalf("unknown application: %v", err)
+	}
+}
+
+// A numbered batch at or below the highest number applied from its sender
+// is late (its sender gave up on it and sent its writes again since):
+// nothing in it is applied. Senders are numbered apart.
+func TestReceiverRefusesALateBatch(t *testing.T) {
+	rc, reg := newReceiver(t)
+	const app = "HDFS-DATANODE.PROD"
+	if err := reg.Register(dn("a"), false); err != nil {
+		t.Fatal(err)
+	}
+	override := eureka.EncodeReplicationList([]eureka.ReplicationItem{
+		{Action: "StatusUpdate", AppName: app, ID: "a", Status: heureka.StatusOutOfService}})
+	clear := eureka.EncodeReplicationList([]eureka.ReplicationItem{
+		{Action: "StatusUpdate", AppName: app, ID: "a", Status: heureka.StatusOutOfService},
+		{Action: "DeleteStatusOverride", AppName: app, ID: "a", Status: heureka.StatusUp}})
+	if _, last, err := rc.BatchInOrder("node-b", 20, clear); err != nil || last != 20 {
+		t.Fatalf("batch 20: last %d, %v", last, err)
+	}
+	for _, seq := range []uint64{19, 20} {
+		_, last, err := rc.BatchInOrder("node-b", seq, override)
+		if heureka.ErrorCode(err) != heureka.ECONFLICT || last != 20 {
+			t.Errorf("late batch %d: last %d, error %v; want ECONFLICT and 20", seq, last, err)
+		}
+	}
+	if in, _ := reg.Snapshot().Instance(app, "a"); in.Status != heureka.StatusUp {
+		t.Fatalf("a late batch was applied: a is %s, want UP", in.Status)
+	}
+	// Another sender has numbers of its own.
+	if _, _, err := rc.BatchInOrder("node-c", 5, override); err != nil {
+		t.Fatalf("node-c's first batch: %v", err)
+	}
+	if in, _ := reg.Snapshot().Instance(app, "a"); in.Status != heureka.StatusOutOfService {
+		t.Fatalf("node-c's batch was not applied: a is %s", in.Status)
+	}
+	for _, seq := range []uint64{0, 1 << 63} {
+		if _, _, err := rc.BatchInOrder("node-d", seq, override); heureka.ErrorCode(err) != heureka.EINVALID {
+			t.Errorf("batch number %d: error %v, want EINVALID", seq, err)
+		}
+	}
+	// A body that is not a batch uses up no number.
+	if _, _, err := rc.BatchInOrder("node-b", 30, []byte(`[]`)); heureka.ErrorCode(err) != heureka.EINVALID {
+		t.Fatalf("garbage: %v", err)
+	}
+	if _, last, err := rc.BatchInOrder("node-b", 21, clear); err != nil || last != 21 {
+		t.Fatalf("batch 21 after a refused 30: last %d, %v", last, err)
+	}
+}
+
+// A receiver remembers a bounded number of senders (every start of a
+// server is a new node ID), forgetting the one heard from least recently:
+// a sender in use keeps its order however many others come and go.
+func TestReceiverForgetsTheOldestSender(t *testing.T) {
+	rc, _ := newReceiver(t)
+	empty := []byte(`{"replicationList":[]}`)
+	if _, _, err := rc.BatchInOrder("old", 10, empty); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := rc.BatchInOrder("busy", 10, empty); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2000 {
+		if _, _, err := rc.BatchInOrder(fmt.Sprintf("gone-%d", i), 1, empty); err != nil {
+			t.Fatal(err)
+		}
+		if i%100 == 0 { // busy keeps sending
+			if _, _, err := rc.BatchInOrder("busy", uint64(11+i), empty); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, _, err := rc.BatchInOrder("busy", 5, empty); heureka.ErrorCode(err) != heureka.ECONFLICT {
+		t.Errorf("a late batch from a sender in use: %v, want ECONFLICT", err)
+	}
+	// The oldest was forgotten: its numbers start again.
+	if _, _, err := rc.BatchInOrder("old", 5, empty); err != nil {
+		t.Errorf("a forgotten sender's batch: %v, want it applied", err)
 	}
 }

@@ -22,6 +22,17 @@ import (
 // between peers, so that a server recognises its own URL in its peer list.
 const NodeHeader = "X-Heureka-Node"
 
+// BatchSeqHeader numbers every batch a heureka server sends, increasing
+// across all its peers (from its clock in nanoseconds, so the numbers keep
+// increasing across restarts where a node ID is kept; heureka server draws
+// a new one at every start). The receiving heureka server applies a batch
+// only if its number is above every one it has applied from that sender,
+// by NodeHeader (Receiver.BatchInOrder): a batch whose sender gave up waiting, yet
+// which the network delivered after a newer one, is refused, since the
+// newer one carried everything it did. A 409 answer carries the highest
+// number applied. Java peers neither send nor read it.
+const BatchSeqHeader = "X-Heureka-Batch-Seq"
+
 // Config holds the replicator's settings. Start from DefaultConfig: every
 // field is used as given (zero is a value, not "the default"), and
 // Validate refuses what cannot work.
@@ -36,6 +47,9 @@ type Config struct {
 	NodeID string
 	// BatchSize bounds the items in one batch (Eureka's is 250).
 	BatchSize int
+	// MaxBatchBytes bounds the body of one batch: a batch that encodes to
+	// more is sent in halves. A peer that answers 413 gets halves too.
+	MaxBatchBytes int
 	// BatchDelay is how long a worker waits for more writes before sending.
 	BatchDelay time.Duration
 	// QueueSize bounds the writes (other than heartbeats, which are
@@ -77,6 +91,9 @@ func DefaultConfig() Config {
 	return Config{
 		// Eureka's batch size: a batch stays well under a megabyte.
 		BatchSize: 250,
+		// Half the body limit of a heureka server (1 MiB): a resync of
+		// large DataNode registrations (1.5 KB each) fits with room.
+		MaxBatchBytes: 512 << 10,
 		// Short enough for sub-second propagation, long enough to coalesce
 		// a burst (Eureka waits up to 500 ms).
 		BatchDelay: 10 * time.Millisecond,
@@ -115,6 +132,8 @@ func (c Config) Validate() error {
 		return heureka.Errorf(heureka.EINVALID, "replication: NodeID is empty")
 	case c.BatchSize <= 0:
 		return heureka.Errorf(heureka.EINVALID, "replication: BatchSize %d must be positive", c.BatchSize)
+	case c.MaxBatchBytes <= 0:
+		return heureka.Errorf(heureka.EINVALID, "replication: MaxBatchBytes %d must be positive", c.MaxBatchBytes)
 	case c.QueueSize <= 0:
 		return heureka.Errorf(heureka.EINVALID, "replication: QueueSize %d must be positive", c.QueueSize)
 	case c.BatchDelay < 0 || c.MaxOutage < 0 || c.SyncTimeout < 0:
@@ -143,7 +162,34 @@ type Replicator struct {
 	clock  Clock
 	peers  []*peer
 	ready  atomic.Bool
-	synced atomic.Value // string: how the start-up sync ended
+	synced atomic.Value  // string: how the start-up sync ended
+	seq    atomic.Uint64 // the last batch number used (BatchSeqHeader)
+}
+
+// nextSeq returns the next batch number: above the last one, and at least
+// the clock in nanoseconds, so that a restarted server numbers above its
+// earlier life.
+func (rp *Replicator) nextSeq() uint64 {
+	for {
+		cur := rp.seq.Load()
+		n := cur + 1
+		if now := rp.clock.Now().UnixNano(); now > 0 && uint64(now) > n {
+			n = uint64(now)
+		}
+		if rp.seq.CompareAndSwap(cur, n) {
+			return n
+		}
+	}
+}
+
+// raiseSeq makes the next batch number exceed last.
+func (rp *Replicator) raiseSeq(last uint64) {
+	for {
+		cur := rp.seq.Load()
+		if cur >= last || rp.seq.CompareAndSwap(cur, last) {
+			return
+		}
+	}
 }
 
 // New returns a replicator for reg; it starts nothing. Call Run to start.
@@ -266,6 +312,10 @@ type PeerStatus struct {
 	// is to be resynchronised in full (queue overflow, a refused batch, a
 	// long outage); the resync carries their effect.
 	Dropped uint64 `json:"dropped"`
+	// Refused counts batches the peer refused (an answer of 4xx other
+	// than 401, 403 and 429) or answered with something unusable; each
+	// starts a full resync after a backoff, and LastError says why.
+	Refused uint64 `json:"refused"`
 }
 
 // Status returns every peer's state.

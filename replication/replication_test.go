@@ -38,6 +38,7 @@ func (n *node) partition(on bool) { n.net.Partition(n.host, on) }
 type options struct {
 	repl func(*replication.Config)
 	reg  func(*registry.Config)
+	api  func(*httpapi.Config)
 }
 
 // startCluster starts n nodes on one network; each lists every node
@@ -92,6 +93,9 @@ func startNode(t *testing.T, nd *node, peers []string, opt options) {
 	hcfg := httpapi.DefaultConfig()
 	hcfg.NodeID = nd.name
 	hcfg.Ready = rep.Ready
+	if opt.api != nil {
+		opt.api(&hcfg)
+	}
 	api, err := httpapi.New(hcfg, reg, logger)
 	if err != nil {
 		t.Fatal(err)
@@ -539,4 +543,73 @@ func TestIdlePeerReachabilityFollowsAntiEntropy(t *testing.T) {
 	proctest.Eventually(t, 10*time.Second, "the idle peer unreachable once cut off", up(false))
 	nodes[1].partition(false)
 	proctest.Eventually(t, 10*time.Second, "the idle peer reachable again", up(true))
+}
+
+// TestSenderNumbersAboveWhatThePeerApplied: a server whose batch numbers
+// fall below what its peer has applied from it (it restarted with its
+// clock set back) is told so, numbers above, and is not held up.
+func TestSenderNumbersAboveWhatThePeerApplied(t *testing.T) {
+	nodes := startCluster(t, 2, options{repl: func(c *replication.Config) {
+		c.AntiEntropyInterval = time.Hour // only the batch may carry a
+	}})
+	for _, nd := range nodes {
+		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
+	}
+	// peer2 has applied a batch from peer1 numbered an hour ahead of
+	// peer1's clock.
+	ahead := time.Now().Add(time.Hour).UnixNano()
+	req, err := http.NewRequest(http.MethodPost, nodes[1].url+"/peerreplication/batch", strings.NewReader(`{"replicationList":[]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(replication.NodeHeader, nodes[0].name)
+	req.Header.Set(replication.BatchSeqHeader, fmt.Sprint(ahead))
+	resp, err := nodes[0].net.Transport("test.local").Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("the batch numbered ahead: %s", resp.Status)
+	}
+	if err := nodes[0].reg.Register(dn("a"), false); err != nil {
+		t.Fatal(err)
+	}
+	proctest.Eventually(t, 10*time.Second, "a on peer 2", everywhere(nodes, "a", heureka.StatusUp))
+	if st := peerStatus(nodes[0], nodes[1].url); !st.Reachable || st.Dropped != 0 {
+		t.Fatalf("peer 1's view of peer 2: %+v", st)
+	}
+}
+
+// TestResyncFitsAPeersBodyLimit: a full resync larger than the peer
+// accepts in one body (413) is sent in smaller batches, and arrives whole.
+func TestResyncFitsAPeersBodyLimit(t *testing.T) {
+	nodes := startCluster(t, 2, options{
+		repl: func(c *replication.Config) {
+			c.QueueSize = 5
+			c.AntiEntropyInterval = time.Hour // only the resync may repair
+		},
+		api: func(c *httpapi.Config) { c.MaxBodyBytes = 16 << 10 },
+	})
+	for _, nd := range nodes {
+		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
+	}
+	nodes[1].partition(true)
+	for i := range 200 { // ~600 bytes each: 120 KB in all
+		if err := nodes[0].reg.Register(dn(fmt.Sprint(i)), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	proctest.Eventually(t, 10*time.Second, "peer 1 to give up the queue", func() bool {
+		return peerStatus(nodes[0], nodes[1].url).Resync
+	})
+	nodes[1].partition(false)
+	if err := nodes[0].reg.Register(dn("last"), false); err != nil { // wakes the sender
+		t.Fatal(err)
+	}
+	proctest.Eventually(t, 10*time.Second, "peer 2 holds all 201", func() bool { return nodes[1].reg.Snapshot().Len() == 201 })
+	if st := peerStatus(nodes[0], nodes[1].url); st.Refused != 0 || !st.Reachable {
+		t.Fatalf("peer 1's view of peer 2 after the resync: %+v", st)
+	}
 }

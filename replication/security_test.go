@@ -2,6 +2,7 @@ package replication_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heureka-project/heureka/internal/httpapi"
 	"github.com/heureka-project/heureka/internal/proctest"
 	"github.com/heureka-project/heureka/registry"
 	"github.com/heureka-project/heureka/replication"
@@ -80,5 +82,93 @@ func TestPeerURLsCarryNoCredentials(t *testing.T) {
 	_, err = replication.New(cfg, reg)
 	if err == nil || !strings.Contains(err.Error(), "carries credentials") || strings.Contains(err.Error(), "s3cret") {
 		t.Fatalf("peer URL with a password: %v", err)
+	}
+}
+
+// TestSlowAndGarbagePeers: over real HTTP on loopback, a peer that never
+// answers and one that answers garbage are each reported, with the reason,
+// and neither holds up the writes to a healthy peer.
+func TestSlowAndGarbagePeers(t *testing.T) {
+	stop := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select { // answers nothing until the caller gives up
+		case <-r.Context().Done():
+		case <-stop:
+		}
+	}))
+	defer slow.Close()
+	defer close(stop)
+	garbage := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"responseList":[{"statusCode":"two hundred"}`))
+	}))
+	defer garbage.Close()
+
+	goodReg, err := registry.New(registry.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hcfg := httpapi.DefaultConfig()
+	hcfg.NodeID = "good"
+	api, err := httpapi.New(hcfg, goodReg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := httptest.NewServer(api.Handler())
+	defer good.Close()
+
+	reg, err := registry.New(registry.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := replication.DefaultConfig()
+	cfg.Peers = []string{slow.URL + "/eureka", garbage.URL + "/eureka", good.URL + "/eureka"}
+	cfg.NodeID = "me"
+	cfg.SyncTimeout = 0
+	cfg.RequestTimeout = 300 * time.Millisecond
+	cfg.AntiEntropyInterval = time.Hour
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	rep, err := replication.New(cfg, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.SetForwarder(rep.Forward)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = rep.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	proctest.Eventually(t, 10*time.Second, "ready", rep.Ready)
+
+	has := func(id string) func() bool {
+		return func() bool { _, ok := goodReg.Snapshot().Instance("HDFS-DATANODE.PROD", id); return ok }
+	}
+	if err := reg.Register(dn("a"), false); err != nil {
+		t.Fatal(err)
+	}
+	proctest.Eventually(t, 10*time.Second, "a on the healthy peer", has("a"))
+	byURL := func(u string) replication.PeerStatus {
+		for _, st := range rep.Status() {
+			if st.URL == u+"/eureka" {
+				return st
+			}
+		}
+		t.Fatalf("no status for %s", u)
+		return replication.PeerStatus{}
+	}
+	proctest.Eventually(t, 10*time.Second, "the silent peer reported", func() bool {
+		st := byURL(slow.URL)
+		return !st.Reachable && strings.Contains(st.LastError, "Timeout") && st.Queued == 1
+	})
+	proctest.Eventually(t, 10*time.Second, "the garbage reported", func() bool {
+		st := byURL(garbage.URL)
+		return st.Refused >= 1 && st.Resync && strings.Contains(st.LastError, "unusable answer")
+	})
+	// Both stay stuck; the healthy peer goes on getting every write.
+	if err := reg.Register(dn("b"), false); err != nil {
+		t.Fatal(err)
+	}
+	proctest.Eventually(t, 10*time.Second, "b on the healthy peer", has("b"))
+	if st := byURL(good.URL); !st.Reachable || st.LastError != "" || st.Refused != 0 {
+		t.Fatalf("the healthy peer: %+v", st)
 	}
 }

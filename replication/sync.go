@@ -249,10 +249,11 @@ func (p *peer) repairApp(ctx context.Context, app string) (int, error) {
 		return 0, fmt.Errorf("application %s from %s: %w", app, p.url, err)
 	}
 	snap := p.rp.reg.Snapshot()
+	limit := p.rp.clock.Now().Add(p.rp.reg.MaxAhead()).UnixMilli()
 	n := 0
 	for _, r := range remote.Instances {
 		l, ok := snap.Instance(r.App, r.ID)
-		if ok && !newer(r, l) {
+		if ok && !newer(r, l, limit) {
 			continue
 		}
 		adopted, err := p.rp.reg.Adopt(r, time.UnixMilli(r.Lease.LastRenewalTimestamp))
@@ -270,11 +271,14 @@ func (p *peer) repairApp(ctx context.Context, app string) (int, error) {
 // newer reports whether a peer's copy r should replace the local l: a later
 // lastDirtyTimestamp (the instance's own clock), else a later change on its
 // server (an operator's override, which does not touch lastDirtyTimestamp).
-func newer(r, l *heureka.Instance) bool {
+// A change dated after limit (unix milliseconds: this server's clock plus
+// the registry's MaxAhead) is not taken as later: a peer whose clock runs
+// far ahead would otherwise win every tie.
+func newer(r, l *heureka.Instance, limit int64) bool {
 	if r.LastDirtyTimestamp != l.LastDirtyTimestamp {
 		return r.LastDirtyTimestamp > l.LastDirtyTimestamp
 	}
-	if registry_equal(r, l) {
+	if registry_equal(r, l) || r.LastUpdatedTimestamp > limit {
 		return false
 	}
 	return r.LastUpdatedTimestamp > l.LastUpdatedTimestamp

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/heureka-project/heureka/internal/debugclock"
 	"github.com/heureka-project/heureka/registry"
 	"github.com/heureka-project/heureka/server"
 )
@@ -54,7 +55,7 @@ func runServer(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs.Float64Var(&cfg.HTTP.WriteRate, "write-rate", cfg.HTTP.WriteRate, "writes per second allowed to each client (user@address, or address); 0 turns the limit off")
 	fs.IntVar(&cfg.HTTP.WriteBurst, "write-burst", cfg.HTTP.WriteBurst, "writes a client may send at once above --write-rate")
 	fs.IntVar(&cfg.HTTP.MaxWatchersPerClient, "max-watchers-per-client", cfg.HTTP.MaxWatchersPerClient, "watch and event streams one client may hold open; 0 for no per-client bound")
-	debugListen := fs.String("debug-listen", "", "serve Go's profiler (/debug/pprof/) on this loopback `address`, for diagnosing CPU and lock waits; off by default")
+	debugListen := fs.String("debug-listen", "", "serve Go's profiler (/debug/pprof/) on this loopback `address`, for diagnosing CPU and lock waits, and a clock that tests can step and skew (/debug/clock), which the registry and replication then read; off by default")
 	setUsage(fs, "server [flags]", `
 Runs the registry and serves the Eureka REST API under /eureka/v2, /eureka and /,
 plus /healthz, /readyz and /metrics. Request bodies are limited to 1 MiB.
@@ -63,6 +64,11 @@ Authentication is off unless --auth-file is given; SIGHUP reloads credentials an
 		return err
 	}
 	cfg.Registry.SelfPreservation = registry.Mode(*mode)
+	var clock *debugclock.Clock
+	if *debugListen != "" {
+		clock = debugclock.New()
+		cfg.Registry.Clock, cfg.Replication.Clock = clock.Now, clock
+	}
 	cfg.PeerAuth = os.Getenv("HEUREKA_PEER_AUTH")
 	for p := range strings.SplitSeq(*peers, ",") {
 		if p = strings.TrimSpace(p); p != "" {
@@ -94,6 +100,7 @@ Authentication is off unless --auth-file is given; SIGHUP reloads credentials an
 		return err
 	}
 	if *debugListen != "" {
+		http.Handle("/debug/clock", clock)
 		if err := serveProfiler(*debugListen, logger); err != nil {
 			return &usageError{"server: --debug-listen: " + err.Error()}
 		}
@@ -145,7 +152,7 @@ func serveProfiler(addr string, logger *slog.Logger) error {
 	runtime.SetMutexProfileFraction(100)
 	runtime.SetBlockProfileRate(int(time.Millisecond))
 	logger.Info("profiler serving", "at", ln.Addr().String())
-	go func() { _ = http.Serve(ln, http.DefaultServeMux) }() // net/http/pprof registers there
+	go func() { _ = http.Serve(ln, http.DefaultServeMux) }() // net/http/pprof and the clock register there
 	return nil
 }
 

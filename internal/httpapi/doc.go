@@ -19,7 +19,9 @@
 // (/metrics: request times, registry statistics, watchers, and collectors
 // the caller adds, such as replication's per-peer state), hdfsmetrics.go
 // (NameNodes by HA state and DataNodes by rack, counted once per changed
-// application view), peers.go (replication's receiving side and /v1/status).
+// application view), status.go (/v1/status; the peer endpoints are
+// mounted at the end of routes.go), peerrefusals.go (what was refused of
+// callers claiming to be peers: logged, and counted in /v1/status).
 //
 // # Routing
 //
@@ -86,5 +88,6 @@
 // /v1/replication/*) and does their HTTP part. It does not gate reads
 // during a startup window (Eureka's 403), trust X-Forwarded-For, or serve
 // the compact format. It holds no state besides the payload cache, the
-// metrics and the per-client counters of its limits.
+// metrics, the per-client counters of its limits and the counts of peer
+// refusals.
 package httpapi

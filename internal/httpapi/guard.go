@@ -57,6 +57,7 @@ func (s *Server) admit(r *http.Request, rt *route, p params) (caller, error) {
 		if err != nil {
 			return c, err
 		}
+		c.principal = pr // named in the log of a refusal, too
 		req := auth.Request{Action: acc.action, Verb: acc.verb, App: p.app, ID: p.id}
 		if repl && acc.action == auth.Write {
 			// A replicated write skips the rules that protect an

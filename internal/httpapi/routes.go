@@ -5,12 +5,14 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/eureka"
 	"github.com/heureka-project/heureka/internal/auth"
 	"github.com/heureka-project/heureka/internal/dashboard"
+	"github.com/heureka-project/heureka/replication"
 )
 
 // handlerFunc serves one matched route. A returned error is written by
@@ -155,7 +157,25 @@ func (s *Server) peerBatch(w http.ResponseWriter, r *http.Request, _ params) err
 	if err != nil {
 		return err
 	}
-	out, err := s.peers.Batch(body)
+	node, num := r.Header.Get(replication.NodeHeader), r.Header.Get(replication.BatchSeqHeader)
+	if node == "" || num == "" {
+		// A Java peer, or a heureka server from before batches were
+		// numbered: applied in the order they come.
+		out, err := s.peers.Batch(body)
+		if err != nil {
+			return err
+		}
+		writePayload(w, r, http.StatusOK, &payload{format: eureka.JSON, body: out})
+		return nil
+	}
+	seq, err := strconv.ParseUint(num, 10, 64)
+	if err != nil {
+		return heureka.Errorf(heureka.EINVALID, "header %s %q: want a decimal batch number", replication.BatchSeqHeader, num)
+	}
+	out, last, err := s.peers.BatchInOrder(node, seq, body)
+	if last > 0 {
+		w.Header().Set(replication.BatchSeqHeader, strconv.FormatUint(last, 10))
+	}
 	if err != nil {
 		return err
 	}

@@ -126,6 +126,8 @@ type Server struct {
 	audit   *slog.Logger
 	writes  *rateLimiter // nil when writes are not limited
 
+	refusals peerRefusals // what was refused of peers (peerrefusals.go)
+
 	watchState watchState
 	picks      pickSets      // prepared DataNode sets for /v1/hdfs/pick (hdfspick.go)
 	done       chan struct{} // closed by CloseStreams
@@ -226,6 +228,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if err != nil {
 		s.writeError(sw, r, err)
+		s.notePeerRefusal(r, rt, p.who, sw.code(), err)
 	}
 	if p.who.audit {
 		s.auditLog(r, rt, p, sw.code())

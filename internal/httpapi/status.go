@@ -20,6 +20,7 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request, _ params) error 
 		"applications":     len(snap.Apps().Apps),
 		"selfPreservation": s.reg.Protection(),
 		"watchers":         s.Watchers(),
+		"peerRefusals":     s.peerRefusalStatus(),
 	}
 	if s.cfg.Status != nil {
 		for k, v := range s.cfg.Status() {

@@ -35,7 +35,15 @@
 //   - pause: SIGSTOP, SIGCONT after the hold;
 //   - all-down: every peer killed at once, all restarted;
 //   - node-death: a heureka agent's node stops without a word; the time
-//     until no peer serves it is measured.
+//     until no peer serves it is measured;
+//   - clock: one peer's clock steps 10–40 s forward or back, or runs at
+//     0.5–1.5×, until the heal sets it to the wall clock again. The clock
+//     is the one the peer's registry and replicator read: every peer runs
+//     with --debug-listen on its namespace's loopback, which serves
+//     internal/debugclock at /debug/clock, and the harness re-executes
+//     itself in that namespace (the -clock flag) to change it. Go reads
+//     the time through the vDSO, so libfaketime would not move it, and
+//     time namespaces do not virtualise CLOCK_REALTIME.
 //
 // One fault is in force at a time, held 5–15 s (5–10 s in short mode),
 // with 2–5 s of health between faults, each kind drawn at random. -faults
@@ -63,9 +71,9 @@
 //
 // # What it does not do
 //
-// No clock faults: Go reads the clock through the vDSO, so libfaketime does
-// not move a Go server's clock, and heureka has no clock source a harness
-// can steer from outside. No packet-level loss or delay (this kernel has no
-// netem): the fault proxy works on TCP streams. No hostile peers. Five
-// peers are not supported (three only).
+// A clock fault moves one server's registry and replication clock, not
+// its timers, HTTP deadlines or log timestamps. No packet-level loss or
+// delay (this kernel has no netem): the fault proxy works on TCP streams.
+// Hostile peers are tested in internal/httpapi and replication, not here.
+// Five peers are not supported (three only).
 package main

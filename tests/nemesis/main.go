@@ -42,9 +42,13 @@ func main() {
 	inner := flag.String("inner", "", "internal: run one seed inside the client namespace of this prefix")
 	kinds := flag.String("faults", strings.Join(faultKinds, ","), "the fault kinds to draw from, comma-separated")
 	proxy := flag.Int("proxy", 0, "internal: run the fault proxy of this peer, inside its namespace")
+	clockQuery := flag.String("clock", "", "internal: change the clock of the peer whose namespace this runs in (a /debug/clock query, e.g. jump=30s)")
 	flag.Parse()
 	if *proxy != 0 {
 		os.Exit(runProxy(*proxy, 3))
+	}
+	if *clockQuery != "" {
+		os.Exit(runClock(*clockQuery))
 	}
 	var chosen []string
 	for _, k := range strings.Split(*kinds, ",") {
@@ -406,7 +410,7 @@ func summary(cfg runConfig, ran time.Duration, ops []op, nem *nemesis, ms *missS
 	fmt.Fprintf(&b, "convergence after heal: %s; not converged within 30 s: %d\n", percentiles(nem.converge), nem.unconv)
 	fmt.Fprintf(&b, "node death to gone from every peer (target lease+5s = %v): %s\n", cfg.lease+5*time.Second, percentiles(nem.deaths))
 	fmt.Fprintf(&b, "instances a peer should serve and did not (sampled full fetches):\n")
-	for _, ph := range []string{"healthy", "isolate/majority", "isolate/cut-off", "bridge", "slow", "flaky", "recovering", "node-death"} {
+	for _, ph := range []string{"healthy", "isolate/majority", "isolate/cut-off", "bridge", "slow", "flaky", "clock", "recovering", "node-death"} {
 		m, wst := ms.missing[ph], ms.worst[ph]
 		fmt.Fprintf(&b, "  %-16s fetches=%d  plain agents: missing=%d worst=%d  heureka agents: missing=%d worst=%d\n",
 			ph, ms.samples[ph], m["plain"], wst["plain"], m["heureka"], wst["heureka"])

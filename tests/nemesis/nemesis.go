@@ -17,7 +17,7 @@ import (
 
 // The fault kinds. With three peers a majority/minority split is one peer
 // cut off from the other two, so "isolate" is both.
-var faultKinds = []string{"isolate", "bridge", "slow", "flaky", "kill", "pause", "all-down", "node-death"}
+var faultKinds = []string{"isolate", "bridge", "slow", "flaky", "kill", "pause", "all-down", "node-death", "clock"}
 
 // peerOnly says whether a fault cuts peers apart while every client still
 // reaches every peer: the case the eviction target is about.
@@ -176,6 +176,28 @@ func (n *nemesis) inject(ctx context.Context, kind string, hold time.Duration) e
 		}
 	case "node-death":
 		return n.nodeDeath(ctx)
+	case "clock":
+		// A step forward or back, or a rate, on one peer's clock (the
+		// registry's and replication's: see internal/debugclock); the heal
+		// sets it to the wall clock again, a step back to real time.
+		var query, what string
+		switch v := rng.intN(4); v {
+		case 0, 1:
+			d := rng.dur(10*time.Second, 40*time.Second)
+			if v == 1 {
+				d = -d
+			}
+			query, what = "jump="+d.String(), fmt.Sprintf("steps %v", d)
+		default:
+			rate := []float64{0.5, 0.75, 1.25, 1.5}[rng.intN(4)]
+			query, what = fmt.Sprintf("rate=%g", rate), fmt.Sprintf("runs at %gx", rate)
+		}
+		n.log("start", fmt.Sprintf("clock of %s %s, for %v", p.name(), what, hold))
+		if _, err := p.setClock(query); err != nil {
+			return err
+		}
+		n.set(kind)
+		heal = func() error { _, err := p.setClock("reset=true"); return err }
 	}
 	if sleep(ctx, hold) != nil {
 		return heal()

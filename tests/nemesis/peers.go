@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -44,7 +45,10 @@ func (p *peer) start() error {
 	cmd := exec.Command("ip", "netns", "exec", p.ns, p.bin, "server",
 		"--listen", fmt.Sprintf("0.0.0.0:%d", serverPort),
 		"--peers", p.peers, "--self-url", p.peerURL(),
-		"--sync-timeout", "5s", "--log-level", "info")
+		"--sync-timeout", "5s", "--log-level", "info",
+		// The clock the clock fault steps and skews, on the namespace's
+		// own loopback.
+		"--debug-listen", debugListen)
 	cmd.Stdout, cmd.Stderr = log, log
 	// Its own process group: a Ctrl-C at the terminal reaches the
 	// harness, which stops the peers itself.
@@ -111,4 +115,42 @@ func (p *peer) restartedSince(t time.Time) bool {
 		}
 	}
 	return false
+}
+
+// debugListen is where each peer serves /debug/clock, inside its own
+// namespace: only a process in that namespace reaches it.
+const debugListen = "127.0.0.1:6060"
+
+// setClock changes p's clock: query is what POST /debug/clock takes
+// (jump=D, rate=R, reset=true). The call is made by this program,
+// re-executed inside p's namespace (-clock).
+func (p *peer) setClock(query string) (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	out, err := exec.Command("ip", "netns", "exec", p.ns, self, "-clock", query).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%s: clock %s: %w: %s", p.name(), query, err, strings.TrimSpace(string(out)))
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// runClock is the -clock mode: one POST to the peer's clock endpoint, in
+// the peer's namespace; it prints the clock's new state.
+func runClock(query string) int {
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Post("http://"+debugListen+"/debug/clock?"+query, "", nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "nemesis clock:", err)
+		return 2
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode != http.StatusOK {
+		fmt.Fprintf(os.Stderr, "nemesis clock: %s: %s\n", resp.Status, b)
+		return 2
+	}
+	fmt.Print(string(b))
+	return 0
 }

@@ -1,0 +1,282 @@
+package replication_test
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/internal/proctest"
+	"github.com/heureka-project/heureka/registry"
+	"github.com/heureka-project/heureka/replication"
+)
+
+// heldRequest is a batch a sender gave up on that the network still holds.
+type heldRequest struct {
+	from   string
+	url    string
+	header http.Header
+	body   []byte
+}
+
+// lateNet is a MemNetwork whose cuts behave like a TCP path through a
+// proxy that keeps accepting while its upstream is unreachable: a batch
+// sent to a held host fails for its sender (as a timeout does), yet the
+// request is kept, and the test delivers it later, after the heal. It also
+// counts the digests each host asks for, to know when anti-entropy ran.
+type lateNet struct {
+	net     *replication.MemNetwork
+	mu      sync.Mutex
+	hold    map[string]bool
+	held    []heldRequest
+	digests map[string]int // by the asking host
+}
+
+func newLateNet() *lateNet {
+	return &lateNet{net: replication.NewMemNetwork(), hold: map[string]bool{}, digests: map[string]int{}}
+}
+
+func (n *lateNet) transport(from string) replication.Transport {
+	return lateTransport{n: n, from: from, next: n.net.Transport(from)}
+}
+
+// cut cuts host off in both directions (on), keeping the batches sent to
+// it, or reconnects it.
+func (n *lateNet) cut(host string, on bool) {
+	n.mu.Lock()
+	n.hold[host] = on
+	n.mu.Unlock()
+	n.net.Partition(host, on)
+}
+
+// heldBatches returns the batches kept so far whose bodies contain every
+// one of words.
+func (n *lateNet) heldBatches(words ...string) []heldRequest {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []heldRequest
+	for _, h := range n.held {
+		ok := true
+		for _, w := range words {
+			ok = ok && bytes.Contains(h.body, []byte(w))
+		}
+		if ok {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+func (n *lateNet) digestCount(from string) int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.digests[from]
+}
+
+// deliver hands h to its destination now, as the network would once the
+// path is back; the answer goes nowhere (its sender has long given up).
+func (n *lateNet) deliver(t *testing.T, h heldRequest) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, h.url, bytes.NewReader(h.body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = h.header.Clone()
+	resp, err := n.net.Transport(h.from).Do(req)
+	if err != nil {
+		t.Fatalf("late delivery of a batch from %s: %v", h.from, err)
+	}
+	resp.Body.Close()
+}
+
+type lateTransport struct {
+	n    *lateNet
+	from string
+	next replication.Transport
+}
+
+func (t lateTransport) Do(req *http.Request) (*http.Response, error) {
+	t.n.mu.Lock()
+	held := t.n.hold[req.URL.Host]
+	if strings.HasSuffix(req.URL.Path, "/v1/replication/digest") {
+		t.n.digests[t.from]++
+	}
+	t.n.mu.Unlock()
+	if held && req.Method == http.MethodPost && req.Body != nil {
+		body, err := io.ReadAll(req.Body)
+		if err != nil {
+			return nil, err
+		}
+		t.n.mu.Lock()
+		t.n.held = append(t.n.held, heldRequest{from: t.from, url: req.URL.String(), header: req.Header.Clone(), body: body})
+		t.n.mu.Unlock()
+		return nil, fmt.Errorf("POST %s: timeout awaiting the answer (the request is held in the network)", req.URL)
+	}
+	return t.next.Do(req)
+}
+
+// TestLateBatchDoesNotBringBackAClearedOverride is the nemesis run's
+// "acknowledged clear lost" (seed 99, docs/reliability.md). Peer 3 is cut
+// off while an operator sets and clears OUT_OF_SERVICE through peer 2 and
+// then through peer 1, and it expires the instance meanwhile. Batches the
+// other peers gave up on during the cut still reach peer 3 after the heal,
+// older ones after newer ones. A late batch holding the override but not
+// its clear must not put OUT_OF_SERVICE back on peer 3, from where
+// anti-entropy used to spread it to every peer, the one that acknowledged
+// the clear included.
+func TestLateBatchDoesNotBringBackAClearedOverride(t *testing.T) {
+	const app = "HDFS-DATANODE.PROD"
+	var now atomic.Int64 // one clock for the three registries, moved by hand
+	now.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
+	clock := func() time.Time { return time.Unix(0, now.Load()) }
+	ln := newLateNet()
+	nodes := make([]*node, 3)
+	var urls []string
+	for i := range nodes {
+		nodes[i] = newNode(ln.net, fmt.Sprintf("peer%d", i+1))
+		urls = append(urls, nodes[i].url)
+	}
+	for _, nd := range nodes {
+		startNode(t, nd, urls, options{
+			reg: func(c *registry.Config) {
+				c.Clock = clock
+				c.SelfPreservation = registry.ModeOff
+				c.PauseThreshold = 0 // the test's clock jumps are not pauses
+			},
+			repl: func(c *replication.Config) { c.Transport = ln.transport(nd.host) },
+		})
+	}
+	p1, p2, p3 := nodes[0], nodes[1], nodes[2]
+	for _, nd := range nodes {
+		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
+	}
+	short := func(in *heureka.Instance) { in.Lease.RenewalIntervalSecs, in.Lease.DurationSecs = 1, 3 }
+	if err := p1.reg.Register(dn("x", short), false); err != nil {
+		t.Fatal(err)
+	}
+	proctest.Eventually(t, 10*time.Second, "x on every peer", everywhere(nodes, "x", heureka.StatusUp))
+
+	// renewedAt is when nd last renewed x, in milliseconds of the clock.
+	renewedAt := func(nd *node) int64 {
+		a, ok := nd.reg.LiveApp(app)
+		if !ok {
+			return 0
+		}
+		for _, in := range a.Instances {
+			if in.ID == "x" {
+				return in.Lease.LastRenewalTimestamp
+			}
+		}
+		return 0
+	}
+	// beat moves the clock a second on and renews x through peer 1, as its
+	// agent does, and waits until each of want has the renewal.
+	beat := func(want ...*node) {
+		t.Helper()
+		now.Add(int64(time.Second))
+		if _, err := p1.reg.Renew(registry.RenewRequest{App: app, ID: "x"}); err != nil {
+			t.Fatal(err)
+		}
+		for _, nd := range want {
+			proctest.Eventually(t, 10*time.Second, "the renewal on "+nd.name, func() bool { return renewedAt(nd) == clock().UnixMilli() })
+		}
+	}
+	// operate sets or clears the override through via and waits until
+	// every connected peer shows it and the cut-off one has been sent a
+	// batch carrying it (which it will receive late).
+	operate := func(via *node, set bool) {
+		t.Helper()
+		var err error
+		want, word := heureka.StatusOutOfService, `"StatusUpdate"`
+		if set {
+			err = via.reg.SetStatus(app, "x", heureka.StatusOutOfService, 0, false)
+		} else {
+			want, word = heureka.StatusUp, `"DeleteStatusOverride"`
+			err = via.reg.DeleteStatusOverride(app, "x", heureka.StatusUp, 0, false)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		proctest.Eventually(t, 10*time.Second, "the change on peers 1 and 2", everywhere(nodes[:2], "x", want))
+		proctest.Eventually(t, 20*time.Second, via.name+" to try sending it to peer 3", func() bool {
+			for _, h := range ln.heldBatches(word) {
+				if h.from == via.host {
+					return true
+				}
+			}
+			return false
+		})
+	}
+
+	ln.cut(p3.host, true)
+	operate(p2, true)
+	operate(p2, false)
+	operate(p1, true)
+	operate(p1, false)
+	// Peer 3 hears nothing, and its lease of x runs out; peer 1 keeps
+	// hearing from x and tells peer 2.
+	for range 4 {
+		beat(p1, p2)
+		p3.reg.Tick()
+	}
+	if st := status(p3, "x"); st != "" {
+		t.Fatalf("peer 3 still serves x (%s) after its lease ran out", st)
+	}
+	// Among the batches held for peer 3 are some that carry an override
+	// and not the clear that followed it.
+	var stale []heldRequest
+	for _, h := range slices.Backward(ln.heldBatches(`"StatusUpdate"`)) {
+		if !bytes.Contains(h.body, []byte(`"DeleteStatusOverride"`)) || h.from == p2.host {
+			stale = append(stale, h)
+		}
+	}
+	if len(stale) == 0 {
+		t.Fatal("no batch held for peer 3 carries an override without its clear; the test no longer models the run")
+	}
+
+	ln.cut(p3.host, false)
+	beat(p1, p2, p3) // the replicated heartbeat, answered 404, brings x back to peer 3
+	proctest.Eventually(t, 20*time.Second, "x UP on every peer after the heal", everywhere(nodes, "x", heureka.StatusUp))
+	proctest.Eventually(t, 20*time.Second, "every queue drained", quiescent(nodes))
+
+	// Now the batches the senders gave up on arrive, newest first, so the
+	// oldest (an override without its clear) lands last.
+	for _, h := range stale {
+		ln.deliver(t, h)
+	}
+	// Let anti-entropy compare every pair of peers twice over.
+	base := make([]int, len(nodes))
+	for i, nd := range nodes {
+		base[i] = ln.digestCount(nd.host)
+	}
+	proctest.Eventually(t, 20*time.Second, "two anti-entropy rounds on every peer", func() bool {
+		for i, nd := range nodes {
+			if ln.digestCount(nd.host) < base[i]+2*(len(nodes)-1) {
+				return false
+			}
+		}
+		return true
+	})
+	proctest.Eventually(t, 20*time.Second, "every queue drained", quiescent(nodes))
+	for _, nd := range nodes {
+		if st := status(nd, "x"); st != heureka.StatusUp {
+			t.Errorf("%s serves x as %q after the heal; the last acknowledged operator call was a clear (UP)", nd.name, st)
+		}
+	}
+
+	// Peer 3 keeps x as long as x renews through peer 1.
+	for range 4 {
+		beat(p1, p2, p3)
+		p3.reg.Tick()
+	}
+	if st := status(p3, "x"); st != heureka.StatusUp {
+		t.Fatalf("peer 3 serves x as %q while it renews through peer 1, want UP", st)
+	}
+}
