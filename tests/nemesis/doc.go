@@ -1,9 +1,12 @@
-// Command nemesis is heureka's fault-injection harness: three real heureka
-// peers, a concurrent Eureka workload, faults on a schedule drawn from a
-// seed, a history of every operation, and a checker over that history and
-// the healed cluster's state.
+// Command nemesis is heureka's fault-injection harness: three or five real
+// heureka peers, a concurrent Eureka workload, faults on a schedule drawn
+// from a seed, a history of every operation, and a checker over that
+// history and the healed cluster's state.
 //
-//	cd tests/nemesis && go run . [-short] [-seed N] [-duration D] [-out DIR]
+//	cd tests/nemesis && go run . [-short] [-peers 3|5] [-seed N] [-duration D] [-out DIR]
+//
+// -peers defaults to 3, the topology every earlier seed was drawn for: a
+// seed replays the same schedule only with the same -peers (and -faults).
 //
 // It needs root and ip (iproute2). It builds the server from ../.. unless
 // $HEUREKA_BIN names one, and exits 1 when a count the checker requires to
@@ -12,11 +15,13 @@
 // # The network
 //
 // Every address it uses lies in network namespaces it creates (named
-// hnem<pid>-*, removed on exit, on failure and on Ctrl-C; those of an
-// earlier run whose process is gone are removed at start): a namespace per
-// peer, joined by a peer bridge (10.213.1.0/24) that carries replication
-// only, and a client bridge (10.213.2.0/24) through which the workload,
-// running in a namespace of its own, reaches every peer. The harness
+// hnem<pid>-net, -cli and -p1 to -p5, every one within Linux's 15
+// characters; removed on exit, on failure, on Ctrl-C, SIGTERM and SIGHUP,
+// and a run fails if any is left; those of an earlier run whose process is
+// gone are removed at start): a namespace per peer, joined by a peer bridge
+// (10.213.1.0/24) that carries replication only, and a client bridge
+// (10.213.2.0/24) through which the workload, running in a namespace of
+// its own, reaches every peer. The harness
 // re-executes itself inside that client namespace (the -inner flag); the
 // outer process only builds and removes the network.
 //
@@ -24,8 +29,17 @@
 //
 //   - isolate: a peer's port on the peer bridge goes down (with three peers,
 //     also the majority/minority split);
+//   - split (five peers only): a clean majority/minority split, three
+//     peers against two, every pair across the sides cut as the bridge
+//     cuts one;
 //   - bridge: A sees B, B sees C, A and C cannot see each other (each
-//     resolves the other's address to a link-layer address nobody has);
+//     resolves the other's address to a link-layer address nobody has).
+//     With five peers it is Jepsen's bridge, not a chain: one peer in the
+//     middle sees all four others, which fall in two sides of two (drawn
+//     from the seed); each side sees itself and the middle, never the
+//     other side, so each side with the middle is a majority and the
+//     middle is the only way between them. With three peers the sides are
+//     one peer each: A, B, C as above;
 //   - slow, flaky: on every link out of one peer, through the TCP fault
 //     proxy each peer replicates through (toxiproxy, as a library, in a
 //     process of its own in the peer's namespace; its API on the client
@@ -56,8 +70,9 @@
 // Plain Eureka agents (raw HTTP, one server at a time from a list of one
 // or two, the next on an error) register, renew every second on 3 s
 // leases, change metadata and status, cancel, and start again under a new
-// ID. Nodes running heureka's own agent (package agent, with a healthy
-// fake DataNode) have two registry URLs. An operator sets and clears
+// ID; agent n's list is peer n mod N, and with it the next peer for even
+// n. Nodes running heureka's own agent (package agent, with a healthy
+// fake DataNode) have two registry URLs, also neighbours on the ring. An operator sets and clears
 // OUT_OF_SERVICE on a third of the plain agents' instances; readers fetch
 // the full registry and deltas and follow /v1/watch on every peer. Every
 // operation goes to history.jsonl with its outcome (ok, error, timeout),
@@ -75,5 +90,6 @@
 // its timers, HTTP deadlines or log timestamps. No packet-level loss or
 // delay (this kernel has no netem): the fault proxy works on TCP streams.
 // Hostile peers are tested in internal/httpapi and replication, not here.
-// Five peers are not supported (three only).
+// Only three or five peers: an even count has no clean majority, and more
+// than five would not fit this machine's two cores.
 package main

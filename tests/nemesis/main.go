@@ -21,6 +21,7 @@ import (
 
 type runConfig struct {
 	seed             uint64
+	peers            int // 3 or 5
 	duration         time.Duration
 	lease            time.Duration
 	plain, hagents   int
@@ -40,26 +41,28 @@ func main() {
 	hagents := flag.Int("hagents", 6, "nodes running heureka's agent")
 	out := flag.String("out", "", "directory for the history, peer logs and the report (default: a new temporary one)")
 	inner := flag.String("inner", "", "internal: run one seed inside the client namespace of this prefix")
-	kinds := flag.String("faults", strings.Join(faultKinds, ","), "the fault kinds to draw from, comma-separated")
+	npeers := flag.Int("peers", 3, "registry peers, each in its own network namespace: 3 or 5")
+	kinds := flag.String("faults", "", "the fault kinds to draw from, comma-separated (default: every kind; split needs -peers 5)")
 	proxy := flag.Int("proxy", 0, "internal: run the fault proxy of this peer, inside its namespace")
 	clockQuery := flag.String("clock", "", "internal: change the clock of the peer whose namespace this runs in (a /debug/clock query, e.g. jump=30s)")
 	flag.Parse()
+	if *npeers != 3 && *npeers != 5 {
+		fmt.Fprintf(os.Stderr, "nemesis: -peers %d: want 3 or 5 (an odd count, so that a split has a majority)\n", *npeers)
+		os.Exit(2)
+	}
 	if *proxy != 0 {
-		os.Exit(runProxy(*proxy, 3))
+		os.Exit(runProxy(*proxy, *npeers))
 	}
 	if *clockQuery != "" {
 		os.Exit(runClock(*clockQuery))
 	}
-	var chosen []string
-	for _, k := range strings.Split(*kinds, ",") {
-		if !slices.Contains(faultKinds, k) {
-			fmt.Fprintf(os.Stderr, "nemesis: -faults: unknown fault kind %q (known: %s)\n", k, strings.Join(faultKinds, ","))
-			os.Exit(2)
-		}
-		chosen = append(chosen, k)
+	chosen, err := parseKinds(*kinds, *npeers)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "nemesis: -faults:", err)
+		os.Exit(2)
 	}
 
-	cfg := runConfig{duration: *duration, lease: 3 * time.Second, plain: *plain, hagents: *hagents,
+	cfg := runConfig{peers: *npeers, duration: *duration, lease: 3 * time.Second, plain: *plain, hagents: *hagents,
 		minLife: 10 * time.Second, maxLife: 40 * time.Second, minHold: 5 * time.Second, maxHold: 15 * time.Second,
 		minGap: 2 * time.Second, maxGap: 5 * time.Second,
 		bin: os.Getenv("HEUREKA_BIN"), out: *out, kinds: chosen}
@@ -68,6 +71,25 @@ func main() {
 		os.Exit(runInner(cfg))
 	}
 	os.Exit(runOuter(cfg, *short, *seed))
+}
+
+// parseKinds reads -faults for a run of n peers: empty means every kind
+// that run draws from by default.
+func parseKinds(list string, n int) ([]string, error) {
+	if list == "" {
+		return kindsFor(n), nil
+	}
+	var chosen []string
+	for _, k := range strings.Split(list, ",") {
+		switch {
+		case !slices.Contains(faultKinds, k):
+			return nil, fmt.Errorf("unknown fault kind %q (known: %s)", k, strings.Join(faultKinds, ","))
+		case !slices.Contains(kindsFor(n), k):
+			return nil, fmt.Errorf("%s needs -peers 5 (with %d peers, isolate is the majority/minority split)", k, n)
+		}
+		chosen = append(chosen, k)
+	}
+	return chosen, nil
 }
 
 func runOuter(cfg runConfig, short bool, seed uint64) int {
@@ -124,7 +146,7 @@ func runOuter(cfg runConfig, short bool, seed uint64) int {
 	}
 
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	code := 0
 	for _, s := range seeds {
@@ -141,12 +163,18 @@ func runOuter(cfg runConfig, short bool, seed uint64) int {
 }
 
 // runSeed builds the network for one seed, runs the inner harness inside
-// the client namespace, and removes every namespace afterwards, whatever
-// happened.
-func runSeed(cfg runConfig, seed uint64, sigs chan os.Signal) int {
-	topo := &topology{prefix: nsBase + strconv.Itoa(os.Getpid()), peers: 3}
-	defer topo.destroy()
-	topo.destroy() // a leftover of an earlier seed of this run
+// the client namespace, and removes every namespace it created afterwards,
+// whatever happened; a namespace left behind makes the run fail (2).
+func runSeed(cfg runConfig, seed uint64, sigs chan os.Signal) (code int) {
+	topo := &topology{prefix: nsBase + strconv.Itoa(os.Getpid()), peers: cfg.peers}
+	defer func() {
+		if err := topo.destroy(); err != nil {
+			fmt.Fprintln(os.Stderr, "nemesis: removing the network:", err)
+			if code == 0 {
+				code = 2
+			}
+		}
+	}()
 	if err := topo.create(); err != nil {
 		fmt.Fprintln(os.Stderr, "nemesis: building the network:", err)
 		return 2
@@ -156,7 +184,7 @@ func runSeed(cfg runConfig, seed uint64, sigs chan os.Signal) int {
 		fmt.Fprintln(os.Stderr, "nemesis:", err)
 		return 2
 	}
-	args := []string{"netns", "exec", topo.ns("cli"), self, "-inner", topo.prefix, "-seed", strconv.FormatUint(seed, 10),
+	args := []string{"netns", "exec", topo.ns("cli"), self, "-inner", topo.prefix, "-peers", strconv.Itoa(cfg.peers), "-seed", strconv.FormatUint(seed, 10),
 		"-duration", cfg.duration.String(), "-plain", strconv.Itoa(cfg.plain), "-hagents", strconv.Itoa(cfg.hagents),
 		"-out", filepath.Join(cfg.out, "seed-"+strconv.FormatUint(seed, 10)), "-faults", strings.Join(cfg.kinds, ",")}
 	cmd := exec.Command("ip", args...)
@@ -166,7 +194,8 @@ func runSeed(cfg runConfig, seed uint64, sigs chan os.Signal) int {
 		"NEMESIS_HOLD="+cfg.minHold.String()+","+cfg.maxHold.String(),
 		"NEMESIS_GAP="+cfg.minGap.String()+","+cfg.maxGap.String(),
 		"NEMESIS_COVER="+strconv.FormatBool(cfg.cover))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // signals go through us
+	// Signals go through us; if we die without a word, it stops too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, "nemesis:", err)
 		return 2
@@ -225,6 +254,12 @@ func runInner(cfg runConfig) int {
 	if cfg.cover {
 		replay = fmt.Sprintf("go run . -short -seed %d", cfg.seed)
 	}
+	if cfg.peers != 3 {
+		replay += fmt.Sprintf(" -peers %d", cfg.peers)
+	}
+	if !slices.Equal(cfg.kinds, kindsFor(cfg.peers)) {
+		replay += " -faults " + strings.Join(cfg.kinds, ",")
+	}
 	fmt.Printf("nemesis: seed %d (replay: %s), %v of faults\n", cfg.seed, replay, cfg.duration)
 	h, err := newHistory(filepath.Join(cfg.out, "history.jsonl"))
 	if err != nil {
@@ -232,12 +267,12 @@ func runInner(cfg runConfig) int {
 		return 2
 	}
 	defer h.close()
-	topo := &topology{prefix: cfg.prefix, peers: 3}
+	topo := &topology{prefix: cfg.prefix, peers: cfg.peers}
 	var peers []*peer
-	for i := 1; i <= 3; i++ {
+	for i := 1; i <= cfg.peers; i++ {
 		// Each peer reaches the others through its fault proxy.
 		urls := []string{(&peer{i: i}).peerURL()}
-		for j := 1; j <= 3; j++ {
+		for j := 1; j <= cfg.peers; j++ {
 			if j != i {
 				urls = append(urls, peerURLVia(j))
 			}
@@ -253,8 +288,8 @@ func runInner(cfg runConfig) int {
 			_ = c.Process.Kill()
 		}
 	}()
-	for i := 1; i <= 3; i++ {
-		c, err := startProxy(topo.peerNS(i), i, cfg.out)
+	for i := 1; i <= cfg.peers; i++ {
+		c, err := startProxy(topo.peerNS(i), i, cfg.peers, cfg.out)
 		if c != nil {
 			proxies = append(proxies, c)
 		}
@@ -289,11 +324,7 @@ func runInner(cfg runConfig) int {
 	var wg sync.WaitGroup
 	goRun := func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }
 	for n := range cfg.plain {
-		// One or two servers, as Eureka clients configured with a list.
-		servers := []*peer{peers[n%3]}
-		if n%2 == 0 {
-			servers = append(servers, peers[(n+1)%3])
-		}
+		servers := serverList(peers, n)
 		goRun(func() { w.plainAgent(wctx, n, servers) })
 	}
 	for n := range cfg.hagents {
@@ -379,12 +410,22 @@ func runInner(cfg runConfig) int {
 	return 0
 }
 
+// serverList is plain agent n's servers: one or two, as Eureka clients
+// configured with a list have, spread over every peer.
+func serverList(peers []*peer, n int) []*peer {
+	servers := []*peer{peers[n%len(peers)]}
+	if n%2 == 0 {
+		servers = append(servers, peers[(n+1)%len(peers)])
+	}
+	return servers
+}
+
 func summary(cfg runConfig, ran time.Duration, ops []op, nem *nemesis, ms *missStats, v *verdict, ws []*watchStats, cs *cacheStats, settle time.Duration) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n== nemesis report, seed %d: %v of faults, %v in all (lease %v, %d plain agents, %d heureka agents)\n",
-		cfg.seed, cfg.duration, ran.Round(time.Second), cfg.lease, cfg.plain, cfg.hagents)
+	fmt.Fprintf(&b, "\n== nemesis report, seed %d: %v of faults, %v in all (%d peers, lease %v, %d plain agents, %d heureka agents)\n",
+		cfg.seed, cfg.duration, ran.Round(time.Second), cfg.peers, cfg.lease, cfg.plain, cfg.hagents)
 	fmt.Fprintf(&b, "faults:")
-	for _, k := range faultKinds {
+	for _, k := range kindsFor(cfg.peers) {
 		fmt.Fprintf(&b, " %s=%d", k, nem.faults[k])
 	}
 	counts := map[string]map[string]int{}
@@ -410,7 +451,11 @@ func summary(cfg runConfig, ran time.Duration, ops []op, nem *nemesis, ms *missS
 	fmt.Fprintf(&b, "convergence after heal: %s; not converged within 30 s: %d\n", percentiles(nem.converge), nem.unconv)
 	fmt.Fprintf(&b, "node death to gone from every peer (target lease+5s = %v): %s\n", cfg.lease+5*time.Second, percentiles(nem.deaths))
 	fmt.Fprintf(&b, "instances a peer should serve and did not (sampled full fetches):\n")
-	for _, ph := range []string{"healthy", "isolate/majority", "isolate/cut-off", "bridge", "slow", "flaky", "clock", "recovering", "node-death"} {
+	phases := []string{"healthy", "isolate/majority", "isolate/cut-off", "bridge", "slow", "flaky", "clock", "recovering", "node-death"}
+	if cfg.peers > 3 {
+		phases = slices.Insert(phases, 3, "split/majority", "split/minority")
+	}
+	for _, ph := range phases {
 		m, wst := ms.missing[ph], ms.worst[ph]
 		fmt.Fprintf(&b, "  %-16s fetches=%d  plain agents: missing=%d worst=%d  heureka agents: missing=%d worst=%d\n",
 			ph, ms.samples[ph], m["plain"], wst["plain"], m["heureka"], wst["heureka"])

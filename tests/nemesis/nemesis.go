@@ -16,12 +16,23 @@ import (
 )
 
 // The fault kinds. With three peers a majority/minority split is one peer
-// cut off from the other two, so "isolate" is both.
-var faultKinds = []string{"isolate", "bridge", "slow", "flaky", "kill", "pause", "all-down", "node-death", "clock"}
+// cut off from the other two, so "isolate" is both, and "split" is drawn
+// only with five peers (see kindsFor).
+var faultKinds = []string{"isolate", "split", "bridge", "slow", "flaky", "kill", "pause", "all-down", "node-death", "clock"}
+
+// kindsFor is the fault kinds a run of n peers draws from by default. With
+// three peers it is the list every earlier seed was drawn from, so those
+// seeds replay the same schedule.
+func kindsFor(n int) []string {
+	if n == 3 {
+		return slices.DeleteFunc(slices.Clone(faultKinds), func(k string) bool { return k == "split" })
+	}
+	return slices.Clone(faultKinds)
+}
 
 // peerOnly says whether a fault cuts peers apart while every client still
 // reaches every peer: the case the eviction target is about.
-func peerOnly(kind string) bool { return kind == "isolate" || kind == "bridge" }
+func peerOnly(kind string) bool { return kind == "isolate" || kind == "split" || kind == "bridge" }
 
 // nemesis injects faults one at a time on a schedule drawn from the seed.
 type nemesis struct {
@@ -35,7 +46,7 @@ type nemesis struct {
 	mu      sync.Mutex
 	current string          // the fault in force, "" when healthy
 	down    map[string]bool // peers that cannot answer now (killed, paused)
-	cutOff  string          // the peer an isolate cuts off
+	cutOff  map[string]bool // the peers on the minority side of an isolate or split
 	agents  []*hagent
 	nextAg  int
 
@@ -55,10 +66,19 @@ func (n *nemesis) set(kind string, down ...string) {
 	}
 }
 
-func (n *nemesis) state() (string, map[string]bool, string) {
+func (n *nemesis) state() (string, map[string]bool, map[string]bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.current, maps.Clone(n.down), n.cutOff
+	return n.current, maps.Clone(n.down), maps.Clone(n.cutOff)
+}
+
+func (n *nemesis) setCutOff(peers []int) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.cutOff = map[string]bool{}
+	for _, p := range peers {
+		n.cutOff[fmt.Sprintf("p%d", p)] = true
+	}
 }
 
 func (n *nemesis) log(result, info string) {
@@ -110,24 +130,36 @@ func (n *nemesis) inject(ctx context.Context, kind string, hold time.Duration) e
 			return err
 		}
 		n.set(kind)
-		n.mu.Lock()
-		n.cutOff = p.name()
-		n.mu.Unlock()
+		n.setCutOff([]int{p.i})
 		heal = func() error {
-			n.mu.Lock()
-			n.cutOff = ""
-			n.mu.Unlock()
+			n.setCutOff(nil)
 			return n.topo.cutPeer(p.i, false)
 		}
-	case "bridge":
-		a, c := ps[i], ps[(i+2)%len(ps)]
-		b := ps[(i+1)%len(ps)]
-		n.log("start", fmt.Sprintf("bridge %s-%s-%s: %s and %s cannot see each other, for %v", a.name(), b.name(), c.name(), a.name(), c.name(), hold))
-		if err := n.topo.cutPair(a.i, c.i, true); err != nil {
+	case "split":
+		major, minor := splitSides(len(ps), p.i, rng.intN)
+		n.log("start", fmt.Sprintf("split %s | %s (majority | minority) for %v", peerNames(major), peerNames(minor), hold))
+		cuts := crossPairs(major, minor)
+		heal = func() error {
+			n.setCutOff(nil)
+			return n.topo.cutPairs(cuts, false)
+		}
+		if err := n.topo.cutPairs(cuts, true); err != nil {
+			_ = heal()
 			return err
 		}
 		n.set(kind)
-		heal = func() error { return n.topo.cutPair(a.i, c.i, false) }
+		n.setCutOff(minor)
+	case "bridge":
+		left, mid, right := bridgeSides(len(ps), p.i, rng.intN)
+		n.log("start", fmt.Sprintf("bridge %s-p%d-%s: %s and %s cannot see each other, for %v",
+			peerNames(left), mid, peerNames(right), peerNames(left), peerNames(right), hold))
+		cuts := crossPairs(left, right)
+		heal = func() error { return n.topo.cutPairs(cuts, false) }
+		if err := n.topo.cutPairs(cuts, true); err != nil {
+			_ = heal()
+			return err
+		}
+		n.set(kind)
 	case "slow", "flaky":
 		what := "1.5 s ± 0.7 s latency each way and 8 KB/s"
 		if kind == "flaky" {
@@ -353,10 +385,16 @@ func (n *nemesis) sampler(ctx context.Context, ms *missStats) {
 				continue
 			}
 			phase := current
-			if current == "isolate" {
+			switch current {
+			case "isolate":
 				phase = "isolate/majority"
-				if p.name() == cutOff {
+				if cutOff[p.name()] {
 					phase = "isolate/cut-off"
+				}
+			case "split":
+				phase = "split/majority"
+				if cutOff[p.name()] {
+					phase = "split/minority"
 				}
 			}
 			v, err := n.w.fetchIDs(ctx, "reader", p)
@@ -399,7 +437,7 @@ type cacheStats struct {
 }
 
 // cacheReader reads the heureka agents' application from a client.Cache
-// over all three peers twice a second; while every peer is dead it must
+// over every peer twice a second; while every peer is dead it must
 // go on answering from its last snapshot.
 func (n *nemesis) cacheReader(ctx context.Context, st *cacheStats) error {
 	ccfg := client.DefaultConfig()

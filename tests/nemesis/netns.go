@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,12 +18,21 @@ import (
 //	<pfx>-net   two bridges: pbr (the peer network 10.213.1.0/24) and
 //	            cbr (the client network 10.213.2.0/24), one veth end per
 //	            peer on each (p<i>p, p<i>c) and one for the client (cli)
-//	<pfx>-p<i>  peer i: eth0 10.213.1.i on pbr, eth1 10.213.2.i on cbr
+//	<pfx>-p<i>  peer i (1..3 or 1..5): eth0 10.213.1.i on pbr, eth1
+//	            10.213.2.i on cbr
 //	<pfx>-cli   the harness's workload: eth0 10.213.2.100 on cbr
 //
 // Replication goes over the peer network only (the peers know each other
 // by their 10.213.1.x URLs), so a fault there cuts peers apart while every
 // client still reaches every peer.
+//
+// <pfx> is hnem<pid> of the outer harness: no two runs alive at once share
+// it, so no two share a namespace. Every interface is created inside one of
+// those namespaces (a veth is made in <pfx>-net with its other end placed
+// straight into the peer's), never in the host's, so interface names need
+// only be unique within a namespace. Every name, namespace or interface,
+// fits Linux's 15 characters (IFNAMSIZ-1; checked by checkNames), a pid
+// being at most 7 digits.
 const (
 	nsBase      = "hnem"
 	peerNet     = "10.213.1."
@@ -30,11 +41,34 @@ const (
 	serverPort  = 8761
 	nullLLAddr  = "02:00:00:00:00:01" // no interface has it: frames sent there are dropped
 	stalePrefix = nsBase
+	maxName     = 15 // IFNAMSIZ-1
+	maxPID      = 4194304
 )
 
 type topology struct {
-	prefix string // hnem<pid>
-	peers  int
+	prefix  string // hnem<pid>
+	peers   int
+	created []string // namespaces this topology made, in order
+}
+
+// interfaces is every interface name the topology creates, in any
+// namespace.
+func (t *topology) interfaces() []string {
+	n := []string{"pbr", "cbr", "cli", "eth0", "eth1"}
+	for i := 1; i <= t.peers; i++ {
+		n = append(n, fmt.Sprintf("p%dp", i), fmt.Sprintf("p%dc", i))
+	}
+	return n
+}
+
+// checkNames says which name, if any, is longer than Linux allows.
+func (t *topology) checkNames() error {
+	for _, n := range append(t.names(), t.interfaces()...) {
+		if len(n) > maxName {
+			return fmt.Errorf("the name %q is %d characters; Linux allows %d", n, len(n), maxName)
+		}
+	}
+	return nil
 }
 
 func (t *topology) ns(name string) string { return t.prefix + "-" + name }
@@ -53,7 +87,9 @@ func run(args ...string) error {
 func ipn(ns string, args ...string) error { return run(append([]string{"ip", "-n", ns}, args...)...) }
 
 // removeStale deletes the namespaces of earlier runs whose harness process
-// is gone (a run killed with SIGKILL cannot clean up after itself).
+// is gone (a run killed with SIGKILL cannot clean up after itself). It runs
+// before this run creates anything, so a namespace named for this process's
+// own pid is a leftover of an earlier process that had the same pid.
 func removeStale() {
 	out, err := exec.Command("ip", "netns", "list").Output()
 	if err != nil {
@@ -66,7 +102,7 @@ func removeStale() {
 			continue
 		}
 		pid, _ := strconv.Atoi(m[1])
-		if pid == os.Getpid() || syscall.Kill(pid, 0) == nil {
+		if pid != os.Getpid() && syscall.Kill(pid, 0) == nil {
 			continue // a run still going
 		}
 		name := strings.Fields(m[0])[0]
@@ -95,17 +131,48 @@ func (t *topology) names() []string {
 	return n
 }
 
-func (t *topology) destroy() {
-	for _, ns := range t.names() {
+// destroy removes the namespaces this topology created (their veths and
+// bridges go with them), and reports any namespace of its prefix still
+// there afterwards. It never touches a namespace it did not create.
+func (t *topology) destroy() error {
+	for _, ns := range slices.Backward(t.created) {
 		killAndDelete(ns)
 	}
+	t.created = nil
+	left, err := namespacesWithPrefix(t.prefix + "-")
+	if err != nil {
+		return err
+	}
+	if len(left) > 0 {
+		return fmt.Errorf("namespaces left after removing them: %s", strings.Join(left, " "))
+	}
+	return nil
+}
+
+// namespacesWithPrefix lists the namespaces whose names begin with pfx.
+func namespacesWithPrefix(pfx string) ([]string, error) {
+	out, err := exec.Command("ip", "netns", "list").Output()
+	if err != nil {
+		return nil, fmt.Errorf("ip netns list: %w", err)
+	}
+	var found []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && strings.HasPrefix(f[0], pfx) {
+			found = append(found, f[0])
+		}
+	}
+	return found, nil
 }
 
 func (t *topology) create() error {
+	if err := t.checkNames(); err != nil {
+		return err
+	}
 	for _, ns := range t.names() {
 		if err := run("ip", "netns", "add", ns); err != nil {
 			return err
 		}
+		t.created = append(t.created, ns)
 		if err := ipn(ns, "link", "set", "lo", "up"); err != nil {
 			return err
 		}
@@ -158,6 +225,22 @@ func (t *topology) cutPeer(i int, down bool) error {
 		state = "down"
 	}
 	return ipn(t.ns("net"), "link", "set", fmt.Sprintf("p%dp", i), state)
+}
+
+// cutPairs cuts (or, with cut false, restores) every pair in pairs. A
+// restore goes on past a failure, so that a heal after a partial cut
+// undoes what was done; it returns the first error.
+func (t *topology) cutPairs(pairs [][2]int, cut bool) error {
+	var first error
+	for _, pr := range pairs {
+		if err := t.cutPair(pr[0], pr[1], cut); err != nil {
+			if cut {
+				return err
+			}
+			first = cmp.Or(first, err)
+		}
+	}
+	return first
 }
 
 // cutPair makes peers i and j lose each other's packets while both keep

@@ -52,8 +52,9 @@ func runProxy(i, peers int) int {
 	return 2
 }
 
-// startProxy runs peer i's fault proxy in its namespace.
-func startProxy(ns string, i int, dir string) (*exec.Cmd, error) {
+// startProxy runs peer i's fault proxy in its namespace, with a link to
+// each of the other peers.
+func startProxy(ns string, i, peers int, dir string) (*exec.Cmd, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -62,7 +63,7 @@ func startProxy(ns string, i int, dir string) (*exec.Cmd, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command("ip", "netns", "exec", ns, self, "-proxy", strconv.Itoa(i))
+	cmd := exec.Command("ip", "netns", "exec", ns, self, "-proxy", strconv.Itoa(i), "-peers", strconv.Itoa(peers))
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
