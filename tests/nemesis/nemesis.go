@@ -335,11 +335,15 @@ func (n *nemesis) nodeDeath(ctx context.Context) error {
 			n.log("heal", fmt.Sprintf("node-death: %s gone from every peer after %v", ha.id, d.Round(10*time.Millisecond)))
 			break
 		}
-		if time.Since(died) > limit || sleep(ctx, 200*time.Millisecond) != nil {
+		if time.Since(died) > limit {
 			n.deaths = append(n.deaths, limit)
 			n.deathMax = max(n.deathMax, limit)
 			n.log("heal", fmt.Sprintf("node-death: %s still served %v after it died", ha.id, limit))
 			break
+		}
+		if sleep(ctx, 200*time.Millisecond) != nil {
+			n.set("")
+			return nil // interrupted: nothing measured
 		}
 	}
 	n.set("")
