@@ -70,9 +70,12 @@
 // Plain Eureka agents (raw HTTP, one server at a time from a list of one
 // or two, the next on an error) register, renew every second on 3 s
 // leases, change metadata and status, cancel, and start again under a new
-// ID; agent n's list is peer n mod N, and with it the next peer for even
-// n. Nodes running heureka's own agent (package agent, with a healthy
-// fake DataNode) have two registry URLs, also neighbours on the ring. An operator sets and clears
+// ID. Agent n (from 0) has peer n mod N + 1 of the N, and for an even n
+// the next one on the ring too, so each client reaches some of the peers,
+// as an agent configured with a server list does. Nodes running heureka's
+// own agent (package agent, with a healthy fake DataNode) have two
+// registry URLs, also neighbours on the ring: with five peers a split or
+// a bridge can put both on one side. An operator sets and clears
 // OUT_OF_SERVICE on a third of the plain agents' instances; readers fetch
 // the full registry and deltas and follow /v1/watch on every peer. Every
 // operation goes to history.jsonl with its outcome (ok, error, timeout),
