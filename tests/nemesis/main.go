@@ -465,6 +465,7 @@ func summary(cfg runConfig, ran time.Duration, ops []op, nem *nemesis, ms *missS
 	fmt.Fprintf(&b, "  evicted while renewing through the peer: %d\n", v.evictedLive)
 	fmt.Fprintf(&b, "  acknowledged overrides lost:             %d (of %d instances checked)\n", v.overrideLost, v.overridesCheck)
 	fmt.Fprintf(&b, "  acknowledged clears lost:                %d\n", v.clearLost)
+	fmt.Fprintf(&b, "  lost to a cross-peer reorder (allowed):  %d\n", v.crossPeer)
 	fmt.Fprintf(&b, "  divergent instances after heal:          %d\n", v.divergent)
 	fmt.Fprintf(&b, "  running agents missing from a peer:      %d\n", v.liveMissing)
 	fmt.Fprintf(&b, "  watch id gaps / reorders:                %d / %d\n", v.watchGaps, v.watchReorders)
