@@ -102,7 +102,9 @@ func (p *process) Close() { _ = unix.Close(p.fd) }
 func procStart(pid int) (time.Time, bool, error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
+		// ENOENT once the process is reaped; ESRCH when it is reaped
+		// between opening the file and reading it.
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ESRCH) {
 			return time.Time{}, false, errNoProcess
 		}
 		return time.Time{}, false, err
