@@ -67,22 +67,12 @@ func soak(ctx context.Context, o options, log io.Writer) (*result, error) {
 	}
 
 	if o.baseline {
-		addr, stopBare, err := startBare(ctx, o.serverCPUs, log)
+		st := ph.begin("baseline: bare handler")
+		err := baseline(ctx, o, f, c, ph, log)
+		end(st)
 		if err != nil {
 			return nil, err
 		}
-		st := ph.begin("baseline: bare handler")
-		logf(log, "baseline: renewing against a bare net/http handler for %s", o.quiet)
-		load, stopLoad := context.WithCancel(ctx)
-		b := &renewers{f: f, c: c, base: "http://" + addr + "/eureka", period: o.renew, t0: time.Now(), phases: ph,
-			okAfter: make([]atomic.Bool, o.n)}
-		done := make(chan struct{})
-		go func() { defer close(done); b.run(load, o.renewers) }()
-		sleep(ctx, o.quiet)
-		stopLoad()
-		<-done
-		stopBare()
-		end(st)
 	}
 
 	st := ph.begin("storm")
@@ -159,6 +149,27 @@ func soak(ctx context.Context, o options, log io.Writer) (*result, error) {
 	ph.finish()
 	res.phases = ph.all
 	return res, ctx.Err()
+}
+
+// baseline renews the fleet against a bare net/http handler on the
+// servers' CPUs for o.quiet: what the generator measures there is its own
+// floor.
+func baseline(ctx context.Context, o options, f *fleet, c *http.Client, ph *phases, log io.Writer) error {
+	addr, stopBare, err := startBare(ctx, o.serverCPUs, log)
+	if err != nil {
+		return err
+	}
+	defer stopBare()
+	logf(log, "baseline: renewing against a bare net/http handler for %s", o.quiet)
+	load, stopLoad := context.WithCancel(ctx)
+	b := &renewers{f: f, c: c, base: "http://" + addr + "/eureka", period: o.renew, t0: time.Now(), phases: ph,
+		okAfter: make([]atomic.Bool, o.n)}
+	done := make(chan struct{})
+	go func() { defer close(done); b.run(load, o.renewers) }()
+	sleep(ctx, o.quiet)
+	stopLoad()
+	<-done
+	return nil
 }
 
 // selfCPU is this process's user+system CPU time in seconds.
