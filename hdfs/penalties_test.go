@@ -6,27 +6,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/heureka-project/heureka/internal/testclock"
 )
 
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 func TestPenalties(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(1_700_000_000, 0)}
+	clock := testclock.New(time.Unix(1_700_000_000, 0))
 	p := NewPenalties(10*time.Second, clock.Now)
 
 	p.Penalize("a1", "connect refused")
@@ -85,7 +70,7 @@ func TestPenaltiesZeroValueAndDefaults(t *testing.T) {
 }
 
 func TestPenaltiesBounded(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(0, 0)}
+	clock := testclock.New(time.Unix(0, 0))
 	p := NewPenalties(time.Minute, clock.Now)
 	for i := range MaxPenalties + 10 {
 		p.Penalize(fmt.Sprintf("n%05d", i), "x")
@@ -104,7 +89,7 @@ func TestPenaltiesBounded(t *testing.T) {
 }
 
 func TestPenaltiesConcurrent(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(0, 0)}
+	clock := testclock.New(time.Unix(0, 0))
 	p := NewPenalties(time.Second, clock.Now)
 	var wg sync.WaitGroup
 	for g := range 8 {
@@ -127,7 +112,7 @@ func TestPenaltiesConcurrent(t *testing.T) {
 
 // Penalties feed placement.
 func TestPenaltiesInPlacement(t *testing.T) {
-	clock := &fakeClock{now: time.Unix(0, 0)}
+	clock := testclock.New(time.Unix(0, 0))
 	p := NewPenalties(30*time.Second, clock.Now)
 	nodes := cluster3()
 	p.Penalize("a1", "pipeline error")

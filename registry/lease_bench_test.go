@@ -11,6 +11,8 @@ import (
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/registry/registrytest"
+
+	"github.com/heureka-project/heureka/internal/testclock"
 )
 
 // The lease benchmarks: what a tick costs as the registry grows, with
@@ -33,7 +35,7 @@ func leanInstance(i int, durationSecs int) *heureka.Instance {
 }
 
 func tickRegistry(b *testing.B, n int) (*Registry, *fakeClock) {
-	clk := &fakeClock{t: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+	clk := testclock.New(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	cfg := DefaultConfig()
 	cfg.Clock = clk.Now
 	cfg.PauseThreshold = 0

@@ -8,29 +8,16 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka"
+
+	"github.com/heureka-project/heureka/internal/testclock"
 )
 
 // fakeClock is a clock tests move by hand.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+type fakeClock = testclock.Clock
 
 func newTestRegistry(t *testing.T, mutate ...func(*Config)) (*Registry, *fakeClock) {
 	t.Helper()
-	clk := &fakeClock{t: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+	clk := testclock.New(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	cfg := DefaultConfig()
 	cfg.Clock = clk.Now
 	cfg.PauseThreshold = 0 // tests jump the clock between ticks

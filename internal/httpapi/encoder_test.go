@@ -7,39 +7,22 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/heureka-project/heureka/eureka"
 	"github.com/heureka-project/heureka/internal/proctest"
 	"github.com/heureka-project/heureka/registry"
+
+	"github.com/heureka-project/heureka/internal/testclock"
 )
-
-// manualClock is a clock tests move by hand.
-type manualClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *manualClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *manualClock) add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // encoderServer is a Server whose encoder runs on clock and has no
 // goroutine of its own, so that only the reads encode.
-func encoderServer(t *testing.T, clock *manualClock) (*Server, *registry.Registry, *httptest.Server) {
+func encoderServer(t *testing.T, clock *testclock.Clock) (*Server, *registry.Registry, *httptest.Server) {
 	t.Helper()
 	rcfg := registry.DefaultConfig()
-	rcfg.Clock = clock.now
+	rcfg.Clock = clock.Now
 	reg, err := registry.New(rcfg)
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +32,7 @@ func encoderServer(t *testing.T, clock *manualClock) (*Server, *registry.Registr
 		t.Fatal(err)
 	}
 	s.CloseStreams() // stops the background encoder New started
-	s.enc = newEncoder(reg, clock.now)
+	s.enc = newEncoder(reg, clock.Now)
 	hs := httptest.NewServer(s.Handler())
 	t.Cleanup(hs.Close)
 	return s, reg, hs
@@ -94,7 +77,7 @@ func readApps(t *testing.T, url string) (uint64, []byte) {
 // TestReadsAfterABulkWriteAreFresh: with budget left, a read after many
 // writes sees all of them.
 func TestReadsAfterABulkWriteAreFresh(t *testing.T) {
-	clock := &manualClock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	clock := testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
 	_, reg, hs := encoderServer(t, clock)
 	registerRange(t, reg, 0, 10)
 	readApps(t, hs.URL)
@@ -111,7 +94,7 @@ func TestReadsAfterABulkWriteAreFresh(t *testing.T) {
 // that was ready, whole and consistent; when the budget refills, or the
 // ready snapshot falls maxStale behind, reads see the newest again.
 func TestReadsInAStormGetTheReadySnapshot(t *testing.T) {
-	clock := &manualClock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	clock := testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
 	s, reg, hs := encoderServer(t, clock)
 	registerRange(t, reg, 0, 4*registry.BlockSize)
 	v0, _ := readApps(t, hs.URL)
@@ -132,7 +115,7 @@ func TestReadsInAStormGetTheReadySnapshot(t *testing.T) {
 		t.Fatalf("in debt with many blocks to encode: read at %d, want %d", v, ready.Version)
 	}
 
-	clock.add(budgetShare*budgetBurst + time.Second) // the budget refills
+	clock.Advance(budgetShare*budgetBurst + time.Second) // the budget refills
 	v, _ = readApps(t, hs.URL)
 	if snap := reg.Snapshot(); v != snap.Version {
 		t.Fatalf("after the budget refilled: read at %d, want the newest, %d", v, snap.Version)
@@ -140,7 +123,7 @@ func TestReadsInAStormGetTheReadySnapshot(t *testing.T) {
 
 	// Spent again, but the ready snapshot is too far behind to serve.
 	registerRange(t, reg, 40*registry.BlockSize+1, 41*registry.BlockSize)
-	clock.add(maxStale + time.Second)
+	clock.Advance(maxStale + time.Second)
 	s.enc.spend(2 * budgetBurst)
 	registerRange(t, reg, 41*registry.BlockSize, 80*registry.BlockSize)
 	if v, _ := readApps(t, hs.URL); v != reg.Snapshot().Version {
@@ -174,8 +157,8 @@ func TestEncoderEncodesAheadOfReads(t *testing.T) {
 // TestEncodingBudget: spending puts the budget in debt, which clears at
 // 1/budgetShare of the time passed, up to budgetBurst.
 func TestEncodingBudget(t *testing.T) {
-	clock := &manualClock{t: time.Unix(0, 0)}
-	e := newEncoder(nil, clock.now)
+	clock := testclock.New(time.Unix(0, 0))
+	e := newEncoder(nil, clock.Now)
 	if d := e.debt(); d != 0 {
 		t.Fatalf("fresh budget in debt %s", d)
 	}
@@ -187,12 +170,12 @@ func TestEncodingBudget(t *testing.T) {
 	if d := e.debt(); d != budgetShare*budgetBurst {
 		t.Fatalf("debt after spending an hour %s, want the cap %s", d, budgetShare*budgetBurst)
 	}
-	clock.add(budgetShare * (budgetBurst - time.Second))
-	clock.add(budgetShare * time.Second / 2)
+	clock.Advance(budgetShare * (budgetBurst - time.Second))
+	clock.Advance(budgetShare * time.Second / 2)
 	if d := e.debt(); d != budgetShare*time.Second/2 {
 		t.Fatalf("debt after refilling half %s, want %s", d, budgetShare*time.Second/2)
 	}
-	clock.add(time.Hour)
+	clock.Advance(time.Hour)
 	e.spend(budgetBurst)
 	if d := e.debt(); d != 0 {
 		t.Fatalf("a full budget spent down to 0: debt %s, want 0 (the burst is capped)", d)
@@ -203,14 +186,14 @@ func TestEncodingBudget(t *testing.T) {
 // that lasted lastFor since a pass first saw them, asks for another pass
 // while it left some, and makes the snapshot ready once it left none.
 func TestEncoderPassEncodesBlocksThatLasted(t *testing.T) {
-	clock := &manualClock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
-	reg, err := registry.New(func() registry.Config { c := registry.DefaultConfig(); c.Clock = clock.now; return c }())
+	clock := testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	reg, err := registry.New(func() registry.Config { c := registry.DefaultConfig(); c.Clock = clock.Now; return c }())
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEncoder(reg, clock.now)
+	e := newEncoder(reg, clock.Now)
 	registerRange(t, reg, 0, 4*registry.BlockSize)
-	seen, again := e.pass(map[*registry.Block]time.Time{}, false, clock.now())
+	seen, again := e.pass(map[*registry.Block]time.Time{}, false, clock.Now())
 	if !again || pending(reg.Snapshot().Blocks(), eureka.JSON, 0) == 0 {
 		t.Fatalf("first pass: again=%v, pending %d; want nothing encoded and another pass", again, pending(reg.Snapshot().Blocks(), eureka.JSON, 0))
 	}
@@ -218,18 +201,18 @@ func TestEncoderPassEncodesBlocksThatLasted(t *testing.T) {
 		t.Fatalf("a snapshot with blocks left was made ready")
 	}
 	registerRange(t, reg, 4*registry.BlockSize, 4*registry.BlockSize+1) // replaces the last block
-	clock.add(lastFor / 2)
-	if seen, again = e.pass(seen, false, clock.now()); !again || pending(reg.Snapshot().Blocks(), eureka.JSON, 0) == 0 {
+	clock.Advance(lastFor / 2)
+	if seen, again = e.pass(seen, false, clock.Now()); !again || pending(reg.Snapshot().Blocks(), eureka.JSON, 0) == 0 {
 		t.Fatalf("a pass before lastFor encoded blocks")
 	}
-	clock.add(lastFor / 2)
-	seen, again = e.pass(seen, false, clock.now())
+	clock.Advance(lastFor / 2)
+	seen, again = e.pass(seen, false, clock.Now())
 	s := reg.Snapshot()
 	if n := pending(s.Blocks(), eureka.JSON, 1000); !again || n != 1 {
 		t.Fatalf("second pass: again=%v, %d full blocks pending; want only the replaced one left", again, n)
 	}
-	clock.add(lastFor)
-	if _, again = e.pass(seen, false, clock.now()); again || e.ready[0] != s {
+	clock.Advance(lastFor)
+	if _, again = e.pass(seen, false, clock.Now()); again || e.ready[0] != s {
 		t.Fatalf("third pass: again=%v, ready %v; want everything encoded and the snapshot ready", again, e.ready[0] == s)
 	}
 }
