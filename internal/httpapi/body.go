@@ -46,8 +46,17 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	}
 
 	// Read one byte past the limit so that an inflated body that is too
-	// large is told apart from one that is exactly at the limit.
-	b, err := io.ReadAll(io.LimitReader(src, limit+1))
+	// large is told apart from one that is exactly at the limit. A body
+	// whose length is declared is read into a buffer of that size (plus
+	// the byte that tells a longer body apart), not grown by doubling.
+	var b []byte
+	var err error
+	if n := r.ContentLength; n > 0 && !inflating {
+		b = make([]byte, 0, n+1)
+		b, err = readAllInto(b, io.LimitReader(src, limit+1))
+	} else {
+		b, err = io.ReadAll(io.LimitReader(src, limit+1))
+	}
 	switch {
 	case isMaxBytes(err):
 		return nil, tooLarge
@@ -59,6 +68,24 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 		return nil, heureka.Errorf(heureka.ETOOLARGE, "request body inflates to more than the limit of %s", formatBytes(limit))
 	}
 	return b, nil
+}
+
+// readAllInto is io.ReadAll into b's spare capacity, growing it only if
+// the reader holds more.
+func readAllInto(b []byte, r io.Reader) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
 }
 
 // checkUTF8 refuses a JSON body that is not UTF-8 (RFC 8259 §8.1).
