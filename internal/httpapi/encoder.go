@@ -19,14 +19,15 @@ import (
 //
 // So encoding draws on a budget of CPU time: up to budgetBurst at once,
 // refilled at 1/budgetShare of one core, and at most budgetBurst in debt
-// (so the encoder never waits more than budgetShare·budgetBurst). An encoder goroutine follows the
-// registry's changes and encodes the newest snapshot's blocks in the
-// background whenever the budget allows. A read whose snapshot has more
-// than syncBlocks blocks still to encode, while the budget is spent, is
-// served the newest snapshot that is ready instead: a consistent listing
-// with its own version and hash code, at most maxStale behind (Eureka's
-// own response cache is up to 30 s behind at all times). Otherwise, and so
-// always after ordinary writes, a read sees the newest snapshot.
+// (the encoder never waits more than budgetShare·budgetBurst for it). An
+// encoder goroutine follows the registry's changes and, while the budget
+// allows, encodes the newest snapshot's blocks once they have lasted
+// lastFor. A read whose listing has more than syncBlocks blocks still to
+// encode, while the budget is spent, is served the newest snapshot that is
+// ready instead: a consistent listing with its own version and hash code,
+// at most maxStale behind (Eureka's own response cache is up to 30 s
+// behind at all times). Otherwise, and so after ordinary writes, which
+// touch a block or two, a read sees the newest snapshot.
 const (
 	syncBlocks  = 8
 	budgetBurst = time.Second
