@@ -193,29 +193,30 @@ func (e *encoder) run(done <-chan struct{}) {
 		// Taken before the snapshot, so that no change slips between.
 		changed = e.reg.Changed()
 		last = time.Now()
-		seen, again = e.pass(seen, e.overdue(), last)
+		seen, again = e.pass(seen, last)
 		e.spend(time.Since(last))
 	}
 }
 
 // overdue reports whether the JSON snapshot that is ready is halfway to
-// maxStale behind the registry, so that the next pass must encode every
-// block, lasting or not: a storm that never lets blocks last would
-// otherwise leave readers on an ever older snapshot.
-func (e *encoder) overdue() bool {
+// maxStale behind s, so that a pass over s must encode every block,
+// lasting or not: a storm that never lets blocks last would otherwise
+// leave readers on an ever older snapshot.
+func (e *encoder) overdue(s *registry.Snapshot) bool {
 	e.mu.Lock()
 	ready := e.ready[0]
 	e.mu.Unlock()
-	return ready != nil && behind(ready, e.reg.Snapshot()) > maxStale/2
+	return ready != nil && behind(ready, s) > maxStale/2
 }
 
 // pass encodes the newest snapshot's blocks that have lasted lastFor since
-// a pass first saw them (seen), or all of them if all is set, in JSON and,
+// a pass first saw them (seen), or all of them if it is overdue, in JSON and,
 // if XML listings were read lately, XML. It returns when it saw each block
 // and whether it left any unencoded; when it left none, the snapshot is
 // ready.
-func (e *encoder) pass(seen map[*registry.Block]time.Time, all bool, now time.Time) (map[*registry.Block]time.Time, bool) {
+func (e *encoder) pass(seen map[*registry.Block]time.Time, now time.Time) (map[*registry.Block]time.Time, bool) {
 	s := e.reg.Snapshot()
+	all := e.overdue(s)
 	formats := []eureka.Format{eureka.JSON}
 	if now.UnixNano()-e.xmlAsked.Load() < int64(xmlWanted) {
 		formats = append(formats, eureka.XML)

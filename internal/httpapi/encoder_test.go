@@ -193,7 +193,7 @@ func TestEncoderPassEncodesBlocksThatLasted(t *testing.T) {
 	}
 	e := newEncoder(reg, clock.Now)
 	registerRange(t, reg, 0, 4*registry.BlockSize)
-	seen, again := e.pass(map[*registry.Block]time.Time{}, false, clock.Now())
+	seen, again := e.pass(map[*registry.Block]time.Time{}, clock.Now())
 	if !again || pending(reg.Snapshot().Blocks(), eureka.JSON, 0) == 0 {
 		t.Fatalf("first pass: again=%v, pending %d; want nothing encoded and another pass", again, pending(reg.Snapshot().Blocks(), eureka.JSON, 0))
 	}
@@ -202,17 +202,42 @@ func TestEncoderPassEncodesBlocksThatLasted(t *testing.T) {
 	}
 	registerRange(t, reg, 4*registry.BlockSize, 4*registry.BlockSize+1) // replaces the last block
 	clock.Advance(lastFor / 2)
-	if seen, again = e.pass(seen, false, clock.Now()); !again || pending(reg.Snapshot().Blocks(), eureka.JSON, 0) == 0 {
+	if seen, again = e.pass(seen, clock.Now()); !again || pending(reg.Snapshot().Blocks(), eureka.JSON, 0) == 0 {
 		t.Fatalf("a pass before lastFor encoded blocks")
 	}
 	clock.Advance(lastFor / 2)
-	seen, again = e.pass(seen, false, clock.Now())
+	seen, again = e.pass(seen, clock.Now())
 	s := reg.Snapshot()
 	if n := pending(s.Blocks(), eureka.JSON, 1000); !again || n != 1 {
 		t.Fatalf("second pass: again=%v, %d full blocks pending; want only the replaced one left", again, n)
 	}
 	clock.Advance(lastFor)
-	if _, again = e.pass(seen, false, clock.Now()); again || e.ready[0] != s {
+	if _, again = e.pass(seen, clock.Now()); again || e.ready[0] != s {
 		t.Fatalf("third pass: again=%v, ready %v; want everything encoded and the snapshot ready", again, e.ready[0] == s)
+	}
+}
+
+// TestEncoderPassCatchesUpWhenOverdue: once the ready snapshot is half of
+// maxStale behind, a pass encodes every block, lasting or not, so that a
+// storm that never lets blocks last does not leave readers ever further
+// behind.
+func TestEncoderPassCatchesUpWhenOverdue(t *testing.T) {
+	clock := testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	reg, err := registry.New(func() registry.Config { c := registry.DefaultConfig(); c.Clock = clock.Now; return c }())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEncoder(reg, clock.Now)
+	registerRange(t, reg, 0, registry.BlockSize)
+	e.publish(0, reg.Snapshot())
+	registerRange(t, reg, registry.BlockSize, 2*registry.BlockSize) // the first change after ready
+	clock.Advance(maxStale/2 + time.Second)
+	registerRange(t, reg, 2*registry.BlockSize, 6*registry.BlockSize)
+	if _, again := e.pass(map[*registry.Block]time.Time{}, clock.Now()); again {
+		t.Fatalf("an overdue pass left blocks for later")
+	}
+	s := reg.Snapshot()
+	if n := pending(s.Blocks(), eureka.JSON, 1000) + pending(s.DeltaBlocks(), eureka.JSON, 1000); n != 0 || e.ready[0] != s {
+		t.Fatalf("after an overdue pass: %d blocks pending, ready is the newest: %v", n, e.ready[0] == s)
 	}
 }
