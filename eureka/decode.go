@@ -621,16 +621,22 @@ func parseWhole(s string, bits int) (int64, error) {
 	return int64(f), nil
 }
 
+// emptyObject is what an empty element or a blank string reads as where an
+// object is wanted: an object with no members, so that reading it a second
+// time (as decodeBody and applicationFrom both do) still gives an object.
+var emptyObject = node{json: []byte("{}"), ok: true}
+
 // asObject returns v as an object. XML gives an empty element as a string
-// of white space; lenient accepts that (and null) as an empty object,
-// which is an absent node: every member read from it is absent.
+// of white space, which reads as emptyObject; lenient also accepts null
+// (and an absent member) as an absent node: every member read from it is
+// absent.
 func asObject(v node, what string, lenient bool) (node, error) {
 	switch v.kind() {
 	case kObject:
 		return v, nil
 	case kString:
 		if strings.TrimSpace(v.text()) == "" {
-			return node{}, nil
+			return emptyObject, nil
 		}
 	case kNull, kAbsent:
 		if lenient {

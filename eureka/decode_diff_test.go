@@ -76,6 +76,7 @@ var trickyBodies = []string{
 	`<instance><port enabled="true" enabled="false">1</port><securePort enabled='true'>&#50;</securePort></instance>`,
 	`<instance><port enabled="true"><_->7</_-></port><hostName a="1"><x/></hostName></instance>`,
 	`<instance><hostName a="&amp;&lt;&gt;&quot;&apos;&#65;&#x42;">t&#13;&#xA;&#9;</hostName></instance>`,
+	`<application/>`, `<application> </application>`, `{"application":" "}`, `{"application":""}`,
 	`<instance xmlns="urn:x"/>`, `<instance> </instance>`, `<instance>text</instance>`, `<instance a="1"/>`,
 	`<instance><metadata class="java.util.Collections$EmptyMap" a="b"><k c="d">v</k><k2/></metadata></instance>`,
 	`<instance><metadata><k><x>1</x></k></metadata></instance>`,
