@@ -23,11 +23,15 @@ import (
 // encoder goroutine follows the registry's changes and, while the budget
 // allows, encodes the newest snapshot's blocks once they have lasted
 // lastFor. A read whose listing has more than syncBlocks blocks still to
-// encode, while the budget is spent, is served the newest snapshot that is
-// ready instead: a consistent listing with its own version and hash code,
-// at most maxStale behind (Eureka's own response cache is up to 30 s
-// behind at all times). Otherwise, and so after ordinary writes, which
-// touch a block or two, a read sees the newest snapshot.
+// encode is served the newest snapshot that is ready instead, if it is at
+// most maxStale behind: a consistent listing with its own version and hash
+// code (Eureka's own response cache is up to 30 s behind at all times). The
+// read then asks the encoder to encode the newest snapshot whole, lasting
+// or not, as soon as the budget allows, so that after a bulk write or at
+// the end of a storm reads are stale for one pass and never wait for it.
+// A read encodes inline only what an ordinary write leaves (a block or
+// two), or when no ready snapshot is close enough; so after ordinary
+// writes a read sees the newest snapshot.
 const (
 	syncBlocks  = 8
 	budgetBurst = time.Second
@@ -45,6 +49,9 @@ type encoder struct {
 	now func() time.Time // the budget's clock
 
 	xmlAsked atomic.Int64 // unix nanoseconds of the last XML listing read
+	// wanted asks the encoder for a pass over every block: a read was
+	// served a ready snapshot because the newest had too many to encode.
+	wanted chan struct{}
 
 	mu sync.Mutex
 	// tokens is the budget left (negative: in debt) as of filled.
@@ -56,7 +63,7 @@ type encoder struct {
 }
 
 func newEncoder(reg *registry.Registry, now func() time.Time) *encoder {
-	return &encoder{reg: reg, now: now, tokens: budgetBurst, filled: now()}
+	return &encoder{reg: reg, now: now, tokens: budgetBurst, filled: now(), wanted: make(chan struct{}, 1)}
 }
 
 // refill brings the budget up to now; e.mu must be held.
@@ -102,13 +109,15 @@ func (e *encoder) snapshot(f eureka.Format, blocks func(*registry.Snapshot) []re
 	cur := e.reg.Snapshot()
 	e.mu.Lock()
 	ready := e.ready[i]
-	e.refill(e.now())
-	spent := e.tokens <= 0
 	e.mu.Unlock()
 	if ready == cur {
 		return cur
 	}
-	if spent && ready != nil && ready.Version <= cur.Version && behind(ready, cur) <= maxStale && pending(blocks(cur), f, syncBlocks) > syncBlocks {
+	if ready != nil && ready.Version <= cur.Version && behind(ready, cur) <= maxStale && pending(blocks(cur), f, syncBlocks) > syncBlocks {
+		select {
+		case e.wanted <- struct{}{}:
+		default: // already asked
+		}
 		return ready
 	}
 	e.publish(i, cur)
@@ -171,17 +180,21 @@ func pending(apps []registry.AppBlocks, f eureka.Format, limit int) int {
 // has lasted lastFor: in a storm in no order of IDs most blocks are
 // replaced within a second, and encoding them would be wasted. A pass that
 // left blocks for that reason is followed by another one, change or not.
+// A pass a read asked for (wanted) encodes every block.
 func (e *encoder) run(done <-chan struct{}) {
 	var last time.Time
 	seen := map[*registry.Block]time.Time{}
 	changed := e.reg.Changed()
 	again := false
 	for {
+		whole := false
 		if !again {
 			select {
 			case <-done:
 				return
 			case <-changed:
+			case <-e.wanted:
+				whole = true
 			}
 		}
 		wait := max(time.Until(last.Add(minRest)), e.debt())
@@ -193,7 +206,12 @@ func (e *encoder) run(done <-chan struct{}) {
 		// Taken before the snapshot, so that no change slips between.
 		changed = e.reg.Changed()
 		last = time.Now()
-		seen, again = e.pass(seen, last)
+		select {
+		case <-e.wanted:
+			whole = true
+		default:
+		}
+		seen, again = e.pass(seen, last, whole)
 		e.spend(time.Since(last))
 	}
 }
@@ -210,13 +228,13 @@ func (e *encoder) overdue(s *registry.Snapshot) bool {
 }
 
 // pass encodes the newest snapshot's blocks that have lasted lastFor since
-// a pass first saw them (seen), or all of them if it is overdue, in JSON and,
+// a pass first saw them (seen), or all of them if whole or overdue, in JSON and,
 // if XML listings were read lately, XML. It returns when it saw each block
 // and whether it left any unencoded; when it left none, the snapshot is
 // ready.
-func (e *encoder) pass(seen map[*registry.Block]time.Time, now time.Time) (map[*registry.Block]time.Time, bool) {
+func (e *encoder) pass(seen map[*registry.Block]time.Time, now time.Time, whole bool) (map[*registry.Block]time.Time, bool) {
 	s := e.reg.Snapshot()
-	all := e.overdue(s)
+	all := whole || e.overdue(s)
 	formats := []eureka.Format{eureka.JSON}
 	if now.UnixNano()-e.xmlAsked.Load() < int64(xmlWanted) {
 		formats = append(formats, eureka.XML)

@@ -74,28 +74,48 @@ func readApps(t *testing.T, url string) (uint64, []byte) {
 	return v, body
 }
 
-// TestReadsAfterABulkWriteAreFresh: with budget left, a read after many
-// writes sees all of them.
-func TestReadsAfterABulkWriteAreFresh(t *testing.T) {
+// TestABulkWriteIsReadAfterOnePass: a read after a write that left many
+// blocks to encode is served the ready snapshot at once, whole, and asks
+// the encoder for a pass over every block; once that pass has run, reads
+// see the newest snapshot. A read after an ordinary write (a block or two)
+// is always fresh.
+func TestABulkWriteIsReadAfterOnePass(t *testing.T) {
 	clock := testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
-	_, reg, hs := encoderServer(t, clock)
+	s, reg, hs := encoderServer(t, clock)
 	registerRange(t, reg, 0, 10)
 	readApps(t, hs.URL)
-	registerRange(t, reg, 10, 30*registry.BlockSize)
+	registerRange(t, reg, 10, 12)
+	if v, _ := readApps(t, hs.URL); v != reg.Snapshot().Version {
+		t.Fatalf("after an ordinary write: read at %d, want the newest, %d", v, reg.Snapshot().Version)
+	}
+	ready := reg.Snapshot()
+
+	registerRange(t, reg, 12, 30*registry.BlockSize)
 	v, body := readApps(t, hs.URL)
+	if v != ready.Version || !bytes.Equal(body, eureka.EncodeApplications(eureka.JSON, ready.Apps())) {
+		t.Fatalf("after a bulk write: read at %d, want the ready snapshot's %d, whole", v, ready.Version)
+	}
+	select {
+	case <-s.enc.wanted:
+	default:
+		t.Fatalf("a read served the ready snapshot did not ask the encoder for a pass")
+	}
+	if _, again := s.enc.pass(map[*registry.Block]time.Time{}, clock.Now(), true); again {
+		t.Fatalf("a whole pass left blocks for later")
+	}
 	snap := reg.Snapshot()
-	if v != snap.Version || !bytes.Equal(body, eureka.EncodeApplications(eureka.JSON, snap.Apps())) {
-		t.Fatalf("read at version %d, want the newest, %d", v, snap.Version)
+	if v, body := readApps(t, hs.URL); v != snap.Version || !bytes.Equal(body, eureka.EncodeApplications(eureka.JSON, snap.Apps())) {
+		t.Fatalf("after the pass: read at %d, want the newest, %d", v, snap.Version)
 	}
 }
 
-// TestReadsInAStormGetTheReadySnapshot: once the encoding budget is spent,
-// a read that would re-encode many blocks is served the last snapshot
-// that was ready, whole and consistent; when the budget refills, or the
-// ready snapshot falls maxStale behind, reads see the newest again.
+// TestReadsInAStormGetTheReadySnapshot: while writes keep leaving many
+// blocks to encode, reads are served the last snapshot that was ready,
+// whole and consistent, until it falls maxStale behind; then a read
+// encodes the newest itself.
 func TestReadsInAStormGetTheReadySnapshot(t *testing.T) {
 	clock := testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
-	s, reg, hs := encoderServer(t, clock)
+	_, reg, hs := encoderServer(t, clock)
 	registerRange(t, reg, 0, 4*registry.BlockSize)
 	v0, _ := readApps(t, hs.URL)
 	ready := reg.Snapshot()
@@ -103,29 +123,20 @@ func TestReadsInAStormGetTheReadySnapshot(t *testing.T) {
 		t.Fatalf("first read at %d, want %d", v0, ready.Version)
 	}
 
-	s.enc.spend(2 * budgetBurst) // a storm's reads spent the budget
 	registerRange(t, reg, 4*registry.BlockSize, 40*registry.BlockSize)
 	v, body := readApps(t, hs.URL)
 	if v != ready.Version || !bytes.Equal(body, eureka.EncodeApplications(eureka.JSON, ready.Apps())) {
-		t.Fatalf("read in debt at version %d, want the ready snapshot's %d, whole", v, ready.Version)
+		t.Fatalf("read in a storm at version %d, want the ready snapshot's %d, whole", v, ready.Version)
 	}
 	// One more write does not make a read pay for the storm's blocks.
 	registerRange(t, reg, 40*registry.BlockSize, 40*registry.BlockSize+1)
 	if v, _ := readApps(t, hs.URL); v != ready.Version {
-		t.Fatalf("in debt with many blocks to encode: read at %d, want %d", v, ready.Version)
+		t.Fatalf("with many blocks to encode: read at %d, want %d", v, ready.Version)
 	}
 
-	clock.Advance(budgetShare*budgetBurst + time.Second) // the budget refills
-	v, _ = readApps(t, hs.URL)
-	if snap := reg.Snapshot(); v != snap.Version {
-		t.Fatalf("after the budget refilled: read at %d, want the newest, %d", v, snap.Version)
-	}
-
-	// Spent again, but the ready snapshot is too far behind to serve.
-	registerRange(t, reg, 40*registry.BlockSize+1, 41*registry.BlockSize)
+	// The ready snapshot is too far behind to serve.
 	clock.Advance(maxStale + time.Second)
-	s.enc.spend(2 * budgetBurst)
-	registerRange(t, reg, 41*registry.BlockSize, 80*registry.BlockSize)
+	registerRange(t, reg, 40*registry.BlockSize+1, 80*registry.BlockSize)
 	if v, _ := readApps(t, hs.URL); v != reg.Snapshot().Version {
 		t.Fatalf("ready snapshot %s behind: read at %d, want the newest, %d", maxStale+time.Second, v, reg.Snapshot().Version)
 	}
@@ -193,7 +204,7 @@ func TestEncoderPassEncodesBlocksThatLasted(t *testing.T) {
 	}
 	e := newEncoder(reg, clock.Now)
 	registerRange(t, reg, 0, 4*registry.BlockSize)
-	seen, again := e.pass(map[*registry.Block]time.Time{}, clock.Now())
+	seen, again := e.pass(map[*registry.Block]time.Time{}, clock.Now(), false)
 	if !again || pending(reg.Snapshot().Blocks(), eureka.JSON, 0) == 0 {
 		t.Fatalf("first pass: again=%v, pending %d; want nothing encoded and another pass", again, pending(reg.Snapshot().Blocks(), eureka.JSON, 0))
 	}
@@ -202,17 +213,17 @@ func TestEncoderPassEncodesBlocksThatLasted(t *testing.T) {
 	}
 	registerRange(t, reg, 4*registry.BlockSize, 4*registry.BlockSize+1) // replaces the last block
 	clock.Advance(lastFor / 2)
-	if seen, again = e.pass(seen, clock.Now()); !again || pending(reg.Snapshot().Blocks(), eureka.JSON, 0) == 0 {
+	if seen, again = e.pass(seen, clock.Now(), false); !again || pending(reg.Snapshot().Blocks(), eureka.JSON, 0) == 0 {
 		t.Fatalf("a pass before lastFor encoded blocks")
 	}
 	clock.Advance(lastFor / 2)
-	seen, again = e.pass(seen, clock.Now())
+	seen, again = e.pass(seen, clock.Now(), false)
 	s := reg.Snapshot()
 	if n := pending(s.Blocks(), eureka.JSON, 1000); !again || n != 1 {
 		t.Fatalf("second pass: again=%v, %d full blocks pending; want only the replaced one left", again, n)
 	}
 	clock.Advance(lastFor)
-	if _, again = e.pass(seen, clock.Now()); again || e.ready[0] != s {
+	if _, again = e.pass(seen, clock.Now(), false); again || e.ready[0] != s {
 		t.Fatalf("third pass: again=%v, ready %v; want everything encoded and the snapshot ready", again, e.ready[0] == s)
 	}
 }
@@ -233,7 +244,7 @@ func TestEncoderPassCatchesUpWhenOverdue(t *testing.T) {
 	registerRange(t, reg, registry.BlockSize, 2*registry.BlockSize) // the first change after ready
 	clock.Advance(maxStale/2 + time.Second)
 	registerRange(t, reg, 2*registry.BlockSize, 6*registry.BlockSize)
-	if _, again := e.pass(map[*registry.Block]time.Time{}, clock.Now()); again {
+	if _, again := e.pass(map[*registry.Block]time.Time{}, clock.Now(), false); again {
 		t.Fatalf("an overdue pass left blocks for later")
 	}
 	s := reg.Snapshot()
