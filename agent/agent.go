@@ -25,14 +25,14 @@ type Registry interface {
 	Cancel(ctx context.Context, app, id string) error
 }
 
-// NextPeer is a Registry that can also reach a second peer of its cluster
-// directly, once and without failover: *client.Client implements it. An
-// agent whose Registry is a NextPeer sends every heartbeat to that peer as
-// well, and registers there when it answers 404 (see doc.go, "Two peers
-// hear every heartbeat"). Both do nothing with a single registry URL.
-type NextPeer interface {
-	RenewNext(ctx context.Context, app, id string) error
-	RegisterNext(ctx context.Context, in *heureka.Instance) error
+// OtherPeers is a Registry that can also reach the other peers of its
+// cluster directly, once each and without failover: *client.Client
+// implements it. An agent whose Registry is an OtherPeers sends every
+// heartbeat to those peers as well, registering in at a peer that answers
+// 404 (see doc.go, "Every peer hears every heartbeat"). With a single
+// registry URL it does nothing.
+type OtherPeers interface {
+	RenewOthers(ctx context.Context, app, id string, in *heureka.Instance) error
 }
 
 // Daemon is the HDFS daemon beside the agent. JMXDaemon is the real one.
@@ -113,8 +113,8 @@ type Agent struct {
 	kick       chan struct{} // to the sync loop: something changed (capacity 1)
 	collectNow chan struct{} // to the collector: read now (capacity 1)
 	started    atomic.Bool
-	// The heartbeat to the second peer runs beside the sync loop, one at
-	// a time, so an unreachable second peer never delays the first's.
+	// The heartbeats to the other peers run beside the sync loop, one
+	// round at a time, so an unreachable peer never delays the first's.
 	nextBusy atomic.Bool
 	nextWG   sync.WaitGroup
 
@@ -588,7 +588,7 @@ func (a *Agent) syncLoop(ctx context.Context) error {
 	defer timer.Stop()
 	for {
 		if ctx.Err() != nil {
-			// A registration still on its way to the second peer must
+			// A registration still on its way to another peer must
 			// land before the deregistration, or it could outlive it.
 			a.nextWG.Wait()
 			return a.drain(attempted)
@@ -703,39 +703,31 @@ func (a *Agent) renew(ctx context.Context) error {
 		a.mu.Lock()
 		a.s.lastErr = ""
 		a.mu.Unlock()
-		if _, ok := a.reg.(NextPeer); ok && a.nextBusy.CompareAndSwap(false, true) {
+		if _, ok := a.reg.(OtherPeers); ok && a.nextBusy.CompareAndSwap(false, true) {
 			a.nextWG.Go(func() {
 				defer a.nextBusy.Store(false)
-				a.renewNext(ctx)
+				a.renewOthers(ctx)
 			})
 		}
 	}
 	return err
 }
 
-// renewNext sends the heartbeat that just succeeded to a second peer too,
-// when the registry client can (NextPeer), and registers there the copy
-// the registry last accepted if that peer does not know the instance. Its
+// renewOthers sends the heartbeat that just succeeded to the other peers
+// too, when the registry client can (OtherPeers), with the copy the
+// registry last accepted for a peer that does not know the instance. Its
 // failures are logged and change nothing: the first peer has the lease,
 // and replication carries it everywhere when the peers can talk. It runs
 // in its own goroutine (at most one at a time; a beat is skipped while the
 // last is still out), waited for before the drain.
-func (a *Agent) renewNext(ctx context.Context) {
-	np := a.reg.(NextPeer)
+func (a *Agent) renewOthers(ctx context.Context) {
 	cctx, cancel := context.WithTimeout(ctx, a.cfg.CallTimeout)
 	defer cancel()
-	err := np.RenewNext(cctx, a.app, a.id)
-	if heureka.ErrorCode(err) == heureka.ENOTFOUND {
-		a.mu.Lock()
-		in := a.s.pushedIn
-		a.mu.Unlock()
-		if in == nil {
-			return
-		}
-		err = np.RegisterNext(cctx, in)
-	}
-	if err != nil && ctx.Err() == nil {
-		a.log.Debug("heartbeat to the second registry peer failed", "err", err)
+	a.mu.Lock()
+	in := a.s.pushedIn
+	a.mu.Unlock()
+	if err := a.reg.(OtherPeers).RenewOthers(cctx, a.app, a.id, in); err != nil && ctx.Err() == nil {
+		a.log.Debug("heartbeat to another registry peer failed", "err", err)
 	}
 }
 

@@ -117,21 +117,25 @@
 // or the registry restarted) registers again at once with everything the
 // agent knows. Each call is bounded by CallTimeout.
 //
-// # Two peers hear every heartbeat
+// # Every peer hears every heartbeat
 //
-// With more than one registry URL (a Registry that is a NextPeer, as
-// *client.Client is), every successful heartbeat is also sent, once and
-// without failover, to the peer after the one that answered, and a 404
-// there is answered with the registration that peer missed. So two peers
-// hear from each node directly, and a partition between the registry peers
-// alone (the agent reaches them all) cannot make a peer expire a live
-// node: replication no longer carries its liveness. A node that dies stops
-// both heartbeats, and every peer expires it within its lease as before.
-// Failures at the second peer are logged at debug level and change
-// nothing. The second heartbeat runs in a goroutine of its own, one at a
-// time (a beat is skipped while the last is still out), so a slow second
-// peer never delays the first's; the drain waits for it, so that a late
-// registration cannot outlive the deregistration. See docs/reliability.md for what plain Eureka clients get.
+// With more than one registry URL (a Registry that is an OtherPeers, as
+// *client.Client is), every successful heartbeat is also sent, once each
+// and without failover, to every other peer in the list, and a 404 there
+// is answered with the registration that peer missed. So every peer the
+// agent reaches hears from the node directly, and a partition between the
+// registry peers alone (the agent reaches them all) cannot make any peer
+// expire a live node: replication no longer carries its liveness. Those
+// heartbeats carry heureka.EveryPeerHeader, so a heureka peer does not
+// replicate them: each peer handles one direct heartbeat and one
+// replicated one per node and interval, however many peers there are. A
+// node that dies stops every heartbeat, and every peer expires it within
+// its lease as before. Failures at the other peers are logged at debug
+// level and change nothing. These heartbeats run in a goroutine of their
+// own, one round at a time (a beat is skipped while the last round is
+// still out), so a slow peer never delays the first's; the drain waits for
+// them, so that a late registration cannot outlive the deregistration. See
+// docs/reliability.md for what plain Eureka clients get.
 //
 // # Which Eureka call reports the daemon's status
 //

@@ -51,16 +51,16 @@ func startPeer(t *testing.T) *peer {
 	return p
 }
 
-// TestHeartbeatsReachTwoPeers: an agent with two registry URLs renews
-// through both, and registers itself on the second peer although that
-// peer never received the registration by replication. So a peer cut off
-// from the agent's first peer still hears the node directly, and has no
-// reason to expire it. (Real time: the agent's heartbeat period is 1 s, and
-// the test waits for conditions, bounded at 20 s.)
-func TestHeartbeatsReachTwoPeers(t *testing.T) {
-	a, b := startPeer(t), startPeer(t)
+// TestHeartbeatsReachEveryPeer: an agent with three registry URLs renews
+// through all of them, and registers itself on the peers that never
+// received the registration by replication. So a peer cut off from the
+// agent's first peer still hears the node directly, and has no reason to
+// expire it. (Real time: the agent's heartbeat period is 1 s, and the test
+// waits for conditions, bounded at 20 s.)
+func TestHeartbeatsReachEveryPeer(t *testing.T) {
+	a, b, c := startPeer(t), startPeer(t), startPeer(t)
 	ccfg := client.DefaultConfig()
-	ccfg.URLs = []string{a.url, b.url}
+	ccfg.URLs = []string{a.url, b.url, c.url}
 	reg, err := client.New(ccfg)
 	if err != nil {
 		t.Fatal(err)
@@ -81,12 +81,12 @@ func TestHeartbeatsReachTwoPeers(t *testing.T) {
 	}()
 
 	proctest.Retry(t, 20*time.Second, "3 heartbeats at each peer", func() error {
-		if na, nb := a.heartbeats.Load(), b.heartbeats.Load(); na < 3 || nb < 3 {
-			return fmt.Errorf("first peer %d, second peer %d", na, nb)
+		if na, nb, nc := a.heartbeats.Load(), b.heartbeats.Load(), c.heartbeats.Load(); na < 3 || nb < 3 || nc < 3 {
+			return fmt.Errorf("first peer %d, second peer %d, third peer %d", na, nb, nc)
 		}
 		return nil
 	})
-	for name, p := range map[string]*peer{"first": a, "second": b} {
+	for name, p := range map[string]*peer{"first": a, "second": b, "third": c} {
 		if _, ok := p.reg.LastRenewal(strings.ToUpper(ag.app), ag.id); !ok {
 			t.Errorf("the %s peer does not hold %s/%s", name, ag.app, ag.id)
 		}
@@ -94,7 +94,7 @@ func TestHeartbeatsReachTwoPeers(t *testing.T) {
 }
 
 // TestOneURLHeartbeatsOnePeer: with a single registry URL nothing changes:
-// RenewNext does nothing, and each heartbeat is one request.
+// RenewOthers does nothing, and each heartbeat is one request.
 func TestOneURLHeartbeatsOnePeer(t *testing.T) {
 	a := startPeer(t)
 	ccfg := client.DefaultConfig()
@@ -105,10 +105,10 @@ func TestOneURLHeartbeatsOnePeer(t *testing.T) {
 	}
 	defer reg.Close()
 	ctx := context.Background()
-	if err := reg.RenewNext(ctx, "HDFS-DATANODE.PROD", "dn1"); err != nil {
-		t.Fatalf("RenewNext with one URL: %v, want nil", err)
+	if err := reg.RenewOthers(ctx, "HDFS-DATANODE.PROD", "dn1", nil); err != nil {
+		t.Fatalf("RenewOthers with one URL: %v, want nil", err)
 	}
 	if n := a.heartbeats.Load(); n != 0 {
-		t.Fatalf("RenewNext with one URL sent %d heartbeat(s), want 0", n)
+		t.Fatalf("RenewOthers with one URL sent %d heartbeat(s), want 0", n)
 	}
 }

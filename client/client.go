@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -309,43 +310,53 @@ func (c *Client) fetchList(ctx context.Context, cl *cluster, req *request) (*fet
 	return f, nil
 }
 
-// RenewNext sends the heartbeat of Renew to one more peer: the one after
-// the peer that calls start at (the one that answered last), once, with no
-// failover. heureka's agent calls it after every Renew so that two peers
-// hear from each node directly, and a partition between the peers cannot
-// make either of them expire a node that is alive (docs/reliability.md).
-// With one URL for app's cluster it does nothing and returns nil. A 404
-// wraps ErrNotRegistered, as for Renew: that peer has not seen the
-// registration (it was cut off when it happened), and RegisterNext is the
-// answer.
-func (c *Client) RenewNext(ctx context.Context, app, id string) error {
+// RenewOthers sends the heartbeat of Renew to every other peer of app's
+// cluster: each URL but the one that answered last, once, with no
+// failover, all at once. heureka's agent calls it after every Renew, so
+// that every peer it can reach hears from the node directly, and no
+// partition between the peers can make one of them expire a node that is
+// alive (docs/reliability.md). Each heartbeat carries
+// heureka.EveryPeerHeader, so a heureka server renews the lease and does
+// not replicate it: the node's heartbeat costs the peers one request each
+// and one replication from the peer that got Renew, not N of each. A peer
+// that answers 404 has not seen the registration (it was cut off when it
+// happened); when in is not nil it is sent there as a registration (send
+// the copy the last Register sent: the same lastDirtyTimestamp changes
+// nothing on a peer that already holds it). The result joins every peer's
+// error, each an *Error naming its URL; with one URL for app's cluster
+// RenewOthers does nothing and returns nil.
+func (c *Client) RenewOthers(ctx context.Context, app, id string, in *heureka.Instance) error {
 	app = strings.ToUpper(strings.TrimSpace(app))
 	if app == "" || id == "" {
-		return &Error{Op: "renew next", Message: "app and instance ID must not be empty", Err: ErrRejected}
+		return &Error{Op: "renew others", Message: "app and instance ID must not be empty", Err: ErrRejected}
 	}
-	cl, err := c.mustCluster("renew next", app)
+	cl, err := c.mustCluster("renew others", app)
 	if err != nil {
 		return err
 	}
-	next := cl.next()
-	if next == nil {
-		return nil
+	var reg *request
+	if in != nil {
+		if _, reg, err = c.registration("register at another peer", in); err != nil {
+			return err
+		}
 	}
-	return c.call(ctx, cl, &request{op: "renew next", method: http.MethodPut, only: next,
-		path: "/apps/" + url.PathEscape(app) + "/" + url.PathEscape(id)})
-}
-
-// RegisterNext registers in at the peer RenewNext sends to, once, with no
-// failover; with one URL it does nothing and returns nil. Sending the
-// registration last sent through Register (the same lastDirtyTimestamp)
-// changes nothing on a peer that already holds it.
-func (c *Client) RegisterNext(ctx context.Context, in *heureka.Instance) error {
-	cl, req, err := c.registration("register next", in)
-	if err != nil {
-		return err
+	others := cl.others()
+	errs := make([]error, len(others))
+	var wg sync.WaitGroup
+	for i, base := range others {
+		wg.Go(func() {
+			renew := &request{op: "renew at another peer", method: http.MethodPut, only: base,
+				path:   "/apps/" + url.PathEscape(app) + "/" + url.PathEscape(id),
+				header: http.Header{heureka.EveryPeerHeader: {"true"}}}
+			err := c.call(ctx, cl, renew)
+			if errors.Is(err, ErrNotRegistered) && reg != nil {
+				r := *reg
+				r.only = base
+				err = c.call(ctx, cl, &r)
+			}
+			errs[i] = err
+		})
 	}
-	if req.only = cl.next(); req.only == nil {
-		return nil
-	}
-	return c.call(ctx, cl, req)
+	wg.Wait()
+	return errors.Join(errs...)
 }

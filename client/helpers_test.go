@@ -43,6 +43,8 @@ type testServer struct {
 
 	// Counters of Eureka reads and writes that reached the wrapper.
 	fulls, deltas, writes, watches atomic.Int64
+	// everyPeer counts the requests that carried heureka.EveryPeerHeader.
+	everyPeer atomic.Int64
 	// dropFromDelta makes the next delta answer that holds this instance
 	// ID leave it out (keeping apps__hashcode), once.
 	dropFromDelta atomic.Pointer[string]
@@ -67,6 +69,9 @@ func (s *testServer) requests() map[string]int {
 }
 
 func (s *testServer) countRequest(r *http.Request) {
+	if r.Header.Get(heureka.EveryPeerHeader) == "true" {
+		s.everyPeer.Add(1)
+	}
 	k := r.Method + " " + strings.TrimRight(r.URL.Path, "/")
 	if app := r.URL.Query().Get("app"); app != "" {
 		k += "?app=" + app

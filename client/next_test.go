@@ -10,42 +10,51 @@ import (
 	"github.com/heureka-project/heureka/client"
 )
 
-// TestRenewNextGoesToThePeerAfterThePreferredOne: RenewNext and
-// RegisterNext reach the peer after the one that answered last, once; a
-// peer that does not know the instance answers ErrNotRegistered, and
-// RegisterNext puts it there.
-func TestRenewNextGoesToThePeerAfterThePreferredOne(t *testing.T) {
-	a, b := startServer(t), startServer(t)
+// TestRenewOthersReachesEveryOtherPeerOnce: RenewOthers sends one heartbeat
+// to each peer but the one that answered last, marked so that the peer
+// does not replicate it; a peer that does not know the instance is sent
+// the registration. When the first peer fails, calls move on, and the
+// failing peer is among the others, tried once.
+func TestRenewOthersReachesEveryOtherPeerOnce(t *testing.T) {
+	a, b, c := startServer(t), startServer(t), startServer(t)
 	in := a.register(t, "DN", "dn1", heureka.StatusUp)
-	c := newClient(t, a.URL, b.URL)
+	cl := newClient(t, a.URL, b.URL, c.URL)
 	ctx := context.Background()
 
-	if err := c.Renew(ctx, "dn", "dn1"); err != nil {
+	if err := cl.Renew(ctx, "dn", "dn1"); err != nil {
 		t.Fatalf("Renew through the first peer: %v", err)
 	}
-	before := b.writes.Load()
-	err := c.RenewNext(ctx, "dn", "dn1")
-	if !errors.Is(err, client.ErrNotRegistered) {
-		t.Fatalf("RenewNext at a peer that never saw dn1: %v, want ErrNotRegistered", err)
+	wa, wb, wc := a.writes.Load(), b.writes.Load(), c.writes.Load()
+	if err := cl.RenewOthers(ctx, "dn", "dn1", nil); !errors.Is(err, client.ErrNotRegistered) {
+		t.Fatalf("RenewOthers without an instance, at peers that never saw dn1: %v, want ErrNotRegistered", err)
 	}
-	if b.writes.Load() != before+1 {
-		t.Fatalf("RenewNext sent %d request(s) to the second peer, want 1", b.writes.Load()-before)
+	if a.writes.Load() != wa || b.writes.Load() != wb+1 || c.writes.Load() != wc+1 {
+		t.Fatalf("RenewOthers sent %d, %d, %d request(s) to the three peers, want 0, 1, 1",
+			a.writes.Load()-wa, b.writes.Load()-wb, c.writes.Load()-wc)
 	}
-	if err := c.RegisterNext(ctx, in); err != nil {
-		t.Fatalf("RegisterNext: %v", err)
+	if err := cl.RenewOthers(ctx, "dn", "dn1", in); err != nil {
+		t.Fatalf("RenewOthers with the instance to register: %v", err)
 	}
-	if err := c.RenewNext(ctx, "dn", "dn1"); err != nil {
-		t.Fatalf("RenewNext after RegisterNext: %v", err)
+	for name, s := range map[string]*testServer{"second": b, "third": c} {
+		if _, ok := s.registry().LastRenewal("DN", "dn1"); !ok {
+			t.Errorf("the %s peer does not hold DN/dn1 after RenewOthers registered it there", name)
+		}
+	}
+	if n := b.everyPeer.Load(); n != 2 {
+		t.Errorf("the second peer was sent %d request(s) with %s, want the 2 heartbeats (not the registration)", n, heureka.EveryPeerHeader)
 	}
 
-	// The first peer fails: calls move to the second, and "next" is the
-	// first again, tried once.
+	// The first peer fails: calls move to the second, and the first is one
+	// of the others, tried once.
 	a.mode.Store(serve503)
-	if err := c.Renew(ctx, "dn", "dn1"); err != nil {
+	if err := cl.Renew(ctx, "dn", "dn1"); err != nil {
 		t.Fatalf("Renew failing over to the second peer: %v", err)
 	}
-	err = c.RenewNext(ctx, "dn", "dn1")
+	err := cl.RenewOthers(ctx, "dn", "dn1", in)
 	if !errors.Is(err, client.ErrUnavailable) || !strings.Contains(err.Error(), "after 1 attempt(s) at 1 URL(s)") {
-		t.Fatalf("RenewNext to the failing first peer: %v, want ErrUnavailable after one attempt at one URL", err)
+		t.Fatalf("RenewOthers with the first peer failing: %v, want ErrUnavailable after one attempt at one URL", err)
+	}
+	if strings.Count(err.Error(), "after 1 attempt") != 1 {
+		t.Fatalf("RenewOthers with one peer failing: %v, want exactly one peer's error", err)
 	}
 }

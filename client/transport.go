@@ -28,12 +28,15 @@ type cluster struct {
 	preferred atomic.Int32
 }
 
-// next is the base after the preferred one, or nil with a single base.
-func (cl *cluster) next() *url.URL {
-	if len(cl.bases) < 2 {
-		return nil
+// others returns every base but the preferred one, in ring order after it.
+func (cl *cluster) others() []*url.URL {
+	n := len(cl.bases)
+	start := int(cl.preferred.Load())
+	out := make([]*url.URL, 0, max(n-1, 0))
+	for k := 1; k < n; k++ {
+		out = append(out, cl.bases[(start+k)%n])
 	}
-	return cl.bases[(int(cl.preferred.Load())+1)%len(cl.bases)]
+	return out
 }
 
 func (cl *cluster) urls() []string {

@@ -107,6 +107,9 @@ type RenewRequest struct {
 	LastDirtyTimestamp int64
 	OverriddenStatus   heureka.Status
 	Replication        bool
+	// EveryPeer is a direct heartbeat whose sender sends it to every peer
+	// itself (heureka.EveryPeerHeader): it is not forwarded to the peers.
+	EveryPeer bool
 }
 
 // Stats are the counters and gauges exported as metrics.

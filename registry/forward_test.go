@@ -68,6 +68,10 @@ func TestClientWritesAreForwardedReplicatedOnesAreNot(t *testing.T) {
 	if _, err := r.Renew(RenewRequest{App: "DN", ID: "b", Replication: true}); err != nil {
 		t.Fatal(err)
 	}
+	// Nor is a direct heartbeat whose sender heartbeats every peer itself.
+	if _, err := r.Renew(RenewRequest{App: "DN", ID: "b", EveryPeer: true}); err != nil {
+		t.Fatal(err)
+	}
 	_ = r.Cancel("DN", "nope", false)
 	if err := r.Cancel("DN", "b", true); err != nil {
 		t.Fatal(err)

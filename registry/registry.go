@@ -434,7 +434,7 @@ func (r *Registry) renewChangingStatus(req RenewRequest, now time.Time) (*heurek
 
 // forwardHeartbeat forwards a client's renewal; r.mu must be held.
 func (r *Registry) forwardHeartbeat(req RenewRequest, in *heureka.Instance) {
-	if req.Replication || r.forward == nil {
+	if req.Replication || req.EveryPeer || r.forward == nil {
 		return
 	}
 	op := Op{Action: ActionHeartbeat, App: in.App, ID: in.ID, Status: in.Status, LastDirtyTimestamp: in.LastDirtyTimestamp}

@@ -79,6 +79,7 @@ func (s *Server) renew(w http.ResponseWriter, r *http.Request, p params) error {
 		LastDirtyTimestamp: ldt,
 		OverriddenStatus:   heureka.LenientStatus(q.Get("overriddenstatus"), ""),
 		Replication:        isReplication(r),
+		EveryPeer:          r.Header.Get(heureka.EveryPeerHeader) == "true",
 	}
 	in, err := s.reg.Renew(req)
 	if err != nil {

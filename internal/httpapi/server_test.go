@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/internal/httpapi"
+	"github.com/heureka-project/heureka/registry"
 )
 
 // formats runs f for each wire format with the Accept header that selects it.
@@ -425,6 +428,38 @@ func TestRenewConflict(t *testing.T) {
 	ts.expect(200, "PUT", "/eureka/apps/ORDERS/a?lastDirtyTimestamp=1000", nil)
 	ts.expect(200, "PUT", "/eureka/apps/ORDERS/a?lastDirtyTimestamp=1000", nil, "x-netflix-discovery-replication", "TRUE")
 	ts.expect(404, "PUT", "/eureka/apps/ORDERS/a?lastDirtyTimestamp=3000", nil)
+}
+
+// TestEveryPeerHeartbeatsAreNotReplicated: a heartbeat marked with
+// heureka.EveryPeerHeader renews the lease and is not forwarded to the
+// peers; an unmarked one is.
+func TestEveryPeerHeartbeatsAreNotReplicated(t *testing.T) {
+	ts := newTestServer(t)
+	ts.registerJSON(newInst("ORDERS", "a"))
+	var mu sync.Mutex
+	var forwarded []registry.Op
+	ts.reg.SetForwarder(func(op registry.Op) {
+		mu.Lock()
+		defer mu.Unlock()
+		forwarded = append(forwarded, op)
+	})
+	before, _ := ts.reg.LastRenewal("ORDERS", "a")
+	ts.expect(200, "PUT", "/eureka/apps/ORDERS/a", nil, heureka.EveryPeerHeader, "true")
+	mu.Lock()
+	n := len(forwarded)
+	mu.Unlock()
+	if n != 0 {
+		t.Fatalf("a heartbeat marked %s was forwarded: %+v", heureka.EveryPeerHeader, forwarded)
+	}
+	if after, _ := ts.reg.LastRenewal("ORDERS", "a"); !after.After(before) {
+		t.Fatalf("the marked heartbeat did not renew: last renewal %v, before it %v", after, before)
+	}
+	ts.expect(200, "PUT", "/eureka/apps/ORDERS/a", nil)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(forwarded) != 1 || forwarded[0].Action != registry.ActionHeartbeat {
+		t.Fatalf("an unmarked heartbeat forwarded %+v, want one Heartbeat", forwarded)
+	}
 }
 
 func TestHealthAndReady(t *testing.T) {

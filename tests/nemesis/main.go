@@ -439,7 +439,7 @@ func summary(cfg runConfig, ran time.Duration, ops []op, nem *nemesis, ms *missS
 		counts[o.Op][o.Result]++
 	}
 	fmt.Fprintf(&b, "\noperations (%d):", len(ops))
-	for _, k := range []string{"register", "renew", "renew-next", "register-next", "metadata", "cancel", "override", "clear", "drain", "fetch", "delta", "watch"} {
+	for _, k := range []string{"register", "renew", "renew-others", "metadata", "cancel", "override", "clear", "drain", "fetch", "delta", "watch"} {
 		c := counts[k]
 		fmt.Fprintf(&b, "\n  %-13s ok=%d error=%d timeout=%d", k, c["ok"], c["error"], c["timeout"])
 	}

@@ -281,18 +281,11 @@ func (r *recordingRegistry) Renew(ctx context.Context, app, id string) error {
 	return r.rec("renew", id, r.c.Renew(ctx, app, id))
 }
 
-func (r *recordingRegistry) RenewNext(ctx context.Context, app, id string) error {
+func (r *recordingRegistry) RenewOthers(ctx context.Context, app, id string, in *heureka.Instance) error {
 	if r.dead.Load() {
 		return errDead
 	}
-	return r.rec("renew-next", id, r.c.RenewNext(ctx, app, id))
-}
-
-func (r *recordingRegistry) RegisterNext(ctx context.Context, in *heureka.Instance) error {
-	if r.dead.Load() {
-		return errDead
-	}
-	return r.rec("register-next", in.ID, r.c.RegisterNext(ctx, in))
+	return r.rec("renew-others", id, r.c.RenewOthers(ctx, app, id, in))
 }
 
 func (r *recordingRegistry) SetStatus(ctx context.Context, app, id string, st heureka.Status) error {
