@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,19 +92,7 @@ func startHeureka(ctx context.Context, bin, dir, name, selfPreservation string) 
 		p.Stop(time.Second)
 		return nil, ctx.Err()
 	}
-	err = p.WaitReady(ctx, 10*time.Second, func(ctx context.Context) error {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+s.addr+"/healthz", nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("healthz: %s", resp.Status)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := p.WaitReady(ctx, 10*time.Second, serverproc.HTTPOK("http://"+s.addr+"/healthz")); err != nil {
 		p.Stop(time.Second)
 		return nil, err
 	}

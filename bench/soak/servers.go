@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -83,25 +82,7 @@ func (p *peer) start(ctx context.Context, bin, cpus string) error {
 		return err
 	}
 	p.proc = proc
-	return proc.WaitReady(ctx, time.Minute, p.ready)
-}
-
-// ready asks /readyz once.
-func (p *peer) ready(ctx context.Context) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.addr+"/readyz", nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("/readyz: %s", resp.Status)
-	}
-	return nil
+	return proc.WaitReady(ctx, time.Minute, serverproc.HTTPOK("http://"+p.addr+"/readyz"))
 }
 
 // stop ends the process with SIGTERM (SIGKILL after 15 s) and adds its CPU

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -181,6 +182,26 @@ func (p *Proc) WaitReady(ctx context.Context, timeout time.Duration, ready func(
 			return fmt.Errorf("%s not ready after %v: %v\n%s", p.Name, timeout, last, p.Tail())
 		case <-time.After(50 * time.Millisecond):
 		}
+	}
+}
+
+// HTTPOK is a ready check for WaitReady: a GET of url that answers 200.
+func HTTPOK(url string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("GET %s: %s", url, resp.Status)
+		}
+		return nil
 	}
 }
 

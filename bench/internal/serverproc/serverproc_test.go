@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -132,5 +134,19 @@ func TestTaskset(t *testing.T) {
 	}
 	if got := strings.Join(Taskset("0,1", "wrk", "-t1"), " "); got != "taskset -c 0,1 wrk -t1" {
 		t.Errorf("CPUs 0,1: %q", got)
+	}
+}
+
+func TestHTTPOK(t *testing.T) {
+	status := http.StatusServiceUnavailable
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(status) }))
+	defer srv.Close()
+	ready := HTTPOK(srv.URL + "/readyz")
+	if err := ready(context.Background()); err == nil || !strings.Contains(err.Error(), "503") {
+		t.Errorf("503: %v, want an error naming the status", err)
+	}
+	status = http.StatusOK
+	if err := ready(context.Background()); err != nil {
+		t.Errorf("200: %v", err)
 	}
 }
