@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/bench/internal/serverproc"
 	"github.com/heureka-project/heureka/hdfs"
 	"github.com/heureka-project/heureka/sim"
 )
@@ -274,20 +275,13 @@ func (f *fsys) spec(s *sim.Sim, role hdfs.Role, cluster, host string) agentSpec 
 	}
 }
 
-func (f *fsys) startAgent(spec agentSpec) (*proc, error) {
+func (f *fsys) startAgent(spec agentSpec) (*serverproc.Proc, error) {
 	name := fmt.Sprintf("agent-%s-%s-%d", f.sys.kind, spec.Cluster, f.r.seq.Add(1))
 	bin := ""
 	if f.sys.kind == "heureka" && f.r.agentCmd {
 		bin = f.r.heurekaBin
 	}
 	return startAgent(f.r.dir, name, bin, spec)
-}
-
-func kill(p *proc) {
-	if p != nil && !p.exited() {
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	}
 }
 
 // run runs one scenario's repetitions into res.
@@ -312,13 +306,13 @@ func (f *fsys) run(ctx context.Context, key string, res *failureResult) {
 	var all []time.Duration
 	missed := 0
 	timeout := f.detectTimeout(key)
-	var agents []*proc
+	var agents []*serverproc.Proc
 	defer func() {
 		for _, p := range agents {
-			kill(p)
+			p.Kill()
 		}
 	}()
-	start := func(spec agentSpec) (*proc, bool) {
+	start := func(spec agentSpec) (*serverproc.Proc, bool) {
 		p, err := f.startAgent(spec)
 		if err != nil {
 			fail("agent: %v", err)
@@ -385,7 +379,7 @@ func (f *fsys) run(ctx context.Context, key string, res *failureResult) {
 			jitter()
 			chans := f.watchAll(pred)
 			t0 := time.Now()
-			if err := signalProc(p, sig); err != nil {
+			if err := p.Signal(sig); err != nil {
 				fail("%v", err)
 				break
 			}
@@ -394,9 +388,9 @@ func (f *fsys) run(ctx context.Context, key string, res *failureResult) {
 			}
 			record(chans, t0)
 			select { // the drained agent deregisters and exits
-			case <-p.done:
+			case <-p.Done():
 			case <-time.After(20 * time.Second):
-				kill(p)
+				p.Kill()
 			}
 			if key == "silent" {
 				_ = simA.Start()

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka/agent"
+	"github.com/heureka-project/heureka/bench/internal/serverproc"
 	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/hdfs"
 )
@@ -86,13 +87,13 @@ func hasAgentCommand(bin string) bool {
 // startAgent starts an agent process whose log goes to dir: `heureka
 // agent` when heurekaBin is set (heureka's own configurations), else this
 // binary as a helper.
-func startAgent(dir, name, heurekaBin string, s agentSpec) (*proc, error) {
+func startAgent(dir, name, heurekaBin string, s agentSpec) (*serverproc.Proc, error) {
 	if heurekaBin != "" {
 		argv, err := heurekaAgentArgs(heurekaBin, s)
 		if err != nil {
 			return nil, err
 		}
-		return startProc("heureka agent", filepath.Join(dir, name+".log"), argv, nil, nil)
+		return serverproc.Start("heureka agent", filepath.Join(dir, name+".log"), argv, nil, nil)
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -103,7 +104,7 @@ func startAgent(dir, name, heurekaBin string, s agentSpec) (*proc, error) {
 		// A test binary: keep its own flags away from the helper's.
 		argv = append([]string{self, "-test.run=^$", "--"}, s.args()...)
 	}
-	return startProc("agent", filepath.Join(dir, name+".log"), argv, []string{helperEnv + "=agent"}, nil)
+	return serverproc.Start("agent", filepath.Join(dir, name+".log"), argv, []string{helperEnv + "=agent"}, nil)
 }
 
 // helperMain is the agent process.
@@ -177,13 +178,4 @@ func runAgent(ctx context.Context, s agentSpec, logger *slog.Logger) error {
 		return err
 	}
 	return a.Run(ctx)
-}
-
-// signalProc sends sig to p (SIGKILL for a silent host loss, SIGTERM for
-// a drain).
-func signalProc(p *proc, sig syscall.Signal) error {
-	if p.exited() {
-		return fmt.Errorf("%s already exited: %v", p.name, p.err)
-	}
-	return p.cmd.Process.Signal(sig)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/heureka-project/heureka/bench/internal/procstat"
+	"github.com/heureka-project/heureka/bench/internal/serverproc"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 )
@@ -41,12 +41,12 @@ func haveZooKeeper() bool {
 // server is one running registry server.
 type server struct {
 	kind string // "heureka", "etcd", "zookeeper"
-	p    *proc
+	p    *serverproc.Proc
 	addr string // host:port clients use
 	dir  string
 }
 
-func (s *server) pid() int { return s.p.pid() }
+func (s *server) pid() int { return s.p.Pid() }
 
 func (s *server) usage() procstat.Usage {
 	u, _ := procstat.Read(s.pid())
@@ -57,19 +57,7 @@ func (s *server) stop() {
 	if s == nil {
 		return
 	}
-	s.p.stop(10 * time.Second)
-}
-
-// buildHeureka builds cmd/heureka from the parent module into dir.
-func buildHeureka(ctx context.Context, repo, dir string) (string, error) {
-	bin := filepath.Join(dir, "heureka")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/heureka")
-	cmd.Dir = repo
-	cmd.Env = append(os.Environ(), "GOWORK=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/heureka: %v\n%s", err, out)
-	}
-	return bin, nil
+	s.p.Stop(10 * time.Second)
 }
 
 // startHeureka runs `heureka server` on a free loopback port with the given
@@ -77,7 +65,7 @@ func buildHeureka(ctx context.Context, repo, dir string) (string, error) {
 func startHeureka(ctx context.Context, bin, dir, name, selfPreservation string) (*server, error) {
 	addrc := make(chan string, 1)
 	argv := []string{bin, "server", "--listen", "127.0.0.1:0", "--self-preservation", selfPreservation}
-	p, err := startProc("heureka", filepath.Join(dir, name+".log"), argv, nil, func(line string) bool {
+	p, err := serverproc.Start("heureka", filepath.Join(dir, name+".log"), argv, nil, func(line string) bool {
 		if !strings.Contains(line, "heureka server listening") {
 			return false
 		}
@@ -95,29 +83,17 @@ func startHeureka(ctx context.Context, bin, dir, name, selfPreservation string) 
 	s := &server{kind: "heureka", p: p, dir: dir}
 	select {
 	case s.addr = <-addrc:
-	case <-p.done:
-		return nil, fmt.Errorf("heureka server exited at start: %v\n%s", p.err, p.tail())
+	case <-p.Done():
+		return nil, fmt.Errorf("heureka server exited at start: %v\n%s", p.Err(), p.Tail())
 	case <-time.After(30 * time.Second):
-		p.stop(time.Second)
-		return nil, fmt.Errorf("heureka server did not log its address in 30s\n%s", p.tail())
+		p.Stop(time.Second)
+		return nil, fmt.Errorf("heureka server did not log its address in 30s\n%s", p.Tail())
 	case <-ctx.Done():
-		p.stop(time.Second)
+		p.Stop(time.Second)
 		return nil, ctx.Err()
 	}
-	err = waitFor(ctx, p, 10*time.Second, func(ctx context.Context) error {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+s.addr+"/healthz", nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("healthz: %s", resp.Status)
-		}
-		return nil
-	})
-	if err != nil {
-		p.stop(time.Second)
+	if err := p.WaitReady(ctx, 10*time.Second, serverproc.HTTPOK("http://"+s.addr+"/healthz")); err != nil {
+		p.Stop(time.Second)
 		return nil, err
 	}
 	return s, nil
@@ -125,11 +101,11 @@ func startHeureka(ctx context.Context, bin, dir, name, selfPreservation string) 
 
 // startEtcd runs a single-member etcd on loopback with a temp data dir.
 func startEtcd(ctx context.Context, dir, name string) (*server, error) {
-	cport, err := freePort()
+	cport, err := serverproc.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	pport, err := freePort()
+	pport, err := serverproc.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -143,12 +119,12 @@ func startEtcd(ctx context.Context, dir, name string) (*server, error) {
 		"--initial-cluster", "bench=" + purl, "--initial-cluster-state", "new",
 		"--log-level", "warn",
 	}
-	p, err := startProc("etcd", filepath.Join(dir, name+".log"), argv, nil, nil)
+	p, err := serverproc.Start("etcd", filepath.Join(dir, name+".log"), argv, nil, nil)
 	if err != nil {
 		return nil, err
 	}
 	s := &server{kind: "etcd", p: p, addr: fmt.Sprintf("127.0.0.1:%d", cport), dir: dir}
-	err = waitFor(ctx, p, 30*time.Second, func(ctx context.Context) error {
+	err = p.WaitReady(ctx, 30*time.Second, func(ctx context.Context) error {
 		cli, err := newEtcdClient(s.addr)
 		if err != nil {
 			return err
@@ -158,7 +134,7 @@ func startEtcd(ctx context.Context, dir, name string) (*server, error) {
 		return err
 	})
 	if err != nil {
-		p.stop(time.Second)
+		p.Stop(time.Second)
 		return nil, err
 	}
 	return s, nil
@@ -181,7 +157,7 @@ func newEtcdClient(addr string) (*clientv3.Client, error) {
 // 2 s, so sessions may negotiate 4–40 s, and the per-IP connection limit is
 // off: every watcher here comes from 127.0.0.1.
 func startZooKeeper(ctx context.Context, dir, name string) (*server, error) {
-	port, err := freePort()
+	port, err := serverproc.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -206,12 +182,12 @@ func startZooKeeper(ctx context.Context, dir, name string) (*server, error) {
 	argv := []string{javaBin, "-cp", zookeeperJar + ":/etc/zookeeper/conf",
 		"-Dzookeeper.admin.enableServer=false",
 		"org.apache.zookeeper.server.ZooKeeperServerMain", cfg}
-	p, err := startProc("zookeeper", filepath.Join(dir, name+".log"), argv, nil, nil)
+	p, err := serverproc.Start("zookeeper", filepath.Join(dir, name+".log"), argv, nil, nil)
 	if err != nil {
 		return nil, err
 	}
 	s := &server{kind: "zookeeper", p: p, addr: fmt.Sprintf("127.0.0.1:%d", port), dir: dir}
-	err = waitFor(ctx, p, 60*time.Second, func(ctx context.Context) error {
+	err = p.WaitReady(ctx, 60*time.Second, func(ctx context.Context) error {
 		c, err := net.DialTimeout("tcp", s.addr, time.Second)
 		if err != nil {
 			return err
@@ -231,7 +207,7 @@ func startZooKeeper(ctx context.Context, dir, name string) (*server, error) {
 		return nil
 	})
 	if err != nil {
-		p.stop(time.Second)
+		p.Stop(time.Second)
 		return nil, err
 	}
 	return s, nil

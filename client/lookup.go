@@ -77,29 +77,36 @@ func (c *Client) lookupBatch(ctx context.Context, cl *cluster, op string, hosts 
 		q.Set("app", app)
 	}
 	req := &request{op: op, method: http.MethodGet, path: "/v1/instances", query: q, origin: true}
-	resp, err := c.answer(ctx, cl, req)
-	if err != nil {
-		return nil, err
-	}
+	got, _, err := decoded(ctx, c, cl, req, decodeInstanceList)
+	return got, err
+}
+
+// decodeInstanceList decodes a heureka /v1 answer {"instances": [...]}.
+func decodeInstanceList(b []byte) ([]*heureka.Instance, error) {
 	var env struct {
 		Instances []json.RawMessage `json:"instances"`
 	}
-	if err := json.Unmarshal(resp.body, &env); err != nil {
-		return nil, decodeError(req, resp, err)
+	if err := json.Unmarshal(b, &env); err != nil {
+		return nil, err
 	}
-	out := make([]*heureka.Instance, 0, len(env.Instances))
-	for _, raw := range env.Instances {
-		in, err := decodeInstanceObject(raw)
-		if err != nil {
-			return nil, decodeError(req, resp, err)
-		}
-		out = append(out, in)
-	}
-	return out, nil
+	return decodeInstanceObjects(env.Instances)
 }
 
 // decodeInstanceObject decodes one instance of a heureka /v1 answer, which
 // lists Eureka instance objects without their {"instance": ...} wrapper.
 func decodeInstanceObject(raw json.RawMessage) (*heureka.Instance, error) {
 	return eureka.DecodeServerInstance(append(append([]byte(`{"instance":`), raw...), '}'), eureka.JSON)
+}
+
+// decodeInstanceObjects decodes a list of them.
+func decodeInstanceObjects(raws []json.RawMessage) ([]*heureka.Instance, error) {
+	out := make([]*heureka.Instance, 0, len(raws))
+	for _, raw := range raws {
+		in, err := decodeInstanceObject(raw)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, in)
+	}
+	return out, nil
 }

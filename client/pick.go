@@ -65,10 +65,12 @@ func (c *Client) PickDataNodes(ctx context.Context, req PickRequest) (*PickResul
 		q.Set("fullness", strconv.FormatFloat(req.Fullness, 'g', -1, 64))
 	}
 	r := &request{op: op, method: http.MethodGet, path: "/v1/hdfs/pick", query: q, origin: true}
-	resp, err := c.answer(ctx, cl, r)
-	if err != nil {
-		return nil, err
-	}
+	out, _, err := decoded(ctx, c, cl, r, decodePickResult)
+	return out, err
+}
+
+// decodePickResult decodes the answer of GET /v1/hdfs/pick.
+func decodePickResult(b []byte) (*PickResult, error) {
 	var ans struct {
 		Requested int               `json:"requested"`
 		Nodes     []json.RawMessage `json:"nodes"`
@@ -76,16 +78,12 @@ func (c *Client) PickDataNodes(ctx context.Context, req PickRequest) (*PickResul
 		Excluded  int               `json:"excluded"`
 		Problem   string            `json:"problem"`
 	}
-	if err := json.Unmarshal(resp.body, &ans); err != nil {
-		return nil, decodeError(r, resp, err)
+	if err := json.Unmarshal(b, &ans); err != nil {
+		return nil, err
 	}
-	out := &PickResult{Requested: ans.Requested, Short: ans.Short, Excluded: ans.Excluded, Problem: ans.Problem}
-	for _, raw := range ans.Nodes {
-		in, err := decodeInstanceObject(raw)
-		if err != nil {
-			return nil, decodeError(r, resp, err)
-		}
-		out.Nodes = append(out.Nodes, in)
+	nodes, err := decodeInstanceObjects(ans.Nodes)
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	return &PickResult{Requested: ans.Requested, Nodes: nodes, Short: ans.Short, Excluded: ans.Excluded, Problem: ans.Problem}, nil
 }

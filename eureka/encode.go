@@ -66,10 +66,21 @@ func EncodeApplications(f Format, apps *heureka.Applications) []byte {
 		n += instanceCount(a)
 	}
 	b := make([]byte, 0, 256+64*len(apps.Apps)+sizeHint(f)*n)
-	if f == JSON {
-		return appendApplicationsJSON(b, apps)
+	b = AppendListingOpen(b, f, apps.VersionDelta, apps.HashCode)
+	first := true
+	for _, a := range apps.Apps {
+		if a == nil {
+			continue
+		}
+		if !first {
+			b = append(b, Separator(f)...)
+		}
+		first = false
+		b = AppendAppOpen(b, f, a.Name, false)
+		b = AppendInstances(b, f, a.Instances)
+		b = AppendAppClose(b, f, false)
 	}
-	return appendApplicationsXML(b, apps)
+	return AppendListingClose(b, f)
 }
 
 // sizeHint is a typical encoded instance's size, used to size buffers so a

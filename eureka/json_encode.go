@@ -6,31 +6,6 @@ import (
 	"github.com/heureka-project/heureka"
 )
 
-func appendApplicationsJSON(b []byte, apps *heureka.Applications) []byte {
-	b = AppendListingOpen(b, JSON, apps.VersionDelta, apps.HashCode)
-	first := true
-	for _, a := range apps.Apps {
-		if a == nil {
-			continue
-		}
-		if !first {
-			b = append(b, Separator(JSON)...)
-		}
-		first = false
-		b = appendApplicationJSON(b, a)
-	}
-	return AppendListingClose(b, JSON)
-}
-
-func appendApplicationJSON(b []byte, app *heureka.Application) []byte {
-	if app == nil {
-		app = &heureka.Application{}
-	}
-	b = AppendAppOpen(b, JSON, app.Name, false)
-	b = AppendInstances(b, JSON, app.Instances)
-	return AppendAppClose(b, JSON, false)
-}
-
 // appendInstanceJSON writes the keys of eureka-spec §4.1 in the Java
 // server's order.
 func appendInstanceJSON(b []byte, in *heureka.Instance) []byte {

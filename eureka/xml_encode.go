@@ -9,25 +9,6 @@ import (
 // The XML is written compactly, without an <?xml?> declaration (XStream
 // writes none), one element per field, in the JSON order.
 
-func appendApplicationsXML(b []byte, apps *heureka.Applications) []byte {
-	b = AppendListingOpen(b, XML, apps.VersionDelta, apps.HashCode)
-	for _, a := range apps.Apps {
-		if a != nil {
-			b = appendApplicationXML(b, a)
-		}
-	}
-	return AppendListingClose(b, XML)
-}
-
-func appendApplicationXML(b []byte, app *heureka.Application) []byte {
-	if app == nil {
-		app = &heureka.Application{}
-	}
-	b = AppendAppOpen(b, XML, app.Name, false)
-	b = AppendInstances(b, XML, app.Instances)
-	return AppendAppClose(b, XML, false)
-}
-
 func appendInstanceXML(b []byte, in *heureka.Instance) []byte {
 	b = append(b, "<instance>"...)
 	b = appendXMLElem(b, "instanceId", in.ID)

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/heureka-project/heureka/bench/internal/serverproc"
 )
 
 // bareEnv makes this program serve a bare net/http handler on the address
@@ -35,9 +37,9 @@ func serveBare(addr string) int {
 }
 
 // startBare runs this program as a bare net/http handler pinned to cpus,
-// and returns its address and a function that stops it.
-func startBare(ctx context.Context, cpus string, log io.Writer) (string, func(), error) {
-	addr, err := freePort()
+// with its log in dir, and returns its address and the process.
+func startBare(ctx context.Context, cpus, dir string) (string, *serverproc.Proc, error) {
+	addr, err := freeAddr()
 	if err != nil {
 		return "", nil, err
 	}
@@ -45,22 +47,22 @@ func startBare(ctx context.Context, cpus string, log io.Writer) (string, func(),
 	if err != nil {
 		return "", nil, err
 	}
-	name, args := exe, []string{}
-	if cpus != "" {
-		name, args = "taskset", []string{"-c", cpus, exe}
-	}
-	cmd := exec.Command(name, args...)
-	cmd.Env = append(os.Environ(), bareEnv+"="+addr)
-	cmd.Stderr = log
-	if err := cmd.Start(); err != nil {
+	p, err := serverproc.Start("bare handler", filepath.Join(dir, "bare.log"), serverproc.Taskset(cpus, exe), []string{bareEnv + "=" + addr}, nil)
+	if err != nil {
 		return "", nil, err
 	}
-	stop := func() { cmd.Process.Kill(); cmd.Wait() }
-	if err := waitListening(ctx, addr); err != nil {
-		stop()
+	err = p.WaitReady(ctx, 5*time.Second, func(ctx context.Context) error {
+		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return err
+		}
+		return c.Close()
+	})
+	if err != nil {
+		p.Kill()
 		return "", nil, err
 	}
-	return addr, stop, nil
+	return addr, p, nil
 }
 
 // wrkScript sends heartbeats round-robin over the paths in $SOAK_PATHS,
@@ -111,11 +113,11 @@ func compareRenewals(ctx context.Context, o options, sizes []int, conns int, dur
 	}
 	var rows []row
 	bareAt := func() (float64, string, error) {
-		addr, stop, err := startBare(ctx, o.serverCPUs, log)
+		addr, bare, err := startBare(ctx, o.serverCPUs, dir)
 		if err != nil {
 			return 0, "", err
 		}
-		defer stop()
+		defer bare.Kill()
 		paths := filepath.Join(dir, "bare.paths")
 		if err := os.WriteFile(paths, []byte("/eureka/apps/A/i1\n"), 0o644); err != nil {
 			return 0, "", err
@@ -173,17 +175,6 @@ func compareRenewals(ctx context.Context, o options, sizes []int, conns int, dur
 	return nil
 }
 
-func waitListening(ctx context.Context, addr string) error {
-	for range 200 {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			return nil
-		}
-		sleep(ctx, 25*time.Millisecond)
-	}
-	return fmt.Errorf("nothing listening on %s", addr)
-}
-
 var (
 	wrkRPS = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
 	wrkP99 = regexp.MustCompile(`\s99%\s+([0-9.]+[a-z]+)`)
@@ -192,11 +183,8 @@ var (
 
 func runWrk(ctx context.Context, cpus, script, paths, url string, conns int, dur time.Duration) (float64, string, error) {
 	args := []string{"-t1", "-c" + strconv.Itoa(conns), "-d" + dur.String(), "--latency", "-s", script, url}
-	name := "wrk"
-	if cpus != "" {
-		name, args = "taskset", append([]string{"-c", cpus, "wrk"}, args...)
-	}
-	cmd := exec.CommandContext(ctx, name, args...)
+	argv := serverproc.Taskset(cpus, append([]string{"wrk"}, args...)...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), "SOAK_PATHS="+paths)
 	out, err := cmd.CombinedOutput()
 	if err != nil {

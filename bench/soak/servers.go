@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -13,32 +12,31 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/heureka-project/heureka/bench/internal/procstat"
+	"github.com/heureka-project/heureka/bench/internal/serverproc"
 )
 
-// peer is one running `heureka server` process.
+// peer is one `heureka server` process, kept at one address over restarts.
 type peer struct {
 	addr string // 127.0.0.1:PORT
 	args []string
-	cmd  *exec.Cmd
-	logs *os.File
+	log  string // its log file, appended to by each process
+	proc *serverproc.Proc
 	// cpu of processes of this peer that have exited (restarts), seconds.
 	pastCPU float64
 }
 
 func (p *peer) base() string { return "http://" + p.addr + "/eureka" }
 
-// freePort asks the kernel for a loopback port nobody uses.
-func freePort() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+// freeAddr is a loopback address whose port was free a moment ago.
+func freeAddr() (string, error) {
+	port, err := serverproc.FreePort()
 	if err != nil {
 		return "", err
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), nil
 }
 
 // buildHeureka builds repo/cmd/heureka into dir, unless bin is given.
@@ -46,14 +44,7 @@ func buildHeureka(ctx context.Context, bin, repo, dir string) (string, error) {
 	if bin != "" {
 		return bin, nil
 	}
-	out := filepath.Join(dir, "heureka")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/heureka")
-	cmd.Dir = repo
-	cmd.Stderr = os.Stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("build heureka: %w", err)
-	}
-	return out, nil
+	return serverproc.Build(ctx, repo, dir)
 }
 
 // startPeers starts n servers on fresh loopback ports, each listing the
@@ -62,24 +53,19 @@ func startPeers(ctx context.Context, bin, dir, cpus string, n int, extra []strin
 	peers := make([]*peer, n)
 	var urls []string
 	for i := range peers {
-		addr, err := freePort()
+		addr, err := freeAddr()
 		if err != nil {
 			return nil, err
 		}
-		peers[i] = &peer{addr: addr}
+		peers[i] = &peer{addr: addr, log: filepath.Join(dir, fmt.Sprintf("peer%d.log", i+1))}
 		urls = append(urls, peers[i].base())
 	}
-	for i, p := range peers {
+	for _, p := range peers {
 		p.args = []string{"server", "--listen", p.addr, "--log-level", "warn"}
 		if n > 1 {
 			p.args = append(p.args, "--peers", strings.Join(urls, ","))
 		}
 		p.args = append(p.args, extra...)
-		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("peer%d.log", i+1)))
-		if err != nil {
-			return nil, err
-		}
-		p.logs = f
 		if err := p.start(ctx, bin, cpus); err != nil {
 			stopPeers(peers)
 			return nil, err
@@ -88,74 +74,40 @@ func startPeers(ctx context.Context, bin, dir, cpus string, n int, extra []strin
 	return peers, nil
 }
 
+// start runs a new process for p and waits up to a minute for its /readyz.
 func (p *peer) start(ctx context.Context, bin, cpus string) error {
-	name, args := bin, p.args
-	if cpus != "" {
-		name, args = "taskset", append([]string{"-c", cpus, bin}, p.args...)
+	argv := serverproc.Taskset(cpus, append([]string{bin}, p.args...)...)
+	proc, err := serverproc.Start("heureka server "+p.addr, p.log, argv, nil, nil)
+	if err != nil {
+		return err
 	}
-	p.cmd = exec.Command(name, args...)
-	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
-	if err := p.cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", name, err)
-	}
-	return p.waitReady(ctx, time.Minute)
-}
-
-// waitReady polls /readyz until it answers 200.
-func (p *peer) waitReady(ctx context.Context, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get("http://" + p.addr + "/readyz")
-		if err == nil {
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("peer %s not ready within %s (see its log)", p.addr, limit)
+	p.proc = proc
+	return proc.WaitReady(ctx, time.Minute, serverproc.HTTPOK("http://"+p.addr+"/readyz"))
 }
 
 // stop ends the process with SIGTERM (SIGKILL after 15 s) and adds its CPU
 // time to pastCPU.
 func (p *peer) stop() {
-	if p.cmd == nil || p.cmd.Process == nil {
+	if p.proc == nil {
 		return
 	}
 	cpu, _ := p.cpu()
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { p.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(15 * time.Second):
-		p.cmd.Process.Kill()
-		<-done
-	}
+	p.proc.Stop(15 * time.Second)
 	p.pastCPU += cpu
-	p.cmd = nil
+	p.proc = nil
 }
 
 func stopPeers(peers []*peer) {
 	for _, p := range peers {
 		if p != nil {
 			p.stop()
-			if p.logs != nil {
-				p.logs.Close()
-			}
 		}
 	}
 }
 
-// serverPID is the heureka process itself, under taskset (which execs it,
-// so the PIDs are the same).
-func (p *peer) pid() int { return p.cmd.Process.Pid }
+// pid is the heureka process itself, under taskset (which execs it, so the
+// PIDs are the same).
+func (p *peer) pid() int { return p.proc.Pid() }
 
 // cpu returns the live process's user+system CPU time in seconds.
 func (p *peer) cpu() (float64, error) {
@@ -237,7 +189,8 @@ func pinSelf(list string) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command("taskset", append([]string{"-c", list, exe}, os.Args[1:]...)...)
+	argv := serverproc.Taskset(list, append([]string{exe}, os.Args[1:]...)...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), "HEUREKA_SOAK_PINNED="+list)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if err := cmd.Run(); err != nil {

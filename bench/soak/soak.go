@@ -68,7 +68,7 @@ func soak(ctx context.Context, o options, log io.Writer) (*result, error) {
 
 	if o.baseline {
 		st := ph.begin("baseline: bare handler")
-		err := baseline(ctx, o, f, c, ph, log)
+		err := baseline(ctx, o, f, c, ph, dir, log)
 		end(st)
 		if err != nil {
 			return nil, err
@@ -152,14 +152,14 @@ func soak(ctx context.Context, o options, log io.Writer) (*result, error) {
 }
 
 // baseline renews the fleet against a bare net/http handler on the
-// servers' CPUs for o.quiet: what the generator measures there is its own
-// floor.
-func baseline(ctx context.Context, o options, f *fleet, c *http.Client, ph *phases, log io.Writer) error {
-	addr, stopBare, err := startBare(ctx, o.serverCPUs, log)
+// servers' CPUs (its log in dir) for o.quiet: what the generator measures
+// there is its own floor.
+func baseline(ctx context.Context, o options, f *fleet, c *http.Client, ph *phases, dir string, log io.Writer) error {
+	addr, bare, err := startBare(ctx, o.serverCPUs, dir)
 	if err != nil {
 		return err
 	}
-	defer stopBare()
+	defer bare.Kill()
 	logf(log, "baseline: renewing against a bare net/http handler for %s", o.quiet)
 	load, stopLoad := context.WithCancel(ctx)
 	b := &renewers{f: f, c: c, base: "http://" + addr + "/eureka", period: o.renew, t0: time.Now(), phases: ph,

@@ -239,11 +239,7 @@ const tokenEnv = "HEUREKA_TOKEN"
 // client configuration.
 func (o *cliOptions) clientConfig() (client.Config, error) {
 	cfg := client.DefaultConfig()
-	for u := range strings.SplitSeq(o.registry, ",") {
-		u = strings.TrimRight(strings.TrimSpace(u), "/")
-		if u == "" {
-			continue
-		}
+	for _, u := range splitURLs(o.registry) {
 		if _, err := urlcheck.Parse(u); err != nil {
 			return cfg, &usageError{fmt.Sprintf("--registry %q is not a URL like %s", u, defaultRegistryURL)}
 		}
@@ -258,6 +254,17 @@ func (o *cliOptions) clientConfig() (client.Config, error) {
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	o.tls.apply(&cfg)
 	return cfg, nil
+}
+
+// splitURLs splits a comma-separated --registry value.
+func splitURLs(s string) []string {
+	var out []string
+	for u := range strings.SplitSeq(s, ",") {
+		if u = strings.TrimRight(strings.TrimSpace(u), "/"); u != "" {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // connect builds the client for the flags. Nothing is dialled yet.

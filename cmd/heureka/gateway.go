@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -197,15 +196,4 @@ func (f *serverTLSFlags) load(logger *slog.Logger) (*tls.Config, *auth.Store, er
 		}
 	}
 	return tc, store, nil
-}
-
-// splitURLs splits a comma-separated --registry value.
-func splitURLs(s string) []string {
-	var out []string
-	for u := range strings.SplitSeq(s, ",") {
-		if u = strings.TrimRight(strings.TrimSpace(u), "/"); u != "" {
-			out = append(out, u)
-		}
-	}
-	return out
 }
