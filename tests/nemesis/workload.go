@@ -310,7 +310,9 @@ func (healthyDaemon) Collect(context.Context) (hdfs.NodeInfo, error) {
 	return hdfs.NodeInfo{DiskUsed: 1 << 30, DiskTotal: 100 << 30, BlockCount: 10, Version: "3.3.6", DataPort: 9866}, nil
 }
 
-// hagent is one node running heureka's own agent, with two registry URLs.
+// hagent is one node running heureka's own agent. It lists every peer,
+// starting at its own (as a deployment configures the agent with its
+// registry cluster's URLs), and so heartbeats every peer it reaches.
 type hagent struct {
 	proc   string
 	id     string
@@ -323,7 +325,9 @@ func (w *world) startHAgent(ctx context.Context, n int) (*hagent, error) {
 	proc := fmt.Sprintf("hagent-%02d", n)
 	first := n % len(w.peers)
 	ccfg := client.DefaultConfig()
-	ccfg.URLs = []string{w.peers[first].clientURL(), w.peers[(first+1)%len(w.peers)].clientURL()}
+	for k := range w.peers {
+		ccfg.URLs = append(ccfg.URLs, w.peers[(first+k)%len(w.peers)].clientURL())
+	}
 	ccfg.ConnectTimeout, ccfg.ReadTimeout = time.Second, time.Second
 	c, err := client.New(ccfg)
 	if err != nil {
