@@ -91,6 +91,33 @@ func renew(ctx context.Context, c *http.Client, base string, f *fleet, i int) (t
 	return do(c, req)
 }
 
+// everyPeerHeader is heureka.EveryPeerHeader, spelt out: the soak talks to
+// the server only over HTTP.
+const everyPeerHeader = "X-Heureka-Every-Peer"
+
+// renewOther sends instance i's heartbeat to another peer as heureka's
+// agent does, registering it there if that peer answers 404.
+func renewOther(ctx context.Context, c *http.Client, base string, f *fleet, i int) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, base+f.renewURL[i], nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set(everyPeerHeader, "true")
+	_, code, err := do(c, req)
+	switch {
+	case err != nil:
+		return err
+	case code == http.StatusNotFound:
+		if _, code, err = register(ctx, c, base, f, i); err == nil && code != http.StatusNoContent {
+			err = fmt.Errorf("register at %s: status %d", base, code)
+		}
+		return err
+	case code != http.StatusOK:
+		return fmt.Errorf("renew at %s: status %d", base, code)
+	}
+	return nil
+}
+
 func do(c *http.Client, req *http.Request) (time.Duration, int, error) {
 	t0 := time.Now()
 	resp, err := c.Do(req)
@@ -139,9 +166,12 @@ func storm(ctx context.Context, c *http.Client, base string, f *fleet, w int, st
 // 404 registers the instance again. Each outcome is counted in the phase
 // current when it was scheduled.
 type renewers struct {
-	f      *fleet
-	c      *http.Client
-	base   string // every instance talks to this server (the first peer)
+	f    *fleet
+	c    *http.Client
+	base string // every instance talks to this server (the first peer)
+	// others, when set, are sent each successful heartbeat as well, marked
+	// with everyPeerHeader (heureka's agent with every peer listed).
+	others []string
 	period time.Duration
 	t0     time.Time
 	phases *phases
@@ -204,6 +234,11 @@ func (r *renewers) beat(ctx context.Context, i int, at time.Time) {
 		return
 	default:
 		st.renews.observe(d)
+	}
+	for _, o := range r.others {
+		if err := renewOther(ctx, r.c, o, r.f, i); err != nil && ctx.Err() == nil {
+			st.renewErrors.Add(1)
+		}
 	}
 	if time.Since(at) <= r.period {
 		st.kept.Add(1)

@@ -53,7 +53,7 @@ type options struct {
 	soak, quiet, after, maxRun                 time.Duration
 	bin, repo, genCPUs, serverCPUs             string
 	restart                                    bool
-	sorted, baseline                           bool
+	sorted, baseline, everyPeer                bool
 	seed                                       int64
 	serverArgs                                 string
 }
@@ -78,6 +78,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.restart, "restart", true, "restart the first peer after the quiet phase")
 	fs.BoolVar(&o.sorted, "sorted", false, "register and renew in ID order instead of a random one (kinder to the server than a real fleet)")
 	fs.Int64Var(&o.seed, "seed", 1, "seed of the random order")
+	fs.BoolVar(&o.everyPeer, "every-peer", false, "with -peers 3: send each successful heartbeat to the other peers too, marked X-Heureka-Every-Peer, as heureka's agent does")
 	fs.BoolVar(&o.baseline, "baseline", false, "first renew against a bare net/http handler for -quiet, to show the generator's own latency floor")
 	fs.StringVar(&o.bin, "heureka", "", "heureka binary (default: build REPO/cmd/heureka)")
 	fs.StringVar(&o.repo, "repo", "..", "the heureka repository, to build the binary from")
@@ -106,6 +107,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if o.peers != 1 && o.peers != 3 {
 		fmt.Fprintln(stderr, "soak: -peers must be 1 or 3")
+		return 2
+	}
+	if o.everyPeer && o.peers == 1 {
+		fmt.Fprintln(stderr, "soak: -every-peer needs -peers 3")
 		return 2
 	}
 	if o.renew <= 0 || o.lease <= o.renew || o.poll <= 0 {

@@ -89,6 +89,11 @@ func soak(ctx context.Context, o options, log io.Writer) (*result, error) {
 	var wg sync.WaitGroup
 	r := &renewers{f: f, c: c, base: peers[0].base(), period: o.renew, t0: time.Now(), phases: ph,
 		okAfter: make([]atomic.Bool, o.n)}
+	if o.everyPeer {
+		for _, p := range peers[1:] {
+			r.others = append(r.others, p.base())
+		}
+	}
 	st = ph.begin("soak")
 	wg.Add(1)
 	go func() { defer wg.Done(); r.run(load, o.renewers) }()
@@ -319,10 +324,17 @@ func (r *result) report(w io.Writer, o options) {
 		}
 		beats := float64(st.renews.count.Load())
 		if beats > 0 {
-			fmt.Fprintf(w, "\nCPU per heartbeat in the quiet phase (%.0f heartbeats, all sent to peer 1):", beats)
+			sent := "all sent to peer 1"
+			if o.everyPeer {
+				sent = "each sent to peer 1, and to the others marked " + everyPeerHeader
+			}
+			fmt.Fprintf(w, "\nCPU per heartbeat in the quiet phase (%.0f heartbeats, %s):", beats, sent)
 			for i, c := range st.cpu {
 				role := "direct"
-				if i > 0 {
+				switch {
+				case i > 0 && o.everyPeer:
+					role = "direct unreplicated + replicated"
+				case i > 0:
 					role = "replicated"
 				}
 				fmt.Fprintf(w, " peer %d (%s) %.1f µs;", i+1, role, 1e6*c/beats)

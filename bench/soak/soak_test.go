@@ -69,6 +69,38 @@ func TestTinySoak(t *testing.T) {
 	}
 }
 
+// TestTinyEveryPeerSoak: with -every-peer, three real peers answer every
+// heartbeat the renewers send them (the others marked every-peer, with a
+// registration where one answers 404), and the report says how they were
+// sent.
+func TestTinyEveryPeerSoak(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real server processes")
+	}
+	o := options{n: 300, apps: 5, writers: 8, renewers: 16, readers: 2, peers: 3, everyPeer: true,
+		renew: time.Second, lease: 4 * time.Second, poll: 500 * time.Millisecond,
+		soak: 3 * time.Second, quiet: 2 * time.Second, after: time.Second, maxRun: 2 * time.Minute,
+		repo: "../.."}
+	var log bytes.Buffer
+	res, err := soak(context.Background(), o, &log)
+	if err != nil {
+		t.Fatalf("soak: %v\n%s", err, log.String())
+	}
+	for _, st := range res.phases {
+		if judged(st) && st.renewErrors.Load() != 0 {
+			t.Errorf("phase %s: %d renewal errors, at the first peer or the others", st.name, st.renewErrors.Load())
+		}
+	}
+	if q := res.phase("quiet"); q.renews.count.Load() == 0 {
+		t.Fatalf("quiet phase: no renewals")
+	}
+	var out bytes.Buffer
+	res.report(&out, o)
+	if want := "marked " + everyPeerHeader; !strings.Contains(out.String(), want) {
+		t.Errorf("report lacks %q:\n%s", want, out.String())
+	}
+}
+
 // TestBucketsQuantile: a quantile is the upper bound of the bucket that
 // holds it, of counts taken between two scrapes.
 func TestBucketsQuantile(t *testing.T) {
