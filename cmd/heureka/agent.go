@@ -82,6 +82,7 @@ second and reports DOWN after two consecutive refusals, or when a daemon that
 accepts connections has not answered for --hang-after; UP once it has answered
 for --up-after. With --pid, --pid-file or --systemd-unit, the process's exit is
 DOWN at once. The cause is registered as metadata down_cause.
+With several --registry URLs (list every peer) each heartbeat goes to all of them.
 SIGTERM or SIGINT: OUT_OF_SERVICE, wait --drain, deregister, exit 0.
 Give at most one of --rack, --topology-table, --topology-script.`)
 	if err := noArgs(fs, args); err != nil {
