@@ -216,15 +216,17 @@ func (e *encoder) run(done <-chan struct{}) {
 	}
 }
 
-// overdue reports whether the JSON snapshot that is ready is halfway to
-// maxStale behind s, so that a pass over s must encode every block,
-// lasting or not: a storm that never lets blocks last would otherwise
-// leave readers on an ever older snapshot.
+// overdue reports whether a pass over s must encode every block, lasting
+// or not: when no JSON snapshot is ready yet, so that the first storm a
+// server sees leaves one to serve instead of the first reads after it
+// encoding the registry inline; and when the ready one is halfway to
+// maxStale behind s, since a storm that never lets blocks last would
+// otherwise leave readers on an ever older snapshot.
 func (e *encoder) overdue(s *registry.Snapshot) bool {
 	e.mu.Lock()
 	ready := e.ready[0]
 	e.mu.Unlock()
-	return ready != nil && behind(ready, s) > maxStale/2
+	return ready == nil || behind(ready, s) > maxStale/2
 }
 
 // pass encodes the newest snapshot's blocks that have lasted lastFor since

@@ -203,12 +203,14 @@ func TestEncoderPassEncodesBlocksThatLasted(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := newEncoder(reg, clock.Now)
+	empty := reg.Snapshot()
+	e.publish(0, empty) // something is ready, so passes wait for blocks to last
 	registerRange(t, reg, 0, 4*registry.BlockSize)
 	seen, again := e.pass(map[*registry.Block]time.Time{}, clock.Now(), false)
 	if !again || pending(reg.Snapshot().Blocks(), eureka.JSON, 0) == 0 {
 		t.Fatalf("first pass: again=%v, pending %d; want nothing encoded and another pass", again, pending(reg.Snapshot().Blocks(), eureka.JSON, 0))
 	}
-	if e.ready[0] != nil {
+	if e.ready[0] != empty {
 		t.Fatalf("a snapshot with blocks left was made ready")
 	}
 	registerRange(t, reg, 4*registry.BlockSize, 4*registry.BlockSize+1) // replaces the last block
@@ -225,6 +227,25 @@ func TestEncoderPassEncodesBlocksThatLasted(t *testing.T) {
 	clock.Advance(lastFor)
 	if _, again = e.pass(seen, clock.Now(), false); again || e.ready[0] != s {
 		t.Fatalf("third pass: again=%v, ready %v; want everything encoded and the snapshot ready", again, e.ready[0] == s)
+	}
+}
+
+// TestEncoderFirstPassEncodesEverything: with nothing ready yet, a pass
+// encodes every block, lasting or not, so that a server's first storm
+// leaves a ready snapshot for the reads after it.
+func TestEncoderFirstPassEncodesEverything(t *testing.T) {
+	clock := testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	reg, err := registry.New(func() registry.Config { c := registry.DefaultConfig(); c.Clock = clock.Now; return c }())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEncoder(reg, clock.Now)
+	registerRange(t, reg, 0, 4*registry.BlockSize)
+	if _, again := e.pass(map[*registry.Block]time.Time{}, clock.Now(), false); again {
+		t.Fatalf("the first pass left blocks for later")
+	}
+	if s := reg.Snapshot(); e.ready[0] != s || pending(s.Blocks(), eureka.JSON, 0) != 0 {
+		t.Fatalf("after the first pass: ready is the newest %v, %d blocks pending", e.ready[0] == s, pending(s.Blocks(), eureka.JSON, 0))
 	}
 }
 
