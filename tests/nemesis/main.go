@@ -315,7 +315,8 @@ func runInner(cfg runConfig) int {
 		rng:  &lockedRand{r: rand.New(rand.NewPCG(cfg.seed, 0x6e656d65))},
 		http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}}
 	w.changing.Store(true)
-	nem := &nemesis{w: w, topo: topo, faults: map[string]int{}}
+	nem := &nemesis{w: w, topo: topo, faults: map[string]int{},
+		rng: &lockedRand{r: rand.New(rand.NewPCG(cfg.seed, 0x7363686564))}}
 	ms := &missStats{samples: map[string]int{}, missing: map[string]map[string]int{}, worst: map[string]map[string]int{}}
 
 	wctx, stopWork := context.WithCancel(ctx)

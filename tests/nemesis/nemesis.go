@@ -39,6 +39,9 @@ type nemesis struct {
 	w      *world
 	topo   *topology
 	faults map[string]int
+	// rng draws the schedule and nothing else, so that a seed replays the
+	// same faults however the workload's own draws interleave with them.
+	rng *lockedRand
 
 	agentCtx context.Context // the workload's lifetime, for replacement nodes
 	allDead  atomic.Bool     // every peer is killed and none restarted yet
@@ -87,7 +90,7 @@ func (n *nemesis) log(result, info string) {
 }
 
 func (n *nemesis) run(ctx context.Context, until time.Time) error {
-	rng, cfg := n.w.rng, n.w.cfg
+	rng, cfg := n.rng, n.w.cfg
 	var deck []string
 	for {
 		if sleep(ctx, rng.dur(cfg.minGap, cfg.maxGap)) != nil {
@@ -119,7 +122,7 @@ func (n *nemesis) run(ctx context.Context, until time.Time) error {
 }
 
 func (n *nemesis) inject(ctx context.Context, kind string, hold time.Duration) error {
-	rng, ps := n.w.rng, n.w.peers
+	rng, ps := n.rng, n.w.peers
 	i := rng.intN(len(ps))
 	p := ps[i]
 	var heal func() error
@@ -310,7 +313,7 @@ func (n *nemesis) nodeDeath(ctx context.Context) error {
 		n.mu.Unlock()
 		return nil
 	}
-	k := n.w.rng.intN(len(n.agents))
+	k := n.rng.intN(len(n.agents))
 	ha := n.agents[k]
 	n.mu.Unlock()
 	n.log("start", fmt.Sprintf("node %s (%s) dies", ha.id, ha.proc))
