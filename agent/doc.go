@@ -126,8 +126,8 @@
 // agent reaches hears from the node directly, and a partition between the
 // registry peers alone (the agent reaches them all) cannot make any peer
 // expire a live node: replication no longer carries its liveness. Those
-// heartbeats carry heureka.EveryPeerHeader, so a heureka peer does not
-// replicate them: each peer handles one direct heartbeat and one
+// heartbeats and registrations carry heureka.EveryPeerHeader, so a heureka
+// peer does not replicate them: each peer handles one direct heartbeat and one
 // replicated one per node and interval, however many peers there are. A
 // node that dies stops every heartbeat, and every peer expires it within
 // its lease as before. Failures at the other peers are logged at debug

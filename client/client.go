@@ -320,9 +320,13 @@ func (c *Client) fetchList(ctx context.Context, cl *cluster, req *request) (*fet
 // not replicate it: the node's heartbeat costs the peers one request each
 // and one replication from the peer that got Renew, not N of each. A peer
 // that answers 404 has not seen the registration (it was cut off when it
-// happened); when in is not nil it is sent there as a registration (send
-// the copy the last Register sent: the same lastDirtyTimestamp changes
-// nothing on a peer that already holds it). The result joins every peer's
+// happened). When in is not nil (send the copy the last Register sent),
+// each heartbeat carries its lastDirtyTimestamp, so that a peer holding an
+// older copy answers 404 as well (Eureka's rule), and a peer that answers
+// 404 is sent in as a registration, marked the same way. So a peer cut off
+// from the others still learns the node's newest status and metadata from
+// the node, and a peer that restarted empty is refilled by the agents
+// without every registration being replicated to every other peer again. The result joins every peer's
 // error, each an *Error naming its URL; with one URL for app's cluster
 // RenewOthers does nothing and returns nil.
 func (c *Client) RenewOthers(ctx context.Context, app, id string, in *heureka.Instance) error {
@@ -335,9 +339,14 @@ func (c *Client) RenewOthers(ctx context.Context, app, id string, in *heureka.In
 		return err
 	}
 	var reg *request
+	var q url.Values
 	if in != nil {
 		if _, reg, err = c.registration("register at another peer", in); err != nil {
 			return err
+		}
+		reg.header = http.Header{heureka.EveryPeerHeader: {"true"}}
+		if in.LastDirtyTimestamp > 0 {
+			q = url.Values{"lastDirtyTimestamp": {strconv.FormatInt(in.LastDirtyTimestamp, 10)}}
 		}
 	}
 	others := cl.others()
@@ -345,7 +354,7 @@ func (c *Client) RenewOthers(ctx context.Context, app, id string, in *heureka.In
 	var wg sync.WaitGroup
 	for i, base := range others {
 		wg.Go(func() {
-			renew := &request{op: "renew at another peer", method: http.MethodPut, only: base,
+			renew := &request{op: "renew at another peer", method: http.MethodPut, only: base, query: q,
 				path:   "/apps/" + url.PathEscape(app) + "/" + url.PathEscape(id),
 				header: http.Header{heureka.EveryPeerHeader: {"true"}}}
 			err := c.call(ctx, cl, renew)

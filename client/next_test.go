@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/client"
@@ -13,7 +14,7 @@ import (
 // TestRenewOthersReachesEveryOtherPeerOnce: RenewOthers sends one heartbeat
 // to each peer but the one that answered last, marked so that the peer
 // does not replicate it; a peer that does not know the instance is sent
-// the registration. When the first peer fails, calls move on, and the
+// the registration, marked the same way. When the first peer fails, calls move on, and the
 // failing peer is among the others, tried once.
 func TestRenewOthersReachesEveryOtherPeerOnce(t *testing.T) {
 	a, b, c := startServer(t), startServer(t), startServer(t)
@@ -40,8 +41,30 @@ func TestRenewOthersReachesEveryOtherPeerOnce(t *testing.T) {
 			t.Errorf("the %s peer does not hold DN/dn1 after RenewOthers registered it there", name)
 		}
 	}
-	if n := b.everyPeer.Load(); n != 2 {
-		t.Errorf("the second peer was sent %d request(s) with %s, want the 2 heartbeats (not the registration)", n, heureka.EveryPeerHeader)
+	if n := b.everyPeer.Load(); n != 3 {
+		t.Errorf("the second peer was sent %d request(s) with %s, want 3: two heartbeats and the registration", n, heureka.EveryPeerHeader)
+	}
+
+	// A newer copy (the node went DOWN) reaches only the first peer, as in
+	// a partition between the peers: the others hold an older copy, answer
+	// the heartbeat 404 because of its lastDirtyTimestamp, and are sent
+	// the newer copy.
+	stored, ok := a.registry().Snapshot().Instance("DN", "dn1")
+	if !ok {
+		t.Fatal("the first peer lost DN/dn1")
+	}
+	down := stored.Clone()
+	down.Status, down.LastDirtyTimestamp = heureka.StatusDown, time.Now().UnixMilli()+1000 // newer than every copy
+	if err := a.registry().Register(down, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.RenewOthers(ctx, "dn", "dn1", down); err != nil {
+		t.Fatalf("RenewOthers with a newer copy: %v", err)
+	}
+	for name, s := range map[string]*testServer{"second": b, "third": c} {
+		if got, _ := s.registry().Snapshot().Instance("DN", "dn1"); got == nil || got.Status != heureka.StatusDown {
+			t.Errorf("the %s peer holds %v after RenewOthers with the DOWN copy, want DOWN", name, got)
+		}
 	}
 
 	// The first peer fails: calls move to the second, and the first is one

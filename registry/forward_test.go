@@ -68,9 +68,16 @@ func TestClientWritesAreForwardedReplicatedOnesAreNot(t *testing.T) {
 	if _, err := r.Renew(RenewRequest{App: "DN", ID: "b", Replication: true}); err != nil {
 		t.Fatal(err)
 	}
-	// Nor is a direct heartbeat whose sender heartbeats every peer itself.
+	// Nor are a direct heartbeat and a registration whose sender sends them
+	// to every peer itself.
 	if _, err := r.Renew(RenewRequest{App: "DN", ID: "b", EveryPeer: true}); err != nil {
 		t.Fatal(err)
+	}
+	if err := r.RegisterEveryPeer(inst("DN", "c")); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.LastRenewal("DN", "c"); !ok {
+		t.Fatal("RegisterEveryPeer did not store DN/c")
 	}
 	_ = r.Cancel("DN", "nope", false)
 	if err := r.Cancel("DN", "b", true); err != nil {

@@ -247,6 +247,17 @@ func (r *Registry) MaxAhead() time.Duration { return r.cfg.MaxAhead }
 // UP or OUT_OF_SERVICE. in must be normalised; Register validates it and
 // keeps its own copy.
 func (r *Registry) Register(in *heureka.Instance, replication bool) error {
+	return r.register(in, replication, !replication)
+}
+
+// RegisterEveryPeer is Register of a client's registration that the client
+// sends to every peer itself (heureka.EveryPeerHeader): it is stored as a
+// client's write, and not forwarded to the peers.
+func (r *Registry) RegisterEveryPeer(in *heureka.Instance) error {
+	return r.register(in, false, false)
+}
+
+func (r *Registry) register(in *heureka.Instance, replication, forward bool) error {
 	if err := in.Validate(r.cfg.Limits); err != nil {
 		return err
 	}
@@ -320,7 +331,7 @@ func (r *Registry) Register(in *heureka.Instance, replication bool) error {
 	r.record(now, app, prev, in, heureka.CauseRegister)
 	delete(r.tombs, tombKey{in.App, in.ID})
 	r.registrations.Add(1)
-	if !replication {
+	if forward {
 		r.forwardLocked(Op{Action: ActionRegister, App: in.App, ID: in.ID, Instance: in,
 			Status: in.Status, LastDirtyTimestamp: in.LastDirtyTimestamp})
 	}

@@ -75,9 +75,22 @@ func newTransport(conns int) *http.Transport {
 
 // register sends one registration; ok is a 204.
 func register(ctx context.Context, c *http.Client, base string, f *fleet, i int) (time.Duration, int, error) {
+	return registerWith(ctx, c, base, f, i, nil)
+}
+
+// registerMarked registers instance i at base marked everyPeerHeader, as
+// heureka's agent registers at a peer its extra heartbeat found lacking it.
+func registerMarked(ctx context.Context, c *http.Client, base string, f *fleet, i int) (time.Duration, int, error) {
+	return registerWith(ctx, c, base, f, i, http.Header{everyPeerHeader: {"true"}})
+}
+
+func registerWith(ctx context.Context, c *http.Client, base string, f *fleet, i int, h http.Header) (time.Duration, int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/apps/"+f.apps[i], bytes.NewReader(f.bodies[i]))
 	if err != nil {
 		return 0, 0, err
+	}
+	for k, v := range h {
+		req.Header[k] = v
 	}
 	req.Header.Set("Content-Type", "application/json")
 	return do(c, req)
@@ -108,7 +121,7 @@ func renewOther(ctx context.Context, c *http.Client, base string, f *fleet, i in
 	case err != nil:
 		return err
 	case code == http.StatusNotFound:
-		if _, code, err = register(ctx, c, base, f, i); err == nil && code != http.StatusNoContent {
+		if _, code, err = registerMarked(ctx, c, base, f, i); err == nil && code != http.StatusNoContent {
 			err = fmt.Errorf("register at %s: status %d", base, code)
 		}
 		return err
@@ -170,8 +183,15 @@ type renewers struct {
 	c    *http.Client
 	base string // every instance talks to this server (the first peer)
 	// others, when set, are sent each successful heartbeat as well, marked
-	// with everyPeerHeader (heureka's agent with every peer listed).
-	others []string
+	// with everyPeerHeader (heureka's agent with every peer listed). As in
+	// the agent, those go out beside the renewals, not in their way, to
+	// every other peer at once: at most othersInFlight rounds at once (busy
+	// counts them), and a beat whose round finds none free skips it
+	// (skipped).
+	others  []string
+	busy    chan struct{}
+	skipped atomic.Int64
+	othersW sync.WaitGroup
 	period time.Duration
 	t0     time.Time
 	phases *phases
@@ -181,7 +201,15 @@ type renewers struct {
 	restarted atomic.Bool
 }
 
+// othersInFlight bounds the rounds of heartbeats to the other peers that
+// are out at once.
+const othersInFlight = 2048
+
 func (r *renewers) run(ctx context.Context, conns int) {
+	defer r.othersW.Wait()
+	if len(r.others) > 0 && r.busy == nil {
+		r.busy = make(chan struct{}, othersInFlight)
+	}
 	var wg sync.WaitGroup
 	n := len(r.f.ids)
 	for w := range conns {
@@ -235,13 +263,27 @@ func (r *renewers) beat(ctx context.Context, i int, at time.Time) {
 	default:
 		st.renews.observe(d)
 	}
-	for _, o := range r.others {
-		if err := renewOther(ctx, r.c, o, r.f, i); err != nil && ctx.Err() == nil {
-			st.renewErrors.Add(1)
-		}
-	}
 	if time.Since(at) <= r.period {
 		st.kept.Add(1)
+	}
+	if len(r.others) > 0 {
+		select {
+		case r.busy <- struct{}{}:
+			r.othersW.Go(func() {
+				defer func() { <-r.busy }()
+				var wg sync.WaitGroup
+				for _, o := range r.others {
+					wg.Go(func() {
+						if err := renewOther(ctx, r.c, o, r.f, i); err != nil && ctx.Err() == nil {
+							st.renewErrors.Add(1)
+						}
+					})
+				}
+				wg.Wait()
+			})
+		default:
+			r.skipped.Add(1)
+		}
 	}
 	if r.restarted.Load() {
 		r.okAfter[i].Store(true)

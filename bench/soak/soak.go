@@ -23,6 +23,7 @@ type result struct {
 	restartGap, recovery time.Duration
 	recovered            int
 	evictions            float64
+	othersSkipped        int64     // -every-peer rounds skipped while othersInFlight were out
 	peerInstances        []float64 // instances each peer holds at the end
 	logDir               string
 }
@@ -151,6 +152,7 @@ func soak(ctx context.Context, o options, log io.Writer) (*result, error) {
 	}
 	stopLoad()
 	wg.Wait()
+	res.othersSkipped = r.skipped.Load()
 	ph.finish()
 	res.phases = ph.all
 	return res, ctx.Err()
@@ -326,7 +328,8 @@ func (r *result) report(w io.Writer, o options) {
 		if beats > 0 {
 			sent := "all sent to peer 1"
 			if o.everyPeer {
-				sent = "each sent to peer 1, and to the others marked " + everyPeerHeader
+				sent = fmt.Sprintf("each sent to peer 1, and to the others marked %s (%d rounds skipped in the run, %d at most out at once)",
+					everyPeerHeader, r.othersSkipped, othersInFlight)
 			}
 			fmt.Fprintf(w, "\nCPU per heartbeat in the quiet phase (%.0f heartbeats, %s):", beats, sent)
 			for i, c := range st.cpu {

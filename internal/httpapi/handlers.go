@@ -20,6 +20,10 @@ const replicationHeader = "x-netflix-discovery-replication"
 
 func isReplication(r *http.Request) bool { return r.Header.Get(replicationHeader) == "true" }
 
+// everyPeer reports whether the client sends this write to every peer
+// itself, so that it must not be forwarded (heureka.EveryPeerHeader).
+func everyPeer(r *http.Request) bool { return r.Header.Get(heureka.EveryPeerHeader) == "true" }
+
 func readFormat(r *http.Request) eureka.Format { return eureka.FormatFor(r.Header.Get("Accept")) }
 
 // register is POST /apps/{APP}: 204 on success, 400 with Eureka's message
@@ -56,7 +60,11 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request, p params) erro
 			return err
 		}
 	}
-	if err := s.reg.Register(in, isReplication(r)); err != nil {
+	register := func(in *heureka.Instance) error { return s.reg.Register(in, isReplication(r)) }
+	if everyPeer(r) && !isReplication(r) {
+		register = s.reg.RegisterEveryPeer
+	}
+	if err := register(in); err != nil {
 		return err
 	}
 	writeEmpty(w, http.StatusNoContent)
@@ -79,7 +87,7 @@ func (s *Server) renew(w http.ResponseWriter, r *http.Request, p params) error {
 		LastDirtyTimestamp: ldt,
 		OverriddenStatus:   heureka.LenientStatus(q.Get("overriddenstatus"), ""),
 		Replication:        isReplication(r),
-		EveryPeer:          r.Header.Get(heureka.EveryPeerHeader) == "true",
+		EveryPeer:          everyPeer(r),
 	}
 	in, err := s.reg.Renew(req)
 	if err != nil {

@@ -430,10 +430,10 @@ func TestRenewConflict(t *testing.T) {
 	ts.expect(404, "PUT", "/eureka/apps/ORDERS/a?lastDirtyTimestamp=3000", nil)
 }
 
-// TestEveryPeerHeartbeatsAreNotReplicated: a heartbeat marked with
-// heureka.EveryPeerHeader renews the lease and is not forwarded to the
-// peers; an unmarked one is.
-func TestEveryPeerHeartbeatsAreNotReplicated(t *testing.T) {
+// TestEveryPeerWritesAreNotReplicated: a heartbeat or a registration
+// marked with heureka.EveryPeerHeader renews or registers and is not
+// forwarded to the peers; an unmarked one is.
+func TestEveryPeerWritesAreNotReplicated(t *testing.T) {
 	ts := newTestServer(t)
 	ts.registerJSON(newInst("ORDERS", "a"))
 	var mu sync.Mutex
@@ -456,9 +456,20 @@ func TestEveryPeerHeartbeatsAreNotReplicated(t *testing.T) {
 	}
 	ts.expect(200, "PUT", "/eureka/apps/ORDERS/a", nil)
 	mu.Lock()
-	defer mu.Unlock()
 	if len(forwarded) != 1 || forwarded[0].Action != registry.ActionHeartbeat {
 		t.Fatalf("an unmarked heartbeat forwarded %+v, want one Heartbeat", forwarded)
+	}
+	mu.Unlock()
+
+	b := newInst("ORDERS", "b")
+	ts.expect(204, "POST", "/eureka/apps/ORDERS", b.json(), "Content-Type", "application/json", heureka.EveryPeerHeader, "true")
+	if _, ok := ts.reg.LastRenewal("ORDERS", "b"); !ok {
+		t.Fatalf("a registration marked %s was not stored", heureka.EveryPeerHeader)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(forwarded) != 1 {
+		t.Fatalf("a registration marked %s was forwarded: %+v", heureka.EveryPeerHeader, forwarded[1:])
 	}
 }
 
