@@ -29,10 +29,13 @@ type Registry interface {
 // cluster directly, once each and without failover: *client.Client
 // implements it. An agent whose Registry is an OtherPeers sends every
 // heartbeat to those peers as well, registering in at a peer that answers
-// 404 (see doc.go, "Every peer hears every heartbeat"). With a single
-// registry URL it does nothing.
+// 404, and while every one of them answered the last round it sends its
+// first heartbeat with RenewEveryPeer, which the peer does not replicate
+// (see doc.go, "Every peer hears every heartbeat"). With a single registry
+// URL RenewOthers does nothing.
 type OtherPeers interface {
 	RenewOthers(ctx context.Context, app, id string, in *heureka.Instance) error
+	RenewEveryPeer(ctx context.Context, app, id string) error
 }
 
 // Daemon is the HDFS daemon beside the agent. JMXDaemon is the real one.
@@ -117,6 +120,9 @@ type Agent struct {
 	// round at a time, so an unreachable peer never delays the first's.
 	nextBusy atomic.Bool
 	nextWG   sync.WaitGroup
+	// othersHeard is whether every other peer answered the last round,
+	// so that the next first heartbeat need not be replicated to them.
+	othersHeard atomic.Bool
 
 	mu sync.Mutex
 	s  state
@@ -698,16 +704,29 @@ func (a *Agent) push(ctx context.Context) error {
 func (a *Agent) renew(ctx context.Context) error {
 	cctx, cancel := context.WithTimeout(ctx, a.cfg.CallTimeout)
 	defer cancel()
-	err := a.reg.Renew(cctx, a.app, a.id)
+	renew := a.reg.Renew
+	if op, ok := a.reg.(OtherPeers); ok && a.othersHeard.Load() && !a.nextBusy.Load() {
+		// The others answered the last round, and this beat's round can
+		// go out: the peers need no replicated copy of this heartbeat.
+		renew = op.RenewEveryPeer
+	}
+	err := renew(cctx, a.app, a.id)
 	if err == nil {
 		a.mu.Lock()
 		a.s.lastErr = ""
 		a.mu.Unlock()
-		if _, ok := a.reg.(OtherPeers); ok && a.nextBusy.CompareAndSwap(false, true) {
-			a.nextWG.Go(func() {
-				defer a.nextBusy.Store(false)
-				a.renewOthers(ctx)
-			})
+		if _, ok := a.reg.(OtherPeers); ok {
+			if a.nextBusy.CompareAndSwap(false, true) {
+				a.nextWG.Go(func() {
+					defer a.nextBusy.Store(false)
+					a.renewOthers(ctx)
+				})
+			} else {
+				// The last round is still out, so this beat reaches the
+				// other peers only if the next first heartbeat is
+				// replicated.
+				a.othersHeard.Store(false)
+			}
 		}
 	}
 	return err
@@ -726,7 +745,9 @@ func (a *Agent) renewOthers(ctx context.Context) {
 	a.mu.Lock()
 	in := a.s.pushedIn
 	a.mu.Unlock()
-	if err := a.reg.(OtherPeers).RenewOthers(cctx, a.app, a.id, in); err != nil && ctx.Err() == nil {
+	err := a.reg.(OtherPeers).RenewOthers(cctx, a.app, a.id, in)
+	a.othersHeard.Store(err == nil)
+	if err != nil && ctx.Err() == nil {
 		a.log.Debug("heartbeat to another registry peer failed", "err", err)
 	}
 }

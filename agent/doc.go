@@ -127,10 +127,12 @@
 // registry peers alone (the agent reaches them all) cannot make any peer
 // expire a live node: replication no longer carries its liveness. Those
 // heartbeats and registrations carry heureka.EveryPeerHeader, so a heureka
-// peer does not replicate them: each peer handles one direct heartbeat and one
-// replicated one per node and interval, however many peers there are. A
-// node that dies stops every heartbeat, and every peer expires it within
-// its lease as before. Failures at the other peers are logged at debug
+// peer does not replicate them; while every other peer answered the last
+// round the first heartbeat is marked too (RenewEveryPeer), and when one
+// did not it goes unmarked, so that replication carries it there. So each
+// peer handles one direct heartbeat per node and interval, however many
+// peers there are. A node that dies stops every heartbeat, and every peer
+// expires it within its lease as before. Failures at the other peers are logged at debug
 // level and change nothing. These heartbeats run in a goroutine of their
 // own, one round at a time (a beat is skipped while the last round is
 // still out), so a slow peer never delays the first's; the drain waits for

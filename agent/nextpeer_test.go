@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/hdfs"
 	"github.com/heureka-project/heureka/internal/httpapi"
@@ -23,8 +24,14 @@ import (
 type peer struct {
 	reg        *registry.Registry
 	url        string
+	hs         *httptest.Server
 	heartbeats atomic.Int64
+	// marked counts the heartbeats that carried heureka.EveryPeerHeader.
+	marked atomic.Int64
 }
+
+// The real client reaches the other peers.
+var _ OtherPeers = (*client.Client)(nil)
 
 func startPeer(t *testing.T) *peer {
 	t.Helper()
@@ -43,10 +50,14 @@ func startPeer(t *testing.T) *peer {
 		// .../metadata have a fifth segment.
 		if r.Method == http.MethodPut && strings.Count(strings.Trim(r.URL.Path, "/"), "/") == 3 {
 			p.heartbeats.Add(1)
+			if r.Header.Get(heureka.EveryPeerHeader) == "true" {
+				p.marked.Add(1)
+			}
 		}
 		api.ServeHTTP(w, r)
 	}))
 	t.Cleanup(hs.Close)
+	p.hs = hs
 	p.url = hs.URL + "/eureka"
 	return p
 }
@@ -91,6 +102,26 @@ func TestHeartbeatsReachEveryPeer(t *testing.T) {
 			t.Errorf("the %s peer does not hold %s/%s", name, ag.app, ag.id)
 		}
 	}
+	// Every peer answered: the first peer's heartbeats are marked too, so
+	// that it does not replicate them to peers that hear the node anyway.
+	proctest.Retry(t, 20*time.Second, "a marked heartbeat at the first peer", func() error {
+		if n := a.marked.Load(); n == 0 {
+			return fmt.Errorf("%d of %d heartbeats at the first peer marked", n, a.heartbeats.Load())
+		}
+		return nil
+	})
+	// The third peer stops answering: the first peer's heartbeats go
+	// unmarked again (after at most one more marked one), so that
+	// replication carries them to it.
+	c.hs.Close()
+	total0, marked0 := a.heartbeats.Load(), a.marked.Load()
+	proctest.Retry(t, 20*time.Second, "two unmarked heartbeats at the first peer", func() error {
+		total, marked := a.heartbeats.Load()-total0, a.marked.Load()-marked0
+		if total-marked < 2 {
+			return fmt.Errorf("%d heartbeats at the first peer since the third stopped, %d of them marked", total, marked)
+		}
+		return nil
+	})
 }
 
 // TestOneURLHeartbeatsOnePeer: with a single registry URL nothing changes:

@@ -126,14 +126,14 @@ func (c *Client) registration(op string, in *heureka.Instance) (*cluster, *reque
 // does not know the instance (404), the error wraps ErrNotRegistered and the
 // caller should Register again.
 func (c *Client) Renew(ctx context.Context, app, id string) error {
-	return c.instanceCall(ctx, "renew", http.MethodPut, app, id, "", nil)
+	return c.instanceCall(ctx, "renew", http.MethodPut, app, id, "", nil, nil)
 }
 
 // Cancel deregisters an instance (DELETE {base}/apps/{APP}/{ID}). An
 // instance the registry does not know gives an error wrapping
 // ErrNotRegistered.
 func (c *Client) Cancel(ctx context.Context, app, id string) error {
-	return c.instanceCall(ctx, "cancel", http.MethodDelete, app, id, "", nil)
+	return c.instanceCall(ctx, "cancel", http.MethodDelete, app, id, "", nil, nil)
 }
 
 // SetStatus sets a status override (PUT {base}/apps/{APP}/{ID}/status?value=S),
@@ -144,7 +144,7 @@ func (c *Client) SetStatus(ctx context.Context, app, id string, status heureka.S
 	if err != nil {
 		return &Error{Op: "set status", Message: err.Error(), Err: ErrRejected}
 	}
-	return c.instanceCall(ctx, "set status", http.MethodPut, app, id, "/status", url.Values{"value": {string(st)}})
+	return c.instanceCall(ctx, "set status", http.MethodPut, app, id, "/status", url.Values{"value": {string(st)}}, nil)
 }
 
 // ClearStatus removes a status override (DELETE {base}/apps/{APP}/{ID}/status).
@@ -160,7 +160,7 @@ func (c *Client) ClearStatus(ctx context.Context, app, id string, fallback heure
 		}
 		q = url.Values{"value": {string(st)}}
 	}
-	return c.instanceCall(ctx, "clear status", http.MethodDelete, app, id, "/status", q)
+	return c.instanceCall(ctx, "clear status", http.MethodDelete, app, id, "/status", q, nil)
 }
 
 // UpdateMetadata merges md into an instance's metadata
@@ -178,10 +178,10 @@ func (c *Client) UpdateMetadata(ctx context.Context, app, id string, md map[stri
 		}
 		q.Set(k, md[k])
 	}
-	return c.instanceCall(ctx, "update metadata", http.MethodPut, app, id, "/metadata", q)
+	return c.instanceCall(ctx, "update metadata", http.MethodPut, app, id, "/metadata", q, nil)
 }
 
-func (c *Client) instanceCall(ctx context.Context, op, method, app, id, suffix string, q url.Values) error {
+func (c *Client) instanceCall(ctx context.Context, op, method, app, id, suffix string, q url.Values, h http.Header) error {
 	app = strings.ToUpper(strings.TrimSpace(app))
 	if app == "" || id == "" {
 		return &Error{Op: op, Message: "app and instance ID must not be empty", Err: ErrRejected}
@@ -190,7 +190,7 @@ func (c *Client) instanceCall(ctx context.Context, op, method, app, id, suffix s
 	if err != nil {
 		return err
 	}
-	req := &request{op: op, method: method, query: q,
+	req := &request{op: op, method: method, query: q, header: h,
 		path: "/apps/" + url.PathEscape(app) + "/" + url.PathEscape(id) + suffix}
 	return c.call(ctx, cl, req)
 }
@@ -308,6 +308,15 @@ func (c *Client) fetchList(ctx context.Context, cl *cluster, req *request) (*fet
 		}
 	}
 	return f, nil
+}
+
+// RenewEveryPeer is Renew for a caller that sends the heartbeat to every
+// other peer itself (RenewOthers) and heard from all of them last time: it
+// carries heureka.EveryPeerHeader, so a heureka server renews the lease and
+// does not replicate it. A caller that could not reach some peer should
+// use Renew, whose replication carries the heartbeat there.
+func (c *Client) RenewEveryPeer(ctx context.Context, app, id string) error {
+	return c.instanceCall(ctx, "renew", http.MethodPut, app, id, "", nil, http.Header{heureka.EveryPeerHeader: {"true"}})
 }
 
 // RenewOthers sends the heartbeat of Renew to every other peer of app's

@@ -97,9 +97,17 @@ func registerWith(ctx context.Context, c *http.Client, base string, f *fleet, i 
 }
 
 func renew(ctx context.Context, c *http.Client, base string, f *fleet, i int) (time.Duration, int, error) {
+	return renewWith(ctx, c, base, f, i, false)
+}
+
+// renewWith renews instance i at base, marked everyPeerHeader if marked.
+func renewWith(ctx context.Context, c *http.Client, base string, f *fleet, i int, marked bool) (time.Duration, int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPut, base+f.renewURL[i], nil)
 	if err != nil {
 		return 0, 0, err
+	}
+	if marked {
+		req.Header.Set(everyPeerHeader, "true")
 	}
 	return do(c, req)
 }
@@ -111,12 +119,7 @@ const everyPeerHeader = "X-Heureka-Every-Peer"
 // renewOther sends instance i's heartbeat to another peer as heureka's
 // agent does, registering it there if that peer answers 404.
 func renewOther(ctx context.Context, c *http.Client, base string, f *fleet, i int) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, base+f.renewURL[i], nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set(everyPeerHeader, "true")
-	_, code, err := do(c, req)
+	_, code, err := renewWith(ctx, c, base, f, i, true)
 	switch {
 	case err != nil:
 		return err
@@ -188,13 +191,17 @@ type renewers struct {
 	// every other peer at once: at most othersInFlight rounds at once (busy
 	// counts them), and a beat whose round finds none free skips it
 	// (skipped).
-	others  []string
-	busy    chan struct{}
-	skipped atomic.Int64
-	othersW sync.WaitGroup
-	period time.Duration
-	t0     time.Time
-	phases *phases
+	others []string
+	// othersOK[i] is whether every other peer answered instance i's last
+	// round; its next renewal at base is then marked as well, as the
+	// agent marks it.
+	othersOK []atomic.Bool
+	busy     chan struct{}
+	skipped  atomic.Int64
+	othersW  sync.WaitGroup
+	period   time.Duration
+	t0       time.Time
+	phases   *phases
 	// okAfter[i] is set once instance i renewed or registered successfully
 	// after the restart mark.
 	okAfter   []atomic.Bool
@@ -209,6 +216,7 @@ func (r *renewers) run(ctx context.Context, conns int) {
 	defer r.othersW.Wait()
 	if len(r.others) > 0 && r.busy == nil {
 		r.busy = make(chan struct{}, othersInFlight)
+		r.othersOK = make([]atomic.Bool, len(r.f.ids))
 	}
 	var wg sync.WaitGroup
 	n := len(r.f.ids)
@@ -241,7 +249,7 @@ func (r *renewers) beat(ctx context.Context, i int, at time.Time) {
 	st := r.phases.current()
 	st.scheduled.Add(1)
 	base := r.base
-	d, code, err := renew(ctx, r.c, base, r.f, i)
+	d, code, err := renewWith(ctx, r.c, base, r.f, i, len(r.others) > 0 && r.othersOK[i].Load())
 	if ctx.Err() != nil {
 		return
 	}
@@ -272,17 +280,23 @@ func (r *renewers) beat(ctx context.Context, i int, at time.Time) {
 			r.othersW.Go(func() {
 				defer func() { <-r.busy }()
 				var wg sync.WaitGroup
+				var failed atomic.Bool
 				for _, o := range r.others {
 					wg.Go(func() {
-						if err := renewOther(ctx, r.c, o, r.f, i); err != nil && ctx.Err() == nil {
-							st.renewErrors.Add(1)
+						if err := renewOther(ctx, r.c, o, r.f, i); err != nil {
+							failed.Store(true)
+							if ctx.Err() == nil {
+								st.renewErrors.Add(1)
+							}
 						}
 					})
 				}
 				wg.Wait()
+				r.othersOK[i].Store(!failed.Load())
 			})
 		default:
 			r.skipped.Add(1)
+			r.othersOK[i].Store(false) // as the agent: replicate the next renewal instead
 		}
 	}
 	if r.restarted.Load() {

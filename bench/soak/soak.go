@@ -328,15 +328,15 @@ func (r *result) report(w io.Writer, o options) {
 		if beats > 0 {
 			sent := "all sent to peer 1"
 			if o.everyPeer {
-				sent = fmt.Sprintf("each sent to peer 1, and to the others marked %s (%d rounds skipped in the run, %d at most out at once)",
+				sent = fmt.Sprintf("each sent to every peer as heureka's agent sends it, marked %s, to peer 1 too while the last round reached the others (%d rounds skipped in the run, %d at most out at once)",
 					everyPeerHeader, r.othersSkipped, othersInFlight)
 			}
 			fmt.Fprintf(w, "\nCPU per heartbeat in the quiet phase (%.0f heartbeats, %s):", beats, sent)
 			for i, c := range st.cpu {
 				role := "direct"
 				switch {
-				case i > 0 && o.everyPeer:
-					role = "direct unreplicated + replicated"
+				case o.everyPeer:
+					role = "direct, mostly unreplicated"
 				case i > 0:
 					role = "replicated"
 				}

@@ -281,6 +281,18 @@ func (r *recordingRegistry) Renew(ctx context.Context, app, id string) error {
 	return r.rec("renew", id, r.c.Renew(ctx, app, id))
 }
 
+// recordingRegistry reaches the other peers as the real client does.
+var _ agent.OtherPeers = (*recordingRegistry)(nil)
+
+// RenewEveryPeer is recorded as "renew": it is the node's first heartbeat,
+// sent unreplicated while every other peer answered the last round.
+func (r *recordingRegistry) RenewEveryPeer(ctx context.Context, app, id string) error {
+	if r.dead.Load() {
+		return errDead
+	}
+	return r.rec("renew", id, r.c.RenewEveryPeer(ctx, app, id))
+}
+
 func (r *recordingRegistry) RenewOthers(ctx context.Context, app, id string, in *heureka.Instance) error {
 	if r.dead.Load() {
 		return errDead
