@@ -38,6 +38,19 @@ func encoderServer(t *testing.T, clock *testclock.Clock) (*Server, *registry.Reg
 	return s, reg, hs
 }
 
+// clockedEncoder is an encoder, without a goroutine, over a registry on
+// clock.
+func clockedEncoder(t *testing.T, clock *testclock.Clock) (*registry.Registry, *encoder) {
+	t.Helper()
+	cfg := registry.DefaultConfig()
+	cfg.Clock = clock.Now
+	reg, err := registry.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg, newEncoder(reg, clock.Now)
+}
+
 func registerRange(t *testing.T, reg *registry.Registry, from, to int) {
 	t.Helper()
 	for i := from; i < to; i++ {
@@ -198,11 +211,7 @@ func TestEncodingBudget(t *testing.T) {
 // while it left some, and makes the snapshot ready once it left none.
 func TestEncoderPassEncodesBlocksThatLasted(t *testing.T) {
 	clock := testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
-	reg, err := registry.New(func() registry.Config { c := registry.DefaultConfig(); c.Clock = clock.Now; return c }())
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newEncoder(reg, clock.Now)
+	reg, e := clockedEncoder(t, clock)
 	empty := reg.Snapshot()
 	e.publish(0, empty) // something is ready, so passes wait for blocks to last
 	registerRange(t, reg, 0, 4*registry.BlockSize)
@@ -235,11 +244,7 @@ func TestEncoderPassEncodesBlocksThatLasted(t *testing.T) {
 // leaves a ready snapshot for the reads after it.
 func TestEncoderFirstPassEncodesEverything(t *testing.T) {
 	clock := testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
-	reg, err := registry.New(func() registry.Config { c := registry.DefaultConfig(); c.Clock = clock.Now; return c }())
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newEncoder(reg, clock.Now)
+	reg, e := clockedEncoder(t, clock)
 	registerRange(t, reg, 0, 4*registry.BlockSize)
 	if _, again := e.pass(map[*registry.Block]time.Time{}, clock.Now(), false); again {
 		t.Fatalf("the first pass left blocks for later")
@@ -255,11 +260,7 @@ func TestEncoderFirstPassEncodesEverything(t *testing.T) {
 // behind.
 func TestEncoderPassCatchesUpWhenOverdue(t *testing.T) {
 	clock := testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
-	reg, err := registry.New(func() registry.Config { c := registry.DefaultConfig(); c.Clock = clock.Now; return c }())
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newEncoder(reg, clock.Now)
+	reg, e := clockedEncoder(t, clock)
 	registerRange(t, reg, 0, registry.BlockSize)
 	e.publish(0, reg.Snapshot())
 	registerRange(t, reg, registry.BlockSize, 2*registry.BlockSize) // the first change after ready
