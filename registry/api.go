@@ -25,6 +25,15 @@ const (
 type Config struct {
 	// Clock returns the current time; tests inject a fake one.
 	Clock func() time.Time
+	// Elapsed, when set, reads a clock that moves only forward and at the
+	// real rate, such as the process's monotonic clock (time.Since of a
+	// start). Between two ticks the registry compares it with Clock: a
+	// step of Clock forward by more than Elapsed saw and more than
+	// EvictionInterval is a jump of the wall clock, not time in which
+	// clients could have renewed, and every lease gets it as grace, as
+	// after a pause (PauseThreshold). Without it only jumps beyond
+	// PauseThreshold are noticed. Nil leaves it off, for fake clocks.
+	Elapsed func() time.Duration
 	// DeltaRetention is how long a change stays in /apps/delta.
 	DeltaRetention time.Duration
 	// EvictionInterval is how often Run looks for expired leases; it bounds

@@ -56,26 +56,40 @@ func renewsPerMinMilli(in *heureka.Instance) int64 {
 // graceAfterPause detects a gap in the ticks (the process was stopped, or
 // the clock jumped) and moves every lease's last renewal forward by the gap:
 // nobody could renew while this process was not listening, so nobody is
-// blamed for it. One addition does it: lease times are kept less the grace
-// (see expiry.go).
+// blamed for it. With Config.Elapsed it also notices a smaller forward
+// step of the clock, which it gives as grace likewise: in that time
+// nobody could renew either. One addition does it: lease times are kept
+// less the grace (see expiry.go).
 func (r *Registry) graceAfterPause(now time.Time) {
+	var el time.Duration
+	if r.cfg.Elapsed != nil {
+		el = r.cfg.Elapsed()
+	}
 	r.spMu.Lock()
-	last := r.lastTick
-	r.lastTick = now
+	last, lastEl := r.lastTick, r.lastElapsed
+	r.lastTick, r.lastElapsed = now, el
 	r.spMu.Unlock()
 	if r.cfg.PauseThreshold <= 0 || last.IsZero() {
 		return
 	}
 	gap := now.Sub(last)
-	if gap <= r.cfg.PauseThreshold {
+	var grace time.Duration
+	var msg string
+	switch step := gap - (el - lastEl); {
+	case gap > r.cfg.PauseThreshold:
+		grace = gap - r.cfg.EvictionInterval
+		msg = "no tick for a while: the process was paused or the clock jumped; every lease gets the gap as grace"
+	case r.cfg.Elapsed != nil && step > r.cfg.EvictionInterval:
+		grace = step
+		msg = "the clock stepped forward; every lease gets the step as grace"
+	default:
 		return
 	}
 	r.mu.RLock()
-	r.grace.Add(int64(gap - r.cfg.EvictionInterval))
+	r.grace.Add(int64(grace))
 	n := r.census.instances
 	r.mu.RUnlock()
-	r.log.Warn("no tick for a while: the process was paused or the clock jumped; every lease gets the gap as grace",
-		"gap", gap.Round(time.Millisecond), "leases", n)
+	r.log.Warn(msg, "gap", gap.Round(time.Millisecond), "grace", grace.Round(time.Millisecond), "leases", n)
 }
 
 // rollWindow closes the one-minute renewal window when it has run its

@@ -3,6 +3,7 @@ package registry
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -229,5 +230,49 @@ func TestProtectionChangesAreNoticedInTheChangeLog(t *testing.T) {
 	}
 	if d := c.r.Snapshot().Delta(); len(d.Apps) == 0 {
 		t.Fatal("delta empty") // notices must not break the delta
+	}
+}
+
+// TestAClockStepIsGraced: a forward step of the clock smaller than
+// PauseThreshold (here 2.8 s against 3 s leases) is no time in which
+// clients could renew: with Elapsed to compare against, leases get it as
+// grace; without, the step expires them.
+func TestAClockStepIsGraced(t *testing.T) {
+	for _, withElapsed := range []bool{true, false} {
+		t.Run(fmt.Sprintf("elapsed=%v", withElapsed), func(t *testing.T) {
+			var real atomic.Int64
+			r, clk := newTestRegistry(t, func(c *Config) {
+				c.SelfPreservation = ModeOff
+				c.PauseThreshold = 5 * time.Second
+				if withElapsed {
+					c.Elapsed = func() time.Duration { return time.Duration(real.Load()) }
+				}
+			})
+			mustRegister(t, r, inst("DN", "a", func(in *heureka.Instance) { in.Lease.RenewalIntervalSecs, in.Lease.DurationSecs = 1, 3 }))
+			step := func(clock, elapsed time.Duration) int {
+				clk.Advance(clock)
+				real.Add(int64(elapsed))
+				return r.Tick()
+			}
+			step(0, 0)
+			step(500*time.Millisecond, 500*time.Millisecond)
+			if _, err := r.Renew(RenewRequest{App: "DN", ID: "a"}); err != nil {
+				t.Fatal(err)
+			}
+			evicted := step(500*time.Millisecond+2800*time.Millisecond, 500*time.Millisecond)
+			evicted += step(500*time.Millisecond, 500*time.Millisecond)
+			switch {
+			case withElapsed && evicted != 0:
+				t.Fatalf("a 2.8 s step of the clock evicted %d lease(s) renewed 1 s of real time before", evicted)
+			case !withElapsed && evicted != 1:
+				t.Fatalf("without Elapsed the step evicted %d lease(s), want 1 (the test would not see the grace)", evicted)
+			}
+			if withElapsed {
+				// A lease nobody renews still expires, one lease after.
+				if n := step(3*time.Second, 3*time.Second); n != 1 {
+					t.Fatalf("%d evicted a lease after the last renewal, want 1", n)
+				}
+			}
+		})
 	}
 }

@@ -55,6 +55,7 @@ type Registry struct {
 	windowStart   time.Time
 	renewsLastMin int64
 	lastTick      time.Time
+	lastElapsed   time.Duration // Config.Elapsed at lastTick
 	protection    Protection
 	peers         struct{ reachable, total int }
 }
