@@ -196,12 +196,15 @@ type renewers struct {
 	// round; its next renewal at base is then marked as well, as the
 	// agent marks it.
 	othersOK []atomic.Bool
-	busy     chan struct{}
-	skipped  atomic.Int64
-	othersW  sync.WaitGroup
-	period   time.Duration
-	t0       time.Time
-	phases   *phases
+	// inRound[i] is set while instance i's round is out: as in the agent,
+	// a beat then sends no round and an unmarked renewal.
+	inRound []atomic.Bool
+	busy    chan struct{}
+	skipped atomic.Int64
+	othersW sync.WaitGroup
+	period  time.Duration
+	t0      time.Time
+	phases  *phases
 	// okAfter[i] is set once instance i renewed or registered successfully
 	// after the restart mark.
 	okAfter   []atomic.Bool
@@ -217,6 +220,7 @@ func (r *renewers) run(ctx context.Context, conns int) {
 	if len(r.others) > 0 && r.busy == nil {
 		r.busy = make(chan struct{}, othersInFlight)
 		r.othersOK = make([]atomic.Bool, len(r.f.ids))
+		r.inRound = make([]atomic.Bool, len(r.f.ids))
 	}
 	var wg sync.WaitGroup
 	n := len(r.f.ids)
@@ -249,7 +253,8 @@ func (r *renewers) beat(ctx context.Context, i int, at time.Time) {
 	st := r.phases.current()
 	st.scheduled.Add(1)
 	base := r.base
-	d, code, err := renewWith(ctx, r.c, base, r.f, i, len(r.others) > 0 && r.othersOK[i].Load())
+	marked := len(r.others) > 0 && r.othersOK[i].Load() && !r.inRound[i].Load()
+	d, code, err := renewWith(ctx, r.c, base, r.f, i, marked)
 	if ctx.Err() != nil {
 		return
 	}
@@ -275,32 +280,46 @@ func (r *renewers) beat(ctx context.Context, i int, at time.Time) {
 		st.kept.Add(1)
 	}
 	if len(r.others) > 0 {
-		select {
-		case r.busy <- struct{}{}:
-			r.othersW.Go(func() {
-				defer func() { <-r.busy }()
-				var wg sync.WaitGroup
-				var failed atomic.Bool
-				for _, o := range r.others {
-					wg.Go(func() {
-						if err := renewOther(ctx, r.c, o, r.f, i); err != nil {
-							failed.Store(true)
-							if ctx.Err() == nil {
-								st.renewErrors.Add(1)
-							}
-						}
-					})
-				}
-				wg.Wait()
-				r.othersOK[i].Store(!failed.Load())
-			})
-		default:
-			r.skipped.Add(1)
-			r.othersOK[i].Store(false) // as the agent: replicate the next renewal instead
-		}
+		r.round(ctx, st, i)
 	}
 	if r.restarted.Load() {
 		r.okAfter[i].Store(true)
+	}
+}
+
+// round sends instance i's heartbeat to the other peers, beside the
+// renewals, unless its last round is still out or othersInFlight rounds
+// are; a round not sent makes the next renewal to the first peer unmarked.
+func (r *renewers) round(ctx context.Context, st *phaseStats, i int) {
+	if !r.inRound[i].CompareAndSwap(false, true) {
+		r.skipped.Add(1)
+		r.othersOK[i].Store(false) // as the agent: replicate the next renewal instead
+		return
+	}
+	select {
+	case r.busy <- struct{}{}:
+		r.othersW.Go(func() {
+			defer func() { <-r.busy }()
+			defer r.inRound[i].Store(false)
+			var wg sync.WaitGroup
+			var failed atomic.Bool
+			for _, o := range r.others {
+				wg.Go(func() {
+					if err := renewOther(ctx, r.c, o, r.f, i); err != nil {
+						failed.Store(true)
+						if ctx.Err() == nil {
+							st.renewErrors.Add(1)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			r.othersOK[i].Store(!failed.Load())
+		})
+	default:
+		r.inRound[i].Store(false)
+		r.skipped.Add(1)
+		r.othersOK[i].Store(false) // as the agent: replicate the next renewal instead
 	}
 }
 
