@@ -321,22 +321,24 @@ func (c *Client) RenewEveryPeer(ctx context.Context, app, id string) error {
 
 // RenewOthers sends the heartbeat of Renew to every other peer of app's
 // cluster: each URL but the one that answered last, once, with no
-// failover, all at once. heureka's agent calls it after every Renew, so
-// that every peer it can reach hears from the node directly, and no
-// partition between the peers can make one of them expire a node that is
-// alive (docs/reliability.md). Each heartbeat carries
-// heureka.EveryPeerHeader, so a heureka server renews the lease and does
-// not replicate it: the node's heartbeat costs the peers one request each
-// and one replication from the peer that got Renew, not N of each. A peer
-// that answers 404 has not seen the registration (it was cut off when it
-// happened). When in is not nil (send the copy the last Register sent),
-// each heartbeat carries its lastDirtyTimestamp, so that a peer holding an
-// older copy answers 404 as well (Eureka's rule), and a peer that answers
-// 404 is sent in as a registration, marked the same way. So a peer cut off
-// from the others still learns the node's newest status and metadata from
-// the node, and a peer that restarted empty is refilled by the agents
-// without every registration being replicated to every other peer again. The result joins every peer's
-// error, each an *Error naming its URL; with one URL for app's cluster
+// failover, all at once. heureka's agent calls it after every Renew (or
+// RenewEveryPeer), so that every peer it can reach hears from the node
+// directly, and no partition between the peers can make one of them
+// expire a node that is alive (docs/reliability.md). Each heartbeat
+// carries heureka.EveryPeerHeader, so a heureka server renews the lease
+// and does not replicate it.
+//
+// A peer that answers 404 has not seen the registration (it was cut off
+// when it happened). When in is not nil (send the copy the last Register
+// sent), each heartbeat carries its lastDirtyTimestamp, so that a peer
+// holding an older copy answers 404 as well (Eureka's rule), and a peer
+// that answers 404 is sent in as a registration, marked the same way. So
+// a peer cut off from the others still learns the node's newest status and
+// metadata from the node, and a peer that restarted empty is refilled by
+// the agents without every registration being replicated again.
+//
+// The result joins every peer's error, each an *Error naming its URL; nil
+// means every other peer answered. With one URL for app's cluster
 // RenewOthers does nothing and returns nil.
 func (c *Client) RenewOthers(ctx context.Context, app, id string, in *heureka.Instance) error {
 	app = strings.ToUpper(strings.TrimSpace(app))
