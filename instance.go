@@ -322,8 +322,10 @@ func (in *Instance) String() string { return fmt.Sprintf("%s/%s", in.App, in.ID)
 // EveryPeerHeader, set to "true" on a heartbeat or a registration, tells a
 // heureka server that the sender sends it to every peer of its cluster
 // itself: the server renews or registers and does not replicate it.
-// heureka's agent sets it on the heartbeats it sends beside the first one,
+// heureka's agent sets it on the heartbeats it sends beside the first one
 // and on the registrations it sends a peer that answered one of those with
-// 404 (client.RenewOthers). Other Eureka servers ignore it and replicate
-// as usual, which costs more and is just as correct.
+// 404 (client.RenewOthers), and on the first one while every other peer
+// answered the last round (client.RenewEveryPeer). Other Eureka servers
+// ignore it and replicate as usual, which costs more and is just as
+// correct.
 const EveryPeerHeader = "X-Heureka-Every-Peer"
