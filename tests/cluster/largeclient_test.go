@@ -1,7 +1,11 @@
 package cluster_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"io"
+	"net/http"
 	"testing"
 	"time"
 
@@ -19,6 +23,14 @@ func TestClientReadsALargeRegistry(t *testing.T) {
 	p := startProc(t, "large", proctest.FreeAddr(t, "127.0.0.2"), "--log-level", "info")
 	const n = 100_000
 	registerMany(t, p, n)
+	// A listing read right after a bulk write may be served the last
+	// snapshot whose blocks were all encoded (at most 30 s behind, as
+	// Eureka's response cache is) while the encoder catches up; the test
+	// is about the client reading all of it, so it starts once the
+	// server's listing holds every instance.
+	proctest.Eventually(t, time.Minute, "the server's listing to hold every instance", func() bool {
+		return bytes.Contains(listingHead(t, p), []byte(`"apps__hashcode":"UP_100000_"`))
+	})
 	cfg := hclient.DefaultConfig()
 	cfg.URLs = []string{p.url()}
 	c, err := hclient.New(cfg)
@@ -44,4 +56,25 @@ func TestClientReadsALargeRegistry(t *testing.T) {
 	if got := cache.Snapshot().Len(); got != n {
 		t.Fatalf("the cache holds %d instances, want %d", got, n)
 	}
+}
+
+// listingHead returns the first bytes of the server's full JSON listing,
+// which hold its hash code, fetched gzipped and not read further.
+func listingHead(t *testing.T, p *proc) []byte {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, p.url()+"/apps/", nil)
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept-Encoding", "gzip")
+	resp, err := (&http.Client{Transport: &http.Transport{DisableCompression: true}}).Do(req)
+	if err != nil {
+		t.Fatalf("GET %s/apps/: %v", p.url(), err)
+	}
+	defer resp.Body.Close()
+	zr, err := gzip.NewReader(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s/apps/: not gzip: %v", p.url(), err)
+	}
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(zr, head)
+	return head[:n]
 }
