@@ -21,18 +21,13 @@ import (
 // goroutine of its own, so that only the reads encode.
 func encoderServer(t *testing.T, clock *testclock.Clock) (*Server, *registry.Registry, *httptest.Server) {
 	t.Helper()
-	rcfg := registry.DefaultConfig()
-	rcfg.Clock = clock.Now
-	reg, err := registry.New(rcfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, enc := clockedEncoder(t, clock)
 	s, err := New(DefaultConfig(), reg, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.CloseStreams() // stops the background encoder New started
-	s.enc = newEncoder(reg, clock.Now)
+	s.enc = enc
 	hs := httptest.NewServer(s.Handler())
 	t.Cleanup(hs.Close)
 	return s, reg, hs

@@ -60,11 +60,12 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request, p params) erro
 			return err
 		}
 	}
-	register := func(in *heureka.Instance) error { return s.reg.Register(in, isReplication(r)) }
 	if everyPeer(r) && !isReplication(r) {
-		register = s.reg.RegisterEveryPeer
+		err = s.reg.RegisterEveryPeer(in)
+	} else {
+		err = s.reg.Register(in, isReplication(r))
 	}
-	if err := register(in); err != nil {
+	if err != nil {
 		return err
 	}
 	writeEmpty(w, http.StatusNoContent)
