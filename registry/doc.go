@@ -34,17 +34,28 @@
 // itself expires a renewed lease only after twice the duration (a bug it
 // keeps on purpose); heureka does not reproduce it.
 //
+// In ModeSmart a loss is judged by the silent leases, those whose renewal
+// is half an interval late (and half the lease gone), not only by the
+// expired: a registry cut off from its clients sees their leases run out
+// one by one over a whole renewal interval, and the first of them must not
+// be evicted as isolated deaths before the loss shows its size. So an
+// expired lease is evicted once everything that stopped with it has had
+// time to fall silent: at expiry for a lease of 2.5 intervals or more (10 s
+// renewals and 30 s leases; Eureka's 30 s and 90 s), up to an interval
+// after it for shorter ones (see expiry.go).
+//
 // # Cost
 //
-// A tick costs what expired, recovered or renewed since the last one: live
-// leases wait in a min-heap by deadline as last seen, which a renewal does
-// not touch; the tick pushes back, with its new deadline, what it pops that
-// renewed since. Leases expired but held back by self-preservation are
-// re-checked at every tick. Self-preservation's counts (instances, expected
-// renewals, instances and losses per rack and per application) are kept as
+// A tick costs what fell silent, recovered or renewed since the last one:
+// live leases wait in a min-heap by the time they fall silent as last seen,
+// which a renewal does not touch; the tick pushes back, with its new time,
+// what it pops that renewed since. Silent leases are re-checked at every
+// tick. Self-preservation's counts (instances, expected renewals,
+// instances and silent ones per rack and per application) are kept as
 // leases change, and the grace after a pause is one global offset (see
-// expiry.go). Tombstones expire from a queue by time (tombs.go). Stored instances share one copy of the strings registrations
-// repeat (app names, VIP addresses, metadata keys, short values).
+// expiry.go). Tombstones expire from a queue by time (tombs.go). Stored
+// instances share one copy of the strings registrations repeat (app names,
+// VIP addresses, metadata keys, short values).
 //
 // # What it does not do
 //

@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"time"
+
 	"github.com/heureka-project/heureka"
 )
 
@@ -8,27 +10,67 @@ import (
 // a tick costs what expired and what renewed since the last one, never a
 // walk of every lease.
 //
+// A lease is silent once it has missed a renewal: half an interval has
+// passed since the renewal was due, and half the lease (silentAfter). It expires at its
+// duration. Self-preservation judges a loss by the silent leases, not only
+// the expired ones, because a registry cut off from its clients does not
+// see their leases run out together: each client renews at its own moment
+// in the interval, so the leases run out one by one over a whole interval.
+// Judged by the expired alone, the first of them would look like a few
+// isolated deaths and be evicted before the loss showed its size. Every
+// lease that stopped with a given one is silent within an interval of it,
+// so a lease is evicted only once that much has passed (evictAfter): at
+// its expiry when the lease is at least 2.5 intervals long, as for the
+// usual 10 s renewals and 30 s leases, and up to an interval after it when
+// the lease is shorter.
+//
 // Times here are virtual: a lease stores its last renewal less the grace in
-// force at the time (Registry.grace), and the tick compares deadlines with
-// now less the grace in force now. Granting every lease the length of a
-// pause is then one addition to the grace.
+// force at the time (Registry.grace), and the tick compares them with now
+// less the grace in force now. Granting every lease the length of a pause
+// is then one addition to the grace.
 //
 // Every live lease is in exactly one of two places. The expiry queue holds
-// the leases not expired as of the last tick, ordered by their deadline as
-// last seen. A renewal (the hot path, under the read lock) only moves the
-// lease's atomic renewal time forward, so a deadline in the queue is never
-// later than the lease's real one: the tick pops what is due and pushes back
-// what renewed since, with its new deadline. A writer that moves a deadline
-// back (a lease shortened, the clock stepped back) fixes the queue under the
-// write lock. The lost list holds the leases found expired and not yet
-// evicted (self-preservation holds them back); the tick looks at each of
-// them for a renewal that brings it back.
+// the leases not silent as of the last tick, ordered by when they fall
+// silent as last seen. A renewal (the hot path, under the read lock) only
+// moves the lease's atomic renewal time forward, so a time in the queue is
+// never later than the lease's real one: the tick pops what is due and
+// pushes back what renewed since, with its new time. A writer that moves
+// that time back (a lease shortened, the clock stepped back) fixes the
+// queue under the write lock. The silent list holds the leases found
+// silent and not yet evicted; the tick looks at each of them for a renewal
+// that brings it back, and for those that have expired.
 //
-// The queue, the lost list and the census are guarded by Registry.mu held
+// The queue, the silent list and the census are guarded by Registry.mu held
 // for writing, or held for reading together with Registry.tickMu.
 
 // deadline returns when the lease expires, in virtual nanoseconds.
 func (l *lease) deadline() int64 { return l.renewed.Load() + int64(l.duration) }
+
+// interval is the renewal interval the lease's client promised, at least a
+// second and at most the lease.
+func (l *lease) interval() time.Duration {
+	iv := time.Duration(max(l.inst.Lease.RenewalIntervalSecs, 1)) * time.Second
+	return min(iv, l.duration)
+}
+
+// silentAfter is how long after its last renewal the lease counts as
+// silent: the next renewal is half an interval late and half the lease has
+// passed, or the lease has expired. The half lease keeps a client that
+// renews less often than it promised, well within a long lease, from
+// counting as silent.
+func (l *lease) silentAfter() time.Duration {
+	return min(max(l.interval()*3/2, l.duration/2), l.duration)
+}
+
+// quietAt returns when the lease falls silent, in virtual nanoseconds.
+func (l *lease) quietAt() int64 { return l.renewed.Load() + int64(l.silentAfter()) }
+
+// evictableAt returns when an expired lease may be evicted, in virtual
+// nanoseconds: once it has expired and every lease that stopped renewing
+// with it has fallen silent, an interval after it did.
+func (l *lease) evictableAt() int64 {
+	return l.renewed.Load() + int64(max(l.duration, l.silentAfter()+l.interval()))
+}
 
 // census holds the counts self-preservation decides on.
 type census struct {
@@ -37,25 +79,25 @@ type census struct {
 	racks, apps   domains
 }
 
-// domains counts instances and the lost among them per failure domain. A
+// domains counts instances and the silent among them per failure domain. A
 // domain exists while it has instances.
 type domains struct {
 	m   map[string]domainCount
-	hit int // domains with a lost instance
+	hit int // domains with a silent instance
 }
 
-type domainCount struct{ instances, lost int }
+type domainCount struct{ instances, silent int }
 
 // add changes a domain's counts by the deltas.
-func (d *domains) add(name string, instances, lost int) {
+func (d *domains) add(name string, instances, silent int) {
 	if d.m == nil {
 		d.m = map[string]domainCount{}
 	}
 	c := d.m[name]
-	wasHit := c.lost > 0
+	wasHit := c.silent > 0
 	c.instances += instances
-	c.lost += lost
-	if isHit := c.lost > 0; isHit != wasHit {
+	c.silent += silent
+	if isHit := c.silent > 0; isHit != wasHit {
 		if isHit {
 			d.hit++
 		} else {
@@ -98,92 +140,103 @@ func (r *Registry) track(l *lease) {
 	r.census.expectedMilli += renewsPerMinMilli(l.inst)
 	r.census.racks.add(l.rack, 1, 0)
 	r.census.apps.add(l.inst.App, 1, 0)
-	l.idx = int32(len(r.expiry))
-	r.expiry = append(r.expiry, expiryItem{at: l.deadline(), l: l})
-	r.expiry.up(int(l.idx))
+	r.enqueue(l)
 }
 
 // untrack stops counting a lease that is being removed; r.mu must be held
 // for writing.
 func (r *Registry) untrack(l *lease) {
-	lost := 0
-	if l.lost {
-		lost = 1
-		r.dropLost(l)
+	silent := 0
+	if l.silent {
+		silent = 1
+		r.dropSilent(l)
 	} else {
 		r.expiry.remove(int(l.idx))
 	}
 	r.census.instances--
 	r.census.expectedMilli -= renewsPerMinMilli(l.inst)
-	r.census.racks.add(l.rack, -1, -lost)
-	r.census.apps.add(l.inst.App, -1, -lost)
+	r.census.racks.add(l.rack, -1, -silent)
+	r.census.apps.add(l.inst.App, -1, -silent)
 }
 
 // setInst gives a tracked lease a new value, moving its counts if its rack
-// or renewal interval changed; r.mu must be held for writing.
+// or renewal interval changed; r.mu must be held for writing. A caller that
+// changes the lease's duration or renewal time reschedules it afterwards;
+// setInst does when only the interval changed, which moves when the lease
+// falls silent.
 func (r *Registry) setInst(l *lease, in *heureka.Instance) {
 	r.census.expectedMilli += renewsPerMinMilli(in) - renewsPerMinMilli(l.inst)
 	if rack := rackOf(in); rack != l.rack {
-		lost := 0
-		if l.lost {
-			lost = 1
+		silent := 0
+		if l.silent {
+			silent = 1
 		}
-		r.census.racks.add(l.rack, -1, -lost)
-		r.census.racks.add(rack, 1, lost)
+		r.census.racks.add(l.rack, -1, -silent)
+		r.census.racks.add(rack, 1, silent)
 		l.rack = rack
 	}
+	moved := in.Lease.RenewalIntervalSecs != l.inst.Lease.RenewalIntervalSecs
 	l.inst = in
-}
-
-// reschedule puts a tracked lease at its current deadline after a writer
-// set its renewal time or duration, which may have moved the deadline back;
-// r.mu must be held for writing. A lost lease stays lost until the next
-// tick sees it renewed.
-func (r *Registry) reschedule(l *lease) {
-	if !l.lost {
-		r.expiry.fix(int(l.idx), l.deadline())
+	if moved {
+		r.reschedule(l)
 	}
 }
 
-// lose moves a lease popped from the queue to the lost list.
-func (r *Registry) lose(l *lease) {
-	l.lost = true
-	l.idx = int32(len(r.lost))
-	r.lost = append(r.lost, l)
+// reschedule puts a tracked lease at the time it now falls silent after a
+// writer set its renewal time, duration or interval, which may have moved
+// that time back; r.mu must be held for writing. A silent lease stays
+// silent until the next tick sees it renewed.
+func (r *Registry) reschedule(l *lease) {
+	if !l.silent {
+		r.expiry.fix(int(l.idx), l.quietAt())
+	}
+}
+
+// enqueue puts a lease that is not silent in the queue.
+func (r *Registry) enqueue(l *lease) {
+	l.idx = int32(len(r.expiry))
+	r.expiry = append(r.expiry, expiryItem{at: l.quietAt(), l: l})
+	r.expiry.up(int(l.idx))
+}
+
+// quiet moves a lease popped from the queue to the silent list.
+func (r *Registry) quiet(l *lease) {
+	l.silent = true
+	l.idx = int32(len(r.silent))
+	r.silent = append(r.silent, l)
 	r.census.racks.add(l.rack, 0, 1)
 	r.census.apps.add(l.inst.App, 0, 1)
 }
 
-// recover moves a lost lease that renewed back to the queue.
+// recover moves a silent lease that renewed back to the queue.
 func (r *Registry) recover(l *lease) {
-	r.dropLost(l)
+	r.dropSilent(l)
 	r.census.racks.add(l.rack, 0, -1)
 	r.census.apps.add(l.inst.App, 0, -1)
-	l.idx = int32(len(r.expiry))
-	r.expiry = append(r.expiry, expiryItem{at: l.deadline(), l: l})
-	r.expiry.up(int(l.idx))
+	r.enqueue(l)
 }
 
-// dropLost takes a lease off the lost list (by swapping the last one in).
-func (r *Registry) dropLost(l *lease) {
-	i, last := int(l.idx), len(r.lost)-1
-	r.lost[i] = r.lost[last]
-	r.lost[i].idx = int32(i)
-	r.lost[last] = nil
-	r.lost = r.lost[:last]
-	l.lost = false
+// dropSilent takes a lease off the silent list (by swapping the last one
+// in).
+func (r *Registry) dropSilent(l *lease) {
+	i, last := int(l.idx), len(r.silent)-1
+	r.silent[i] = r.silent[last]
+	r.silent[i].idx = int32(i)
+	r.silent[last] = nil
+	r.silent = r.silent[:last]
+	l.silent = false
 }
 
-// advance brings the queue and the lost list up to vnow, a virtual time:
-// lost leases that renewed are back, leases whose deadline passed without a
-// renewal are lost, and leases that renewed since their deadline was last
-// seen go back with the new one. It returns the number of leases it looked
-// at. r.mu must be held for reading, with r.tickMu.
+// advance brings the queue and the silent list up to vnow, a virtual time:
+// silent leases that renewed are back, leases that fell silent are on the
+// list, and leases that renewed since they were last seen go back with
+// their new time. It returns the number of leases it looked at. r.mu must
+// be held for reading, with r.tickMu.
 func (r *Registry) advance(vnow int64) int {
-	seen := len(r.lost)
-	for i := 0; i < len(r.lost); {
-		if l := r.lost[i]; l.deadline() >= vnow {
-			r.recover(l) // swaps the last lost lease into i
+	seen := len(r.silent)
+	for i := 0; i < len(r.silent); {
+		if l := r.silent[i]; l.quietAt() >= vnow {
+			r.recover(l) // swaps the last silent lease into i
 			continue
 		}
 		i++
@@ -191,22 +244,22 @@ func (r *Registry) advance(vnow int64) int {
 	for len(r.expiry) > 0 && r.expiry[0].at < vnow {
 		seen++
 		l := r.expiry[0].l
-		if at := l.deadline(); at >= vnow {
+		if at := l.quietAt(); at >= vnow {
 			r.expiry.fix(0, at)
 			continue
 		}
 		r.expiry.remove(0)
-		r.lose(l)
+		r.quiet(l)
 	}
 	return seen
 }
 
-// expiryQueue is a min-heap of leases by deadline, each lease knowing its
-// position (lease.idx).
+// expiryQueue is a min-heap of leases by when they fall silent, each lease
+// knowing its position (lease.idx).
 type expiryQueue []expiryItem
 
 type expiryItem struct {
-	at int64 // the lease's deadline as last seen, virtual nanoseconds
+	at int64 // when the lease falls silent as last seen, virtual nanoseconds
 	l  *lease
 }
 
@@ -244,7 +297,7 @@ func (q expiryQueue) down(i int) {
 	}
 }
 
-// fix sets the deadline of the item at i and restores the order.
+// fix sets the time of the item at i and restores the order.
 func (q expiryQueue) fix(i int, at int64) {
 	q[i].at = at
 	l := q[i].l

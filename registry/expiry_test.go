@@ -11,46 +11,48 @@ import (
 )
 
 // recount is the census the old tick computed by walking every lease: the
-// truth the incremental counts must match. lost counts the leases marked
-// lost, per domain; expired (at now) is what the marks must be right after
+// truth the incremental counts must match. marked counts the leases marked
+// silent, per domain; silent (at now) is what the marks must be right after
 // a tick.
 type recounted struct {
 	instances      int
 	expectedMilli  int64
 	racks, apps    map[string]domainCount
-	expired, lost  map[*lease]bool
+	silent, marked map[*lease]bool
 	rackHit, appHt int
 }
 
 func recount(r *Registry, now time.Time) recounted {
-	c := recounted{racks: map[string]domainCount{}, apps: map[string]domainCount{}, expired: map[*lease]bool{}, lost: map[*lease]bool{}}
+	c := recounted{racks: map[string]domainCount{}, apps: map[string]domainCount{}, silent: map[*lease]bool{}, marked: map[*lease]bool{}}
 	for name, a := range r.apps {
 		for _, l := range a.leases {
 			c.instances++
 			c.expectedMilli += renewsPerMinMilli(l.inst)
-			lost := 0
-			if l.lost {
-				lost = 1
-				c.lost[l] = true
+			marked := 0
+			if l.silent {
+				marked = 1
+				c.marked[l] = true
 			}
-			// Expired by the definition, in real time: last renewal (grace
-			// included) plus the lease's duration is before now.
-			if now.UnixNano() > r.lastRenewal(l)+int64(l.duration) {
-				c.expired[l] = true
+			// Silent by the definition, in real time: the last renewal
+			// (grace included) is more than one and a half intervals and
+			// half the lease ago, or the lease has expired.
+			iv := min(time.Duration(max(l.inst.Lease.RenewalIntervalSecs, 1))*time.Second, l.duration)
+			if now.UnixNano() > r.lastRenewal(l)+int64(min(max(iv*3/2, l.duration/2), l.duration)) {
+				c.silent[l] = true
 			}
 			rk := c.racks[rackOf(l.inst)]
-			c.racks[rackOf(l.inst)] = domainCount{rk.instances + 1, rk.lost + lost}
+			c.racks[rackOf(l.inst)] = domainCount{rk.instances + 1, rk.silent + marked}
 			ap := c.apps[name]
-			c.apps[name] = domainCount{ap.instances + 1, ap.lost + lost}
+			c.apps[name] = domainCount{ap.instances + 1, ap.silent + marked}
 		}
 	}
 	for _, d := range c.racks {
-		if d.lost > 0 {
+		if d.silent > 0 {
 			c.rackHit++
 		}
 	}
 	for _, d := range c.apps {
-		if d.lost > 0 {
+		if d.silent > 0 {
 			c.appHt++
 		}
 	}
@@ -58,7 +60,7 @@ func recount(r *Registry, now time.Time) recounted {
 }
 
 // checkBookkeeping compares the incremental state with a recount; afterTick
-// also requires the lost marks to be exactly the leases expired at now.
+// also requires the silent marks to be exactly the leases silent at now.
 func checkBookkeeping(t *testing.T, r *Registry, now time.Time, afterTick bool, step string) {
 	t.Helper()
 	r.mu.RLock()
@@ -74,29 +76,29 @@ func checkBookkeeping(t *testing.T, r *Registry, now time.Time, afterTick bool, 
 	if !maps.Equal(r.census.apps.m, c.apps) || r.census.apps.hit != c.appHt {
 		t.Fatalf("%s: apps %v (%d hit), a recount %v (%d hit)", step, r.census.apps.m, r.census.apps.hit, c.apps, c.appHt)
 	}
-	if afterTick && !maps.Equal(c.lost, c.expired) {
-		t.Fatalf("%s: %d leases marked lost, %d expired", step, len(c.lost), len(c.expired))
+	if afterTick && !maps.Equal(c.marked, c.silent) {
+		t.Fatalf("%s: %d leases marked silent, %d silent", step, len(c.marked), len(c.silent))
 	}
-	// Every live lease is in the queue or in the lost list, where its index
-	// says; the queue is a heap whose deadlines are never later than the
-	// leases' own.
-	if len(r.expiry)+len(r.lost) != c.instances {
-		t.Fatalf("%s: %d queued and %d lost for %d instances", step, len(r.expiry), len(r.lost), c.instances)
+	// Every live lease is in the queue or in the silent list, where its
+	// index says; the queue is a heap whose times are never later than
+	// when the leases really fall silent.
+	if len(r.expiry)+len(r.silent) != c.instances {
+		t.Fatalf("%s: %d queued and %d silent for %d instances", step, len(r.expiry), len(r.silent), c.instances)
 	}
 	for i, it := range r.expiry {
-		if it.l.lost || int(it.l.idx) != i {
-			t.Fatalf("%s: queue item %d has lease at %d (lost %v)", step, i, it.l.idx, it.l.lost)
+		if it.l.silent || int(it.l.idx) != i {
+			t.Fatalf("%s: queue item %d has lease at %d (silent %v)", step, i, it.l.idx, it.l.silent)
 		}
-		if it.at > it.l.deadline() {
-			t.Fatalf("%s: queue item %d is due at %d, after its lease's deadline %d", step, i, it.at, it.l.deadline())
+		if it.at > it.l.quietAt() {
+			t.Fatalf("%s: queue item %d is due at %d, after its lease falls silent at %d", step, i, it.at, it.l.quietAt())
 		}
 		if p := (i - 1) / 2; i > 0 && r.expiry[p].at > it.at {
 			t.Fatalf("%s: queue item %d is due before its parent", step, i)
 		}
 	}
-	for i, l := range r.lost {
-		if !l.lost || int(l.idx) != i {
-			t.Fatalf("%s: lost lease %d has index %d (lost %v)", step, i, l.idx, l.lost)
+	for i, l := range r.silent {
+		if !l.silent || int(l.idx) != i {
+			t.Fatalf("%s: silent lease %d has index %d (silent %v)", step, i, l.idx, l.silent)
 		}
 	}
 }
@@ -104,7 +106,8 @@ func checkBookkeeping(t *testing.T, r *Registry, now time.Time, afterTick bool, 
 // TestBookkeepingMatchesRecount drives a registry through random writes,
 // renewals, clock moves (pauses and steps back included) and ticks, in each
 // self-preservation mode, and after every step compares the incremental
-// counts, the expiry queue and the lost list with a recount of every lease.
+// counts, the expiry queue and the silent list with a recount of every
+// lease.
 func TestBookkeepingMatchesRecount(t *testing.T) {
 	for _, mode := range []Mode{ModeSmart, ModeEureka, ModeOff} {
 		for seed := range uint64(4) {
@@ -229,7 +232,9 @@ func randomOps(t *testing.T, rnd *rand.Rand, r *Registry, clk *fakeClock, steps 
 func TestTickLooksOnlyAtWhatIsDue(t *testing.T) {
 	r, clk := newTestRegistry(t, func(c *Config) { c.SelfPreservation = ModeOff; c.Logger = discardLogger() })
 	for i := range 10_000 {
-		mustRegister(t, r, inst("DN", fmt.Sprintf("long-%d", i), func(in *heureka.Instance) { in.Lease.DurationSecs = 3600 }))
+		mustRegister(t, r, inst("DN", fmt.Sprintf("long-%d", i), func(in *heureka.Instance) {
+			in.Lease.RenewalIntervalSecs, in.Lease.DurationSecs = 1200, 3600
+		}))
 	}
 	seen := func() int {
 		r.tickMu.Lock()

@@ -158,7 +158,7 @@ func TestAdoptRefusesWhatHasAlreadyExpired(t *testing.T) {
 	if ok, err := r.Adopt(dead, clk.Now().Add(-31*time.Second)); err != nil || ok {
 		t.Fatalf("adopt of a lease that ran out = %v, %v; want refused", ok, err)
 	}
-	alive := inst("DN", "alive", func(in *heureka.Instance) { in.Lease.DurationSecs = 30 })
+	alive := inst("DN", "alive", func(in *heureka.Instance) { in.Lease.RenewalIntervalSecs, in.Lease.DurationSecs = 10, 30 })
 	if ok, err := r.Adopt(alive, clk.Now().Add(-20*time.Second)); err != nil || !ok {
 		t.Fatalf("adopt of a live lease = %v, %v", ok, err)
 	}

@@ -18,6 +18,10 @@ type Protection struct {
 	// Since is when protection last started; zero while inactive.
 	Since     time.Time `json:"since,omitzero"`
 	Instances int       `json:"instances"`
+	// Silent counts the leases that have missed a renewal by half an
+	// interval or more (expired ones included): ModeSmart judges a loss by
+	// them.
+	Silent int `json:"silent"`
 	// Expired counts the leases that have expired: held back while Active.
 	Expired int `json:"expired"`
 	// RenewsLastMinute and ExpectedRenewsPerMinute compare what arrived with
@@ -109,39 +113,52 @@ func (r *Registry) rollWindow(now time.Time) {
 	r.windowStart = now
 }
 
-// lossView is what one tick sees: how many leases there are, the expired
-// ones, and how the losses spread over failure domains.
+// lossView is what one tick sees: how many leases there are, the silent
+// ones, which of them have expired and may be evicted, and how the silent
+// spread over failure domains.
 type lossView struct {
 	total, expected int64 // instances; expected renewals per minute, thousandths
-	expired         []*heureka.Instance
+	silent          int
+	expired         int
+	evictable       []*heureka.Instance // expired, and an interval past falling silent (smart)
 	byRack, byApp   spread
 }
 
 // look brings the expiry bookkeeping up to now and reads the counts. It
-// costs what expired, recovered or renewed since the last tick, not the
+// costs what fell silent, recovered or renewed since the last tick, not the
 // size of the registry. Renewals go on meanwhile: it holds the read lock.
-func (r *Registry) look(now time.Time) lossView {
+// With hold, an expired lease is evictable only once every lease that
+// stopped with it has shown as silent (lease.evictableAt); without, as soon
+// as it expires.
+func (r *Registry) look(now time.Time, hold bool) lossView {
 	r.tickMu.Lock()
 	defer r.tickMu.Unlock()
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	r.advance(r.virtual(now))
+	vnow := r.virtual(now)
+	r.advance(vnow)
 	v := lossView{
 		total:    int64(r.census.instances),
 		expected: r.census.expectedMilli,
-		expired:  make([]*heureka.Instance, len(r.lost)),
+		silent:   len(r.silent),
 		byRack:   r.census.racks.spread(),
 		byApp:    r.census.apps.spread(),
 	}
-	for i, l := range r.lost {
-		v.expired[i] = l.inst
+	for _, l := range r.silent {
+		if l.deadline() >= vnow {
+			continue
+		}
+		v.expired++
+		if !hold || l.evictableAt() < vnow {
+			v.evictable = append(v.evictable, l.inst)
+		}
 	}
 	return v
 }
 
 // evict removes the expired leases that self-preservation lets go.
 func (r *Registry) evict(now time.Time) int {
-	v := r.look(now)
+	v := r.look(now, r.cfg.SelfPreservation == ModeSmart)
 	expired, changed, p := r.decide(now, v)
 	if changed {
 		if p.Active {
@@ -178,11 +195,12 @@ func (r *Registry) decide(now time.Time, v lossView) ([]*heureka.Instance, bool,
 	p := Protection{
 		Mode:                    r.cfg.SelfPreservation,
 		Instances:               int(v.total),
-		Expired:                 len(v.expired),
+		Silent:                  v.silent,
+		Expired:                 v.expired,
 		ExpectedRenewsPerMinute: float64(v.expected) / 1000,
 		Since:                   r.protection.Since,
 	}
-	evict := v.expired
+	evict := v.evictable
 	switch r.cfg.SelfPreservation {
 	case ModeEureka:
 		perMin := float64(time.Minute) / float64(r.cfg.ExpectedClientRenewalInterval)
@@ -202,7 +220,9 @@ func (r *Registry) decide(now time.Time, v lossView) ([]*heureka.Instance, bool,
 			evict = evict[:limit]
 		}
 	case ModeSmart:
-		if reason := r.massLoss(v); reason != "" {
+		// Protection holds back expired leases; while none has expired
+		// there is nothing to hold, however many are late.
+		if reason := r.massLoss(v); reason != "" && v.expired > 0 {
 			since := r.protection.Since
 			if since.IsZero() {
 				since = now
@@ -240,18 +260,18 @@ func (r *Registry) decide(now time.Time, v lossView) ([]*heureka.Instance, bool,
 	return evict, changed, p
 }
 
-// massLoss returns why the losses look like this registry's own isolation,
-// or "" when they look like real failures to evict on time: a few
-// instances, or losses confined to one rack or one application.
+// massLoss returns why the silent leases look like this registry's own
+// isolation, or "" when they look like real failures to evict on time: a
+// few instances, or losses confined to one rack or one application.
 func (r *Registry) massLoss(v lossView) string {
-	lost := len(v.expired)
-	if lost < 2 || v.total == 0 {
+	silent := v.silent
+	if silent < 2 || v.total == 0 {
 		return ""
 	}
-	frac := float64(lost) / float64(v.total)
+	frac := float64(silent) / float64(v.total)
 	if r.peers.total > 0 && r.peers.reachable == 0 && frac >= r.cfg.MassLossFraction/2 {
 		return fmt.Sprintf("%d of %d instances (%.0f%%) stopped renewing and this peer reaches none of its %d peers",
-			lost, v.total, 100*frac, r.peers.total)
+			silent, v.total, 100*frac, r.peers.total)
 	}
 	if frac < r.cfg.MassLossFraction {
 		return ""
@@ -265,5 +285,5 @@ func (r *Registry) massLoss(v lossView) string {
 		return "" // confined to one failure domain
 	}
 	return fmt.Sprintf("%d of %d instances (%.0f%%) stopped renewing at once, across %d racks and %d applications",
-		lost, v.total, 100*frac, v.byRack.hit, v.byApp.hit)
+		silent, v.total, 100*frac, v.byRack.hit, v.byApp.hit)
 }

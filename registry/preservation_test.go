@@ -17,6 +17,10 @@ type cluster struct {
 	r     *Registry
 	clk   *fakeClock
 	nodes []*heureka.Instance
+	// stagger spreads the renewals over each 10 s interval, node k renewing
+	// k seconds into it (mod 10), as real clients do; otherwise every node
+	// renews on the same second.
+	stagger bool
 }
 
 func newCluster(t *testing.T, racks, apps, perRackApp int, mutate ...func(*Config)) *cluster {
@@ -46,13 +50,16 @@ func newCluster(t *testing.T, racks, apps, perRackApp int, mutate ...func(*Confi
 func (c *cluster) run(d time.Duration, alive func(*heureka.Instance) bool) {
 	for s := time.Duration(0); s < d; s += time.Second {
 		c.clk.Advance(time.Second)
-		if c.clk.Now().Unix()%10 == 0 {
-			for _, in := range c.nodes {
-				if alive(in) {
-					if _, err := c.r.Renew(RenewRequest{App: in.App, ID: in.ID}); err != nil {
-						c.t.Fatalf("renew %s: %v", in, err)
-					}
-				}
+		for k, in := range c.nodes {
+			sec := c.clk.Now().Unix()
+			if c.stagger {
+				sec += int64(k)
+			}
+			if sec%10 != 0 || !alive(in) {
+				continue
+			}
+			if _, err := c.r.Renew(RenewRequest{App: in.App, ID: in.ID}); err != nil {
+				c.t.Fatalf("renew %s: %v", in, err)
 			}
 		}
 		c.r.Tick()
@@ -106,6 +113,59 @@ func TestSmartSelfPreservation(t *testing.T) {
 			}
 			if got := c.alive(); got != want {
 				t.Fatalf("%d instances registered, want %d", got, want)
+			}
+		})
+	}
+}
+
+// TestSmartSeesAStaggeredLossWhole: real clients renew at their own moments
+// in the interval, so when the registry is cut off from them their leases
+// run out one by one over a whole interval. Protection must see the loss
+// whole before the first eviction, not let the first few go as isolated
+// deaths. A single death among staggered renewals is still evicted on time.
+func TestSmartSeesAStaggeredLossWhole(t *testing.T) {
+	for _, lease := range []int{30, 15, 10} { // 10 s renewals
+		t.Run(fmt.Sprintf("lease=%ds", lease), func(t *testing.T) {
+			c := newCluster(t, 4, 2, 5)
+			c.stagger = true
+			for _, in := range c.nodes {
+				in.Lease.DurationSecs = lease
+				mustRegister(t, c.r, in)
+			}
+			c.run(40*time.Second, everyone)
+			c.run(time.Duration(lease+20)*time.Second, func(*heureka.Instance) bool { return false })
+			p := c.r.Protection()
+			if !p.Active || p.Expired != len(c.nodes) {
+				t.Fatalf("protection %+v, want active over all %d expired", p, len(c.nodes))
+			}
+			if got := c.alive(); got != len(c.nodes) {
+				t.Fatalf("%d instances left of %d: a staggered mass loss was evicted piecemeal", got, len(c.nodes))
+			}
+
+			c = newCluster(t, 4, 2, 5)
+			c.stagger = true
+			for _, in := range c.nodes {
+				in.Lease.DurationSecs = lease
+				mustRegister(t, c.r, in)
+			}
+			c.run(40*time.Second, everyone)
+			dead := c.nodes[7]
+			var gone time.Duration
+			for s := time.Second; s <= 60*time.Second && gone == 0; s += time.Second {
+				c.run(time.Second, func(in *heureka.Instance) bool { return in != dead })
+				if _, ok := c.r.LastRenewal(dead.App, dead.ID); !ok {
+					gone = s
+				}
+			}
+			// It goes once it has expired and every lease that stopped with
+			// it would have fallen silent: max(lease, 2.5 intervals) after
+			// its last renewal, which was up to an interval before it
+			// stopped; and a tick.
+			if limit := time.Duration(max(lease, 25)+10+1) * time.Second; gone == 0 || gone > limit {
+				t.Fatalf("the dead node went after %s, want within %s", gone, limit)
+			}
+			if p := c.r.Protection(); p.Active {
+				t.Fatalf("protecting over one death: %+v", p)
 			}
 		})
 	}

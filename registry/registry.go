@@ -34,14 +34,15 @@ type Registry struct {
 
 	registrations, renewals, cancels, evictions atomic.Uint64
 
-	// Expiry (see expiry.go): the queue of live leases by deadline, the
-	// lost leases and the counts self-preservation decides on, guarded by
+	// Expiry (see expiry.go): the queue of live leases by when they would
+	// fall silent, the silent leases and the counts self-preservation
+	// decides on, guarded by
 	// mu held for writing or for reading with tickMu; grace is what pauses
 	// granted every lease, in nanoseconds.
 	tickMu sync.Mutex
 	grace  atomic.Int64
 	expiry expiryQueue
-	lost   []*lease
+	silent []*lease
 	census census
 
 	strs  interner  // canonical copies of repeated strings; guarded by mu
@@ -79,8 +80,8 @@ type lease struct {
 	inst     *heureka.Instance // replaced, never mutated
 	renewed  atomic.Int64      // the last renewal, virtual unix nanoseconds (Registry.virtual)
 	duration time.Duration
-	idx      int32  // position in Registry.expiry, or in Registry.lost when lost
-	lost     bool   // expired at the last tick and not evicted
+	idx      int32  // position in Registry.expiry, or in Registry.silent when silent
+	silent   bool   // had missed a renewal at the last tick (see expiry.go)
 	rack     string // the failure domain it is counted in
 }
 

@@ -106,7 +106,7 @@ func TestExpiryAtLastRenewalPlusDuration(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r, clk := newTestRegistry(t)
-			mustRegister(t, r, inst("DN", "a", func(in *heureka.Instance) { in.Lease.DurationSecs = 30 }))
+			mustRegister(t, r, inst("DN", "a", func(in *heureka.Instance) { in.Lease.RenewalIntervalSecs, in.Lease.DurationSecs = 10, 30 }))
 			if tt.renewAt > 0 {
 				clk.Advance(tt.renewAt)
 				if _, err := r.Renew(RenewRequest{App: "DN", ID: "a"}); err != nil {

@@ -367,7 +367,7 @@ func TestEventsAreTyped(t *testing.T) {
 	s := openStream(t, ws.url+"/v1/events")
 	s.next()
 
-	ws.register(t, "DN", "a", func(in *heureka.Instance) { in.Lease.DurationSecs = 30 })
+	ws.register(t, "DN", "a", func(in *heureka.Instance) { in.Lease.RenewalIntervalSecs, in.Lease.DurationSecs = 10, 30 })
 	if err := ws.reg.SetStatus("DN", "a", heureka.StatusOutOfService, 0, false); err != nil {
 		t.Fatal(err)
 	}
