@@ -219,23 +219,44 @@ func zkConnect(ctx context.Context, addr string, timeout time.Duration) (*zk.Con
 	if err != nil {
 		return nil, err
 	}
+	if err := waitSession(ctx, addr, events); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// zkSessionWait bounds the wait for a ZooKeeper session: a server that has
+// answered ruok gives one in milliseconds, so one that gives none in this
+// time is stuck, and the run should say so rather than wait out its whole
+// budget.
+const zkSessionWait = 30 * time.Second
+
+// errNoSession is a ZooKeeper server that gave no session in zkSessionWait.
+var errNoSession = errors.New("zookeeper: no session")
+
+// waitSession waits for a session on a go-zookeeper event channel, at most
+// zkSessionWait, then keeps draining the channel.
+func waitSession(ctx context.Context, addr string, sev <-chan zk.Event) error {
+	t := time.NewTimer(zkSessionWait)
+	defer t.Stop()
 	for {
 		select {
-		case ev, ok := <-events:
+		case ev, ok := <-sev:
 			if !ok {
-				c.Close()
-				return nil, errors.New("zookeeper: session events closed")
+				return fmt.Errorf("zookeeper at %s: session events closed", addr)
 			}
 			if ev.State == zk.StateHasSession {
 				go func() {
-					for range events { // keep the channel drained
+					for range sev {
 					}
 				}()
-				return c, nil
+				return nil
 			}
+		case <-t.C:
+			return fmt.Errorf("%w from %s within %s", errNoSession, addr, zkSessionWait)
 		case <-ctx.Done():
-			c.Close()
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 	}
 }

@@ -139,7 +139,7 @@ func zkFollow(ctx context.Context, addr string, timeout time.Duration, apps []st
 		return nil, err
 	}
 	stop := func() { closed.Do(func() { close(done); c.Close() }) }
-	if err := waitSession(ctx, sev); err != nil {
+	if err := waitSession(ctx, addr, sev); err != nil {
 		stop()
 		return nil, err
 	}
@@ -161,28 +161,6 @@ func zkFollow(ctx context.Context, addr string, timeout time.Duration, apps []st
 		}
 	}()
 	return stop, nil
-}
-
-// waitSession waits for a session on a go-zookeeper event channel, then
-// keeps draining it.
-func waitSession(ctx context.Context, sev <-chan zk.Event) error {
-	for {
-		select {
-		case ev, ok := <-sev:
-			if !ok {
-				return errors.New("zookeeper: session events closed")
-			}
-			if ev.State == zk.StateHasSession {
-				go func() {
-					for range sev {
-					}
-				}()
-				return nil
-			}
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
 }
 
 type zkFollower struct {
