@@ -180,7 +180,11 @@ func storm(ctx context.Context, c *http.Client, base string, f *fleet, w int, st
 // renewers heartbeats every instance every period, instance i at offset
 // i·period/n within the period, from conns workers. A heartbeat answered
 // 404 registers the instance again. Each outcome is counted in the phase
-// current when it was scheduled.
+// the heartbeat was due in. A worker that reaches a heartbeat a whole
+// period late drops it and sends the next: an agent renews an interval
+// after its last heartbeat finished, so it never sends two to catch up,
+// and a real fleet has no shared queue for its heartbeats to wait in, so
+// the generator's own backlog must not turn into a burst of stale ones.
 type renewers struct {
 	f    *fleet
 	c    *http.Client
@@ -231,7 +235,8 @@ func (r *renewers) run(ctx context.Context, conns int) {
 			for k := 0; ; k++ {
 				for i := w; i < n; i += conns {
 					at := r.t0.Add(time.Duration(k)*r.period + time.Duration(int64(r.period)*int64(i)/int64(n)))
-					if d := time.Until(at); d > 0 {
+					d := time.Until(at)
+					if d > 0 {
 						select {
 						case <-ctx.Done():
 							return
@@ -241,6 +246,15 @@ func (r *renewers) run(ctx context.Context, conns int) {
 					if ctx.Err() != nil {
 						return
 					}
+					if -d > r.period {
+						// A whole period late, the next beat is due too. An
+						// agent sends one heartbeat then, not both: it renews
+						// an interval after its last heartbeat finished, as
+						// Eureka's client does. So this one is dropped: due,
+						// and not kept.
+						r.phases.at(at).scheduled.Add(1)
+						continue
+					}
 					r.beat(ctx, i, at)
 				}
 			}
@@ -249,8 +263,11 @@ func (r *renewers) run(ctx context.Context, conns int) {
 	wg.Wait()
 }
 
+// beat sends instance i's heartbeat due at at, and counts it in the phase
+// it was due in: a heartbeat that a restart made late counts against the
+// restart, not against the phase in which the generator got to it.
 func (r *renewers) beat(ctx context.Context, i int, at time.Time) {
-	st := r.phases.current()
+	st := r.phases.at(at)
 	st.scheduled.Add(1)
 	base := r.base
 	marked := len(r.others) > 0 && r.othersOK[i].Load() && !r.inRound[i].Load()

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -114,5 +117,47 @@ func TestBucketsQuantile(t *testing.T) {
 	}
 	if got := (buckets{}).quantile(0.99); got != 0 {
 		t.Errorf("quantile of no answers = %v, want 0", got)
+	}
+}
+
+// TestALateHeartbeatIsDroppedAndCountedWhereItWasDue starts a renewer two
+// and a half periods behind its schedule, against a loopback server that
+// counts heartbeats. Its first two beats are a whole period late: they are
+// dropped, counted as due and not kept in the phase they were due in, and
+// only the third reaches the server.
+func TestALateHeartbeatIsDroppedAndCountedWhereItWasDue(t *testing.T) {
+	const n, period = 1, time.Second
+	var beats atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPut {
+			beats.Add(1)
+		}
+	}))
+	defer srv.Close()
+
+	var ph phases
+	early := ph.begin("early")
+	early.start = time.Now().Add(-time.Hour)
+	t0 := time.Now().Add(-5 * period / 2)
+	now := ph.begin("now")
+	now.start = t0.Add(2 * period) // the third beat is due in this phase
+	later := ph.begin("later")     // the current one, which it is sent in
+	r := &renewers{f: newFleet(n, 1, period, 3*period), c: srv.Client(), base: srv.URL, period: period,
+		t0: t0, phases: &ph, okAfter: make([]atomic.Bool, n)}
+	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond) // the fourth is due in 500 ms
+	defer cancel()
+	r.run(ctx, 1)
+
+	if got := beats.Load(); got != n {
+		t.Fatalf("%d heartbeats reached the server, want %d: the stale ones dropped", got, n)
+	}
+	if s, k := early.scheduled.Load(), early.kept.Load(); s != 2*n || k != 0 {
+		t.Errorf("the phase the late beats were due in: %d due, %d kept; want %d due, none kept", s, k, 2*n)
+	}
+	if s, k := now.scheduled.Load(), now.kept.Load(); s != n || k != n {
+		t.Errorf("the phase the sent beat was due in: %d due, %d kept; want %d of %d", s, k, n, n)
+	}
+	if s := later.scheduled.Load(); s != 0 {
+		t.Errorf("the phase the beat was sent in counted %d due, want 0", s)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -164,15 +165,36 @@ func (st *phaseStats) serverP99(route string) string {
 	return "≤ " + ms(time.Duration(le*float64(time.Second)))
 }
 
-// phases holds the run's phases; current is where new samples go.
+// phases holds the run's phases; current is where new samples go, and at
+// is the phase a moment fell in (a heartbeat belongs to the phase it was
+// due in).
 type phases struct {
+	mu  sync.RWMutex // guards all and the phases' start and end
 	all []*phaseStats
 	cur atomic.Pointer[phaseStats]
 }
 
 func (p *phases) current() *phaseStats { return p.cur.Load() }
 
+// at returns the phase t fell in: the last one begun at or before t, else
+// the first.
+func (p *phases) at(t time.Time) *phaseStats {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for i := len(p.all) - 1; i > 0; i-- {
+		if !p.all[i].start.After(t) {
+			return p.all[i]
+		}
+	}
+	if len(p.all) == 0 {
+		return p.cur.Load()
+	}
+	return p.all[0]
+}
+
 func (p *phases) begin(name string) *phaseStats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	st := &phaseStats{name: name, start: time.Now()}
 	if prev := p.cur.Load(); prev != nil {
 		prev.end = st.start
@@ -183,6 +205,8 @@ func (p *phases) begin(name string) *phaseStats {
 }
 
 func (p *phases) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if st := p.cur.Load(); st != nil && st.end.IsZero() {
 		st.end = time.Now()
 	}
