@@ -88,6 +88,7 @@ func soak(ctx context.Context, o options, log io.Writer) (*result, error) {
 	load, stopLoad := context.WithCancel(ctx)
 	defer stopLoad()
 	var wg sync.WaitGroup
+	st = ph.begin("soak") // before the renewers' first beat is due
 	r := &renewers{f: f, c: c, base: peers[0].base(), period: o.renew, t0: time.Now(), phases: ph,
 		okAfter: make([]atomic.Bool, o.n)}
 	if o.everyPeer {
@@ -95,7 +96,6 @@ func soak(ctx context.Context, o options, log io.Writer) (*result, error) {
 			r.others = append(r.others, p.base())
 		}
 	}
-	st = ph.begin("soak")
 	wg.Add(1)
 	go func() { defer wg.Done(); r.run(load, o.renewers) }()
 	var paused atomic.Bool
