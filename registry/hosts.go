@@ -18,8 +18,18 @@ type instRef struct{ app, id string }
 
 // hostIndex holds the instances by host key; a key exists while an
 // instance carries it. Most hosts carry one or two instances, so a small
-// slice beats a set.
-type hostIndex map[string][]instRef
+// slice beats a set. A key many instances share (every instance of a
+// laptop's demo on 127.0.0.1, containers behind one address) also gets a
+// map of positions in its slice, so that adding or dropping one of its
+// instances stays O(1) rather than a scan of them all.
+type hostIndex struct {
+	refs map[string][]instRef
+	pos  map[string]map[instRef]int // for keys with more than crowdedHost instances
+}
+
+// crowdedHost is how many instances a key holds before it gets positions;
+// it loses them again below half of it.
+const crowdedHost = 32
 
 // HostKey is how a host name or IP address is matched: trimmed, and in
 // lower case (host names are case-insensitive; an IP address has no case
@@ -41,8 +51,8 @@ func hostKeys(in *heureka.Instance) (a, b string) {
 // update moves an instance's entries from prev's keys to in's; prev is nil
 // for a new instance and in is nil for a removed one.
 func (x *hostIndex) update(prev, in *heureka.Instance) {
-	if *x == nil {
-		*x = hostIndex{}
+	if x.refs == nil {
+		x.refs = map[string][]instRef{}
 	}
 	var pa, pb, na, nb string
 	var ref instRef
@@ -69,25 +79,62 @@ func (x *hostIndex) update(prev, in *heureka.Instance) {
 	}
 }
 
-func (x hostIndex) add(k string, ref instRef) {
-	refs := x[k]
-	if !slices.Contains(refs, ref) {
-		x[k] = append(refs, ref)
+func (x *hostIndex) add(k string, ref instRef) {
+	refs := x.refs[k]
+	p := x.pos[k]
+	switch {
+	case p != nil:
+		if _, ok := p[ref]; ok {
+			return
+		}
+		p[ref] = len(refs)
+	case slices.Contains(refs, ref):
+		return
+	}
+	refs = append(refs, ref)
+	x.refs[k] = refs
+	if p == nil && len(refs) > crowdedHost {
+		p = make(map[instRef]int, len(refs))
+		for i, r := range refs {
+			p[r] = i
+		}
+		if x.pos == nil {
+			x.pos = map[string]map[instRef]int{}
+		}
+		x.pos[k] = p
 	}
 }
 
-func (x hostIndex) drop(k string, ref instRef) {
-	refs := x[k]
-	i := slices.Index(refs, ref)
+func (x *hostIndex) drop(k string, ref instRef) {
+	refs := x.refs[k]
+	p := x.pos[k]
+	i := -1
+	if p != nil {
+		if j, ok := p[ref]; ok {
+			i = j
+			delete(p, ref)
+		}
+	} else {
+		i = slices.Index(refs, ref)
+	}
 	if i < 0 {
 		return
 	}
-	if len(refs) == 1 {
-		delete(x, k)
+	last := len(refs) - 1
+	if last == 0 {
+		delete(x.refs, k)
+		delete(x.pos, k)
 		return
 	}
-	refs[i] = refs[len(refs)-1]
-	x[k] = refs[:len(refs)-1]
+	refs[i] = refs[last]
+	if p != nil && i != last {
+		p[refs[i]] = i
+	}
+	refs[last] = instRef{}
+	x.refs[k] = refs[:last]
+	if p != nil && last < crowdedHost/2 {
+		delete(x.pos, k)
+	}
 }
 
 // HostMatch is the answer for one asked host: the instances whose host name
@@ -113,7 +160,7 @@ func (r *Registry) ByHost(hosts []string, app string, max int) (matches []HostMa
 	matches = make([]HostMatch, 0, len(hosts))
 	for _, h := range hosts {
 		m := HostMatch{Host: h}
-		for _, ref := range r.hosts[HostKey(h)] {
+		for _, ref := range r.hosts.refs[HostKey(h)] {
 			if app != "" && ref.app != app {
 				continue
 			}

@@ -1,7 +1,9 @@
 package registry
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,7 +64,7 @@ func TestByHostFollowsRegistrationsChangesAndRemovals(t *testing.T) {
 		t.Fatalf("after cancel: %v, want DN/a", byHostIDs(got))
 	}
 	clk.Advance(10 * time.Minute)
-	if n := r.Tick(); len(r.apps) != 0 || len(r.hosts) != 0 {
+	if n := r.Tick(); len(r.apps) != 0 || len(r.hosts.refs) != 0 {
 		t.Fatalf("after evicting (%d more): %d apps, host index %v; want both empty", n, len(r.apps), r.hosts)
 	}
 }
@@ -92,4 +94,89 @@ func equalIDs(a, b map[string][]string) bool {
 		}
 	}
 	return true
+}
+
+// TestACrowdedHostKeyStaysExact: many instances on one address (a demo on
+// 127.0.0.1, containers behind one IP) give that key positions for O(1)
+// updates. Through registrations, moves and removals across the crowded
+// threshold both ways, the index matches a recount of the leases after
+// every step, and ends empty.
+func TestACrowdedHostKeyStaysExact(t *testing.T) {
+	r, _ := newTestRegistry(t, func(c *Config) { c.SelfPreservation = ModeOff })
+	check := func(step string) {
+		t.Helper()
+		want := map[string][]instRef{}
+		for _, a := range r.apps {
+			for _, l := range a.leases {
+				ka, kb := hostKeys(l.inst)
+				for _, k := range []string{ka, kb} {
+					if k != "" {
+						want[k] = append(want[k], instRef{l.inst.App, l.inst.ID})
+					}
+				}
+			}
+		}
+		if len(want) != len(r.hosts.refs) {
+			t.Fatalf("%s: %d keys indexed, a recount has %d", step, len(r.hosts.refs), len(want))
+		}
+		cmp := func(a, b instRef) int { return strings.Compare(a.app+"/"+a.id, b.app+"/"+b.id) }
+		for k, refs := range want {
+			got := slices.Clone(r.hosts.refs[k])
+			slices.SortFunc(got, cmp)
+			slices.SortFunc(refs, cmp)
+			if !slices.Equal(got, refs) {
+				t.Fatalf("%s: key %s holds %v, a recount %v", step, k, got, refs)
+			}
+			if p := r.hosts.pos[k]; p != nil {
+				if len(p) != len(got) {
+					t.Fatalf("%s: key %s has %d positions for %d instances", step, k, len(p), len(got))
+				}
+				for ref, i := range p {
+					if r.hosts.refs[k][i] != ref {
+						t.Fatalf("%s: key %s places %v at %d, where %v is", step, k, ref, i, r.hosts.refs[k][i])
+					}
+				}
+			} else if len(got) > crowdedHost {
+				t.Fatalf("%s: key %s has %d instances and no positions", step, k, len(got))
+			}
+		}
+	}
+	const n = 3 * crowdedHost
+	for i := range n {
+		mustRegister(t, r, inst("DN", fmt.Sprintf("n%03d", i), func(in *heureka.Instance) {
+			in.HostName, in.IPAddr = fmt.Sprintf("n%03d.example", i), "127.0.0.1"
+		}))
+	}
+	check("registered")
+	if got, _ := r.ByHost([]string{"127.0.0.1"}, "", 0); len(got[0].Instances) != n {
+		t.Fatalf("ByHost(127.0.0.1) found %d, want %d", len(got[0].Instances), n)
+	}
+	// Every third moves to an address of its own, every third is cancelled.
+	for i := 0; i < n; i += 3 {
+		mustRegister(t, r, inst("DN", fmt.Sprintf("n%03d", i), func(in *heureka.Instance) {
+			in.HostName, in.IPAddr = fmt.Sprintf("n%03d.example", i), fmt.Sprintf("10.0.1.%d", i)
+		}))
+		if err := r.Cancel("DN", fmt.Sprintf("n%03d", i+1), false); err != nil {
+			t.Fatal(err)
+		}
+		check(fmt.Sprintf("moved n%03d, cancelled n%03d", i, i+1))
+	}
+	for i := 2; i < n; i += 3 {
+		if err := r.Cancel("DN", fmt.Sprintf("n%03d", i), false); err != nil {
+			t.Fatal(err)
+		}
+		check(fmt.Sprintf("cancelled n%03d", i))
+	}
+	if _, ok := r.hosts.refs["127.0.0.1"]; ok {
+		t.Fatal("127.0.0.1 still indexed with no instance on it")
+	}
+	for i := 0; i < n; i += 3 {
+		if err := r.Cancel("DN", fmt.Sprintf("n%03d", i), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("all cancelled")
+	if len(r.hosts.refs) != 0 || len(r.hosts.pos) != 0 {
+		t.Fatalf("index not empty: %d keys, %d with positions", len(r.hosts.refs), len(r.hosts.pos))
+	}
 }
