@@ -62,14 +62,16 @@ func (l *lease) silentAfter() time.Duration {
 	return min(max(l.interval()*3/2, l.duration/2), l.duration)
 }
 
-// quietAt returns when the lease falls silent, in virtual nanoseconds.
-func (l *lease) quietAt() int64 { return l.renewed.Load() + int64(l.silentAfter()) }
+// quietAt returns when the lease falls silent, in virtual nanoseconds. It
+// reads the cached silentAfter (lease.quiet): the tick calls it for every
+// lease it pops, and the instance is a pointer away.
+func (l *lease) quietAt() int64 { return l.renewed.Load() + int64(l.quiet) }
 
 // evictableAt returns when an expired lease may be evicted, in virtual
 // nanoseconds: once it has expired and every lease that stopped renewing
 // with it has fallen silent, an interval after it did.
 func (l *lease) evictableAt() int64 {
-	return l.renewed.Load() + int64(max(l.duration, l.silentAfter()+l.interval()))
+	return l.renewed.Load() + int64(max(l.duration, l.quiet+l.interval()))
 }
 
 // census holds the counts self-preservation decides on.
@@ -140,6 +142,7 @@ func (r *Registry) track(l *lease) {
 	r.census.expectedMilli += renewsPerMinMilli(l.inst)
 	r.census.racks.add(l.rack, 1, 0)
 	r.census.apps.add(l.inst.App, 1, 0)
+	l.quiet = l.silentAfter()
 	r.enqueue(l)
 }
 
@@ -161,9 +164,9 @@ func (r *Registry) untrack(l *lease) {
 
 // setInst gives a tracked lease a new value, moving its counts if its rack
 // or renewal interval changed; r.mu must be held for writing. A caller that
-// changes the lease's duration or renewal time reschedules it afterwards;
-// setInst does when only the interval changed, which moves when the lease
-// falls silent.
+// changes the lease's duration does so first. setInst reschedules the lease
+// when the value or the duration moved the time it falls silent; a caller
+// that changes the renewal time reschedules it afterwards.
 func (r *Registry) setInst(l *lease, in *heureka.Instance) {
 	r.census.expectedMilli += renewsPerMinMilli(in) - renewsPerMinMilli(l.inst)
 	if rack := rackOf(in); rack != l.rack {
@@ -175,9 +178,9 @@ func (r *Registry) setInst(l *lease, in *heureka.Instance) {
 		r.census.racks.add(rack, 1, silent)
 		l.rack = rack
 	}
-	moved := in.Lease.RenewalIntervalSecs != l.inst.Lease.RenewalIntervalSecs
 	l.inst = in
-	if moved {
+	if q := l.silentAfter(); q != l.quiet {
+		l.quiet = q
 		r.reschedule(l)
 	}
 }

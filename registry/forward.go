@@ -131,8 +131,8 @@ func (r *Registry) Adopt(in *heureka.Instance, lastRenewal time.Time) (bool, err
 	} else {
 		prev = l.inst
 		in.ActionType = heureka.ActionModified
-		r.setInst(l, in)
 		l.duration = duration
+		r.setInst(l, in)
 		if v := r.virtual(lastRenewal); v > l.renewed.Load() {
 			l.renewed.Store(v)
 		}

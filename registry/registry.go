@@ -80,9 +80,10 @@ type lease struct {
 	inst     *heureka.Instance // replaced, never mutated
 	renewed  atomic.Int64      // the last renewal, virtual unix nanoseconds (Registry.virtual)
 	duration time.Duration
-	idx      int32  // position in Registry.expiry, or in Registry.silent when silent
-	silent   bool   // had missed a renewal at the last tick (see expiry.go)
-	rack     string // the failure domain it is counted in
+	quiet    time.Duration // silentAfter, kept as inst and duration change (expiry.go)
+	idx      int32         // position in Registry.expiry, or in Registry.silent when silent
+	silent   bool          // had missed a renewal at the last tick (see expiry.go)
+	rack     string        // the failure domain it is counted in
 }
 
 // virtual returns t as lease times are kept: less the grace pauses granted.
@@ -321,8 +322,8 @@ func (r *Registry) register(in *heureka.Instance, replication, forward bool) err
 		// A registration starts a fresh lease: the stored one takes the new
 		// value, renewal time and duration.
 		prev = old.inst
-		r.setInst(old, in)
 		old.duration = duration
+		r.setInst(old, in)
 		r.renewAt(old, now)
 	} else {
 		l := &lease{inst: in, duration: duration}
