@@ -34,7 +34,9 @@ func leanInstance(i int, durationSecs int) *heureka.Instance {
 	return in
 }
 
-func tickRegistry(b *testing.B, n int) (*Registry, *fakeClock) {
+// fakeClockRegistry is a registry with the default config on a fake clock,
+// for benchmarks that move time themselves.
+func fakeClockRegistry(b *testing.B) (*Registry, *fakeClock) {
 	clk := testclock.New(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	cfg := DefaultConfig()
 	cfg.Clock = clk.Now
@@ -44,6 +46,11 @@ func tickRegistry(b *testing.B, n int) (*Registry, *fakeClock) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return r, clk
+}
+
+func tickRegistry(b *testing.B, n int) (*Registry, *fakeClock) {
+	r, clk := fakeClockRegistry(b)
 	// Leases of 12 days: however long the benchmark moves the clock,
 	// none of the n expires.
 	for i := range n {
@@ -115,15 +122,7 @@ func BenchmarkTick(b *testing.B) {
 func BenchmarkTickSteady(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			clk := testclock.New(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
-			cfg := DefaultConfig()
-			cfg.Clock = clk.Now
-			cfg.PauseThreshold = 0
-			cfg.Logger = discardLogger()
-			r, err := New(cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
+			r, clk := fakeClockRegistry(b)
 			ids := make([]string, n)
 			for i := range n {
 				in := registrytest.DataNode(i)
