@@ -12,7 +12,7 @@ import "github.com/heureka-project/heureka"
 // internLimit bounds the table. When it is full it starts again empty: the
 // strings already stored stay shared, values that never repeat (disk usage,
 // timestamps) stop taking room, and the common ones come back with the next
-// registrations.
+// registrations. The table keeps its room when it starts again.
 const internLimit = 1 << 16
 
 // internMaxLen is the longest string worth interning; longer ones are
@@ -31,8 +31,14 @@ func (t *interner) str(s string) string {
 	if c, ok := t.m[s]; ok {
 		return c
 	}
-	if t.m == nil || len(t.m) >= internLimit {
+	if t.m == nil {
 		t.m = make(map[string]string, 1024)
+	}
+	if len(t.m) >= internLimit {
+		// clear keeps the table's room: a new map would grow to the
+		// limit again by splitting and rehashing, a tenth of a
+		// registration's CPU while unique values fill it.
+		clear(t.m)
 	}
 	t.m[s] = s
 	return s
