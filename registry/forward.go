@@ -86,11 +86,11 @@ func (r *Registry) Adopt(in *heureka.Instance, lastRenewal time.Time) (bool, err
 		return false, err
 	}
 	now := r.now()
-	if err := r.checkTimestamp(in.String(), "lastDirtyTimestamp", in.LastDirtyTimestamp, now); err != nil {
+	if err := r.checkTimestamp(in.App, in.ID, "lastDirtyTimestamp", in.LastDirtyTimestamp, now); err != nil {
 		return false, err
 	}
 	// A registration time from the future would outlive every tombstone.
-	if err := r.checkTimestamp(in.String(), "registrationTimestamp", in.Lease.RegistrationTimestamp, now); err != nil {
+	if err := r.checkTimestamp(in.App, in.ID, "registrationTimestamp", in.Lease.RegistrationTimestamp, now); err != nil {
 		return false, err
 	}
 	if lastRenewal.IsZero() || lastRenewal.After(now) {

@@ -266,7 +266,7 @@ func (r *Registry) register(in *heureka.Instance, replication, forward bool) err
 	}
 	now := r.now()
 	nowMs := now.UnixMilli()
-	if err := r.checkTimestamp(in.String(), "lastDirtyTimestamp", in.LastDirtyTimestamp, now); err != nil {
+	if err := r.checkTimestamp(in.App, in.ID, "lastDirtyTimestamp", in.LastDirtyTimestamp, now); err != nil {
 		return err
 	}
 	in = in.Clone()
@@ -367,7 +367,7 @@ func (r *Registry) effectiveStatus(in *heureka.Instance, existing *lease, replic
 // stored instance, for the peer to adopt.
 func (r *Registry) Renew(req RenewRequest) (*heureka.Instance, error) {
 	now := r.now()
-	if err := r.checkTimestamp(req.App+"/"+req.ID, "lastDirtyTimestamp", req.LastDirtyTimestamp, now); err != nil {
+	if err := r.checkTimestamp(req.App, req.ID, "lastDirtyTimestamp", req.LastDirtyTimestamp, now); err != nil {
 		return nil, err
 	}
 	r.mu.RLock()
@@ -545,7 +545,7 @@ func (r *Registry) DeleteStatusOverride(app, id string, value heureka.Status, la
 func (r *Registry) writeStatus(app, id string, action Action, st heureka.Status, lastDirty int64, replication bool,
 	change func(now time.Time, cur *heureka.Instance) (*heureka.Instance, heureka.Cause)) error {
 	now := r.now()
-	if err := r.checkTimestamp(app+"/"+id, "lastDirtyTimestamp", lastDirty, now); err != nil {
+	if err := r.checkTimestamp(app, id, "lastDirtyTimestamp", lastDirty, now); err != nil {
 		return err
 	}
 	r.mu.Lock()
@@ -700,16 +700,17 @@ func notFound(app, id string) error {
 	return heureka.Errorf(heureka.ENOTFOUND, "instance %s/%s is not registered", app, id)
 }
 
-// checkTimestamp refuses a timestamp (unix milliseconds) of what that is
-// negative or more than MaxAhead ahead of now; zero means not given.
-func (r *Registry) checkTimestamp(what, field string, ms int64, now time.Time) error {
+// checkTimestamp refuses a timestamp (unix milliseconds) of instance app/id
+// that is negative or more than MaxAhead ahead of now; zero means not given.
+func (r *Registry) checkTimestamp(app, id, field string, ms int64, now time.Time) error {
+	// The name is made only for an error: this runs on every renewal.
 	switch {
 	case ms < 0:
-		return heureka.Errorf(heureka.EINVALID, "%s: %s %d is negative: want unix milliseconds", what, field, ms)
+		return heureka.Errorf(heureka.EINVALID, "%s/%s: %s %d is negative: want unix milliseconds", app, id, field, ms)
 	case ms > now.Add(r.cfg.MaxAhead).UnixMilli():
 		return heureka.Errorf(heureka.EINVALID,
-			"%s: %s %d (%s) is %s ahead of this server's clock (%s), more than the %s allowed: newer wins, so it would override every real update until then; fix the sender's clock",
-			what, field, ms, time.UnixMilli(ms).UTC().Format(time.RFC3339), time.UnixMilli(ms).Sub(now).Round(time.Second),
+			"%s/%s: %s %d (%s) is %s ahead of this server's clock (%s), more than the %s allowed: newer wins, so it would override every real update until then; fix the sender's clock",
+			app, id, field, ms, time.UnixMilli(ms).UTC().Format(time.RFC3339), time.UnixMilli(ms).Sub(now).Round(time.Second),
 			now.UTC().Format(time.RFC3339), r.cfg.MaxAhead)
 	}
 	return nil

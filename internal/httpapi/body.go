@@ -20,9 +20,11 @@ import (
 // that the error is ETOOLARGE.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	limit := s.cfg.MaxBodyBytes
-	tooLarge := heureka.Errorf(heureka.ETOOLARGE, "request body is larger than the limit of %s", formatBytes(limit))
+	tooLarge := func() error {
+		return heureka.Errorf(heureka.ETOOLARGE, "request body is larger than the limit of %s", formatBytes(limit))
+	}
 	if r.ContentLength > limit {
-		return nil, tooLarge
+		return nil, tooLarge()
 	}
 	raw := http.MaxBytesReader(w, r.Body, limit)
 	defer raw.Close()
@@ -35,7 +37,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 		zr, err := gzip.NewReader(raw)
 		if err != nil {
 			if isMaxBytes(err) {
-				return nil, tooLarge
+				return nil, tooLarge()
 			}
 			return nil, heureka.Errorf(heureka.EINVALID, "request body is not valid gzip: %v", err)
 		}
@@ -59,7 +61,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	}
 	switch {
 	case isMaxBytes(err):
-		return nil, tooLarge
+		return nil, tooLarge()
 	case err != nil && inflating:
 		return nil, heureka.Errorf(heureka.EINVALID, "request body is not valid gzip: %v", err)
 	case err != nil:

@@ -18,7 +18,11 @@ import (
 // value to exactly "true".
 const replicationHeader = "x-netflix-discovery-replication"
 
-func isReplication(r *http.Request) bool { return r.Header.Get(replicationHeader) == "true" }
+// replicationKey is the header's canonical form, which Header.Get looks up
+// without making a copy on every request.
+var replicationKey = http.CanonicalHeaderKey(replicationHeader)
+
+func isReplication(r *http.Request) bool { return r.Header.Get(replicationKey) == "true" }
 
 // everyPeer reports whether the client sends this write to every peer
 // itself, so that it must not be forwarded (heureka.EveryPeerHeader).

@@ -277,9 +277,13 @@ func (rt *route) allow() []string {
 // collapses repeated slashes and drops a trailing one. Each segment is
 // percent-decoded separately, so an encoded slash stays inside its segment.
 func pathSegments(u *url.URL) ([]string, error) {
-	raw := splitPath(u.EscapedPath())
-	segs := make([]string, 0, len(raw))
-	for _, s := range raw {
+	p := u.EscapedPath()
+	// One allocation per request: this runs on every renewal.
+	segs := make([]string, 0, strings.Count(p, "/")+1)
+	for s := range strings.SplitSeq(p, "/") {
+		if s == "" {
+			continue
+		}
 		d, err := url.PathUnescape(s)
 		if err != nil {
 			return nil, heureka.Errorf(heureka.EINVALID, "bad path segment %q: %v", s, err)
