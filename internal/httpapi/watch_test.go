@@ -362,7 +362,8 @@ func TestWatchKeepAliveAndClose(t *testing.T) {
 
 func TestEventsAreTyped(t *testing.T) {
 	clk := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	now := func() time.Time { return clk }
+	var mu sync.Mutex // the server's encoder reads the clock too
+	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clk }
 	ws := newWatchServer(t, func(c *registry.Config) { c.Clock = now; c.PauseThreshold = 0 }, nil)
 	s := openStream(t, ws.url+"/v1/events")
 	s.next()
@@ -378,7 +379,9 @@ func TestEventsAreTyped(t *testing.T) {
 	if err := ws.reg.Cancel("DN", "b", false); err != nil {
 		t.Fatal(err)
 	}
+	mu.Lock()
 	clk = clk.Add(31 * time.Second)
+	mu.Unlock()
 	ws.reg.Tick()
 
 	type event struct {
