@@ -3,6 +3,7 @@ package registry
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -586,5 +587,46 @@ func TestChangedWakesWaitersAndChangesSinceCarriesPrev(t *testing.T) {
 	}
 	if _, _, ok := r.ChangesSince(latest + 5); ok {
 		t.Fatal("a version from the future was accepted")
+	}
+}
+
+// TestRegisterCopiesAndRegisterOwnedAdopts checks both sides of the
+// ownership rule: Register stores a copy, so the caller may go on changing
+// its instance; RegisterOwned stores the instance it is given, with the
+// registry's fields set on it, and still forwards it to the peers.
+func TestRegisterCopiesAndRegisterOwnedAdopts(t *testing.T) {
+	r, _ := newTestRegistry(t)
+	var forwarded []Op
+	r.SetForwarder(func(op Op) { forwarded = append(forwarded, op) })
+
+	a := inst("APP", "a")
+	mustRegister(t, r, a)
+	a.Metadata["rack"] = "/changed"
+	a.HostName = "changed.example"
+	if got := get(t, r, "APP", "a"); got == a || got.Metadata["rack"] != "/r1" || got.HostName != "a.example" {
+		t.Fatalf("Register stored the caller's instance: %+v", got)
+	}
+
+	b := inst("APP", "b")
+	if err := r.RegisterOwned(b, false, false); err != nil {
+		t.Fatal(err)
+	}
+	got := get(t, r, "APP", "b")
+	if got != b {
+		t.Fatal("RegisterOwned stored a copy")
+	}
+	if got.ActionType != heureka.ActionAdded || got.Lease.RegistrationTimestamp == 0 {
+		t.Fatalf("stored instance lacks the registry's fields: action %q, registered %d", got.ActionType, got.Lease.RegistrationTimestamp)
+	}
+
+	if err := r.RegisterOwned(inst("APP", "c"), false, true); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, op := range forwarded {
+		ids = append(ids, op.ID)
+	}
+	if !slices.Equal(ids, []string{"a", "b"}) {
+		t.Fatalf("forwarded %v, want a and b (c was sent to every peer by its client)", ids)
 	}
 }

@@ -64,12 +64,8 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request, p params) erro
 			return err
 		}
 	}
-	if everyPeer(r) && !isReplication(r) {
-		err = s.reg.RegisterEveryPeer(in)
-	} else {
-		err = s.reg.Register(in, isReplication(r))
-	}
-	if err != nil {
+	repl := isReplication(r)
+	if err := s.reg.RegisterOwned(in, repl, everyPeer(r) && !repl); err != nil {
 		return err
 	}
 	writeEmpty(w, http.StatusNoContent)
