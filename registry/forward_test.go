@@ -73,11 +73,11 @@ func TestClientWritesAreForwardedReplicatedOnesAreNot(t *testing.T) {
 	if _, err := r.Renew(RenewRequest{App: "DN", ID: "b", EveryPeer: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.RegisterEveryPeer(inst("DN", "c")); err != nil {
+	if err := r.RegisterOwned(inst("DN", "c"), false, true); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := r.LastRenewal("DN", "c"); !ok {
-		t.Fatal("RegisterEveryPeer did not store DN/c")
+		t.Fatal("RegisterOwned with everyPeer did not store DN/c")
 	}
 	_ = r.Cancel("DN", "nope", false)
 	if err := r.Cancel("DN", "b", true); err != nil {
