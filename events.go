@@ -67,8 +67,8 @@ type Event struct {
 	Keys     []string  `json:"keys,omitempty"` // metadata keys added, changed or removed
 	// Cause says why, in words: the lease that ran out, the reason
 	// self-preservation engaged, or the error that lost a peer.
-	Cause    string            `json:"cause,omitempty"`
-	Metadata map[string]string `json:"metadata,omitempty"`
+	Cause    string   `json:"cause,omitempty"`
+	Metadata Metadata `json:"metadata,omitzero"`
 }
 
 // WatchChange is the data of one "change" event of GET /v1/watch: an

@@ -2,7 +2,6 @@ package heureka
 
 import (
 	"fmt"
-	"maps"
 	"strings"
 )
 
@@ -73,7 +72,7 @@ const (
 // Amazon, the one class that carries it on the wire.
 type DataCenterInfo struct {
 	Name     string
-	Metadata map[string]string
+	Metadata Metadata
 }
 
 // LeaseInfo is the lease part of an instance record. Clients choose the
@@ -112,7 +111,7 @@ type Instance struct {
 	CountryID        int
 	DataCenter       DataCenterInfo
 	Lease            LeaseInfo
-	Metadata         map[string]string
+	Metadata         Metadata
 
 	HomePageURL          string
 	StatusPageURL        string
@@ -128,11 +127,10 @@ type Instance struct {
 	ActionType                    ActionType
 }
 
-// Clone returns a deep copy of in.
+// Clone returns a copy of in that shares nothing a change could reach:
+// the strings and the metadata it shares are immutable.
 func (in *Instance) Clone() *Instance {
 	c := *in
-	c.Metadata = maps.Clone(in.Metadata)
-	c.DataCenter.Metadata = maps.Clone(in.DataCenter.Metadata)
 	return &c
 }
 
@@ -160,15 +158,11 @@ func (in *Instance) Normalize() {
 		in.DataCenter.Name = DataCenterMyOwn
 	}
 	if in.DataCenter.Name != DataCenterAmazon {
-		in.DataCenter.Metadata = nil
+		in.DataCenter.Metadata = Metadata{}
 	}
-	if in.Metadata == nil {
-		in.Metadata = map[string]string{}
-	}
-	delete(in.Metadata, "@class")
-	delete(in.Metadata, "class")
+	in.Metadata = in.Metadata.Without("@class", "class")
 	if in.ID == "" {
-		in.ID = in.DataCenter.Metadata["instance-id"]
+		in.ID = in.DataCenter.Metadata.Get("instance-id")
 	}
 	if in.ID == "" {
 		in.ID = in.HostName
@@ -244,20 +238,20 @@ func (in *Instance) Validate(l Limits) error {
 	if err := ValidateMetadata(in.Metadata, l); err != nil {
 		return err
 	}
-	if len(in.DataCenter.Metadata) > l.MaxMetadata {
-		return Errorf(EINVALID, "dataCenterInfo metadata has %d entries; the limit is %d", len(in.DataCenter.Metadata), l.MaxMetadata)
+	if in.DataCenter.Metadata.Len() > l.MaxMetadata {
+		return Errorf(EINVALID, "dataCenterInfo metadata has %d entries; the limit is %d", in.DataCenter.Metadata.Len(), l.MaxMetadata)
 	}
 	return nil
 }
 
 // ValidateMetadata checks a metadata map against the entry, size and key
 // limits in l.
-func ValidateMetadata(md map[string]string, l Limits) error {
-	if len(md) > l.MaxMetadata {
-		return Errorf(EINVALID, "metadata has %d entries; the limit is %d", len(md), l.MaxMetadata)
+func ValidateMetadata(md Metadata, l Limits) error {
+	if md.Len() > l.MaxMetadata {
+		return Errorf(EINVALID, "metadata has %d entries; the limit is %d", md.Len(), l.MaxMetadata)
 	}
 	size := 0
-	for k, v := range md {
+	for k, v := range md.All() {
 		if k == "" {
 			return Errorf(EINVALID, "metadata has an empty key")
 		}

@@ -694,7 +694,7 @@ func (a *Agent) push(ctx context.Context) error {
 	case first:
 		a.log.Info("registered", "status", string(status), "ha_state", string(info.HAState))
 	case status != prevStatus:
-		a.log.Info("status reported", "status", string(status), "was", string(prevStatus), "cause", in.Metadata[hdfs.MetaDownCause])
+		a.log.Info("status reported", "status", string(status), "was", string(prevStatus), "cause", in.Metadata.Get(hdfs.MetaDownCause))
 	default:
 		a.log.Debug("registration updated", "ha_state", string(info.HAState))
 	}
@@ -807,15 +807,15 @@ func (a *Agent) drain(attempted bool) error {
 
 // metadata is info's metadata with the agent's verdict: down_cause while
 // DOWN, probe_state while marked hung. a.mu must be held.
-func (a *Agent) metadata(status heureka.Status, info hdfs.NodeInfo) map[string]string {
-	md := info.WriteMetadata(nil)
+func (a *Agent) metadata(status heureka.Status, info hdfs.NodeInfo) heureka.Metadata {
+	var verdict []string
 	if status == heureka.StatusDown && a.s.cause != "" {
-		md[hdfs.MetaDownCause] = a.s.cause
+		verdict = append(verdict, hdfs.MetaDownCause, a.s.cause)
 	}
 	if status != heureka.StatusDown && a.s.markedHung {
-		md[hdfs.MetaProbeState] = hdfs.ProbeStateHung
+		verdict = append(verdict, hdfs.MetaProbeState, hdfs.ProbeStateHung)
 	}
-	return md
+	return info.WriteMetadata(heureka.NewMetadata(verdict...))
 }
 
 // instance builds the registration record. a.mu must be held.

@@ -83,7 +83,7 @@ func TestDownWithinAFewProbes(t *testing.T) {
 		if st := r.a.Status(); st.Health != heureka.StatusDown || st.Failures != 2 || st.Cause != CausePortRefused {
 			t.Errorf("status %+v", st)
 		}
-		if c := r.instance(t).Metadata[hdfs.MetaDownCause]; c != CausePortRefused {
+		if c := r.instance(t).Metadata.Get(hdfs.MetaDownCause); c != CausePortRefused {
 			t.Errorf("down_cause %q, want %q", c, CausePortRefused)
 		}
 
@@ -111,7 +111,7 @@ func TestDownWithinAFewProbes(t *testing.T) {
 		time.Sleep(cfg.ProbeInterval)
 		synctest.Wait()
 		in := r.instance(t)
-		if in.Status != heureka.StatusUp || in.Metadata[hdfs.MetaVersion] != "3.4.0" || in.Metadata[hdfs.MetaDownCause] != "" {
+		if in.Status != heureka.StatusUp || in.Metadata.Get(hdfs.MetaVersion) != "3.4.0" || in.Metadata.Get(hdfs.MetaDownCause) != "" {
 			t.Errorf("%v after revival: status %s, metadata %v", time.Since(revived), in.Status, in.Metadata)
 		}
 	})
@@ -156,7 +156,7 @@ func TestStartsBeforeItsDaemon(t *testing.T) {
 		time.Sleep(time.Second + DefaultConfig().UpAfter)
 		synctest.Wait()
 		in := r.instance(t)
-		if in.Status != heureka.StatusUp || in.Metadata[hdfs.MetaBlockCount] != "10000" {
+		if in.Status != heureka.StatusUp || in.Metadata.Get(hdfs.MetaBlockCount) != "10000" {
 			t.Fatalf("after the daemon came: %s %v", in.Status, in.Metadata)
 		}
 	})
@@ -175,8 +175,8 @@ func TestHAChangePushedAtOnce(t *testing.T) {
 		md := in.Metadata
 		// The prober's HA state wins over the full read's; the configured
 		// port over the daemon's.
-		if md[hdfs.MetaHAState] != "standby" || md[hdfs.MetaHATransitionTime] != "1000" || md[hdfs.MetaRPCPort] != "8020" ||
-			md[hdfs.MetaStatus] != "Operational" || in.Port.Number != 8020 || md[hdfs.MetaDataPort] != "" {
+		if md.Get(hdfs.MetaHAState) != "standby" || md.Get(hdfs.MetaHATransitionTime) != "1000" || md.Get(hdfs.MetaRPCPort) != "8020" ||
+			md.Get(hdfs.MetaStatus) != "Operational" || in.Port.Number != 8020 || md.Get(hdfs.MetaDataPort) != "" {
 			t.Fatalf("registered %v port %v", md, in.Port)
 		}
 		time.Sleep(4200 * time.Millisecond)
@@ -184,7 +184,7 @@ func TestHAChangePushedAtOnce(t *testing.T) {
 
 		switched := time.Now()
 		d.set(func(d *fakeDaemon) { d.health = Health{HAState: hdfs.HAActive, HATransitionTime: 2000} })
-		for r.instance(t).Metadata[hdfs.MetaHAState] != "active" {
+		for r.instance(t).Metadata.Get(hdfs.MetaHAState) != "active" {
 			if time.Since(switched) > 3*time.Second {
 				t.Fatalf("HA change not pushed: %+v", r.reg.log())
 			}
@@ -194,13 +194,13 @@ func TestHAChangePushedAtOnce(t *testing.T) {
 		if took := time.Since(switched); took > time.Second+20*time.Millisecond {
 			t.Errorf("HA change took %v", took)
 		}
-		if got := r.instance(t).Metadata[hdfs.MetaHATransitionTime]; got != "2000" {
+		if got := r.instance(t).Metadata.Get(hdfs.MetaHATransitionTime); got != "2000" {
 			t.Errorf("ha_transition_time %s", got)
 		}
 		// A later full read does not bring the old state back.
 		time.Sleep(15 * time.Second)
 		synctest.Wait()
-		if got := r.instance(t).Metadata[hdfs.MetaHAState]; got != "active" {
+		if got := r.instance(t).Metadata.Get(hdfs.MetaHAState); got != "active" {
 			t.Errorf("after a collect: %s", got)
 		}
 	})
@@ -216,28 +216,28 @@ func TestMetadataRefreshedWhenMaterial(t *testing.T) {
 		d.set(func(d *fakeDaemon) { d.info.DiskUsed += 5 << 30 })
 		time.Sleep(11 * time.Second)
 		synctest.Wait()
-		if got := r.instance(t).Metadata[hdfs.MetaDiskUsed]; got != "429496729600" || r.reg.count("register") != 1 {
+		if got := r.instance(t).Metadata.Get(hdfs.MetaDiskUsed); got != "429496729600" || r.reg.count("register") != 1 {
 			t.Fatalf("small change pushed: disk_used %s, %d registrations", got, r.reg.count("register"))
 		}
 		// Another 1%: now 1.5% from what the registry holds.
 		d.set(func(d *fakeDaemon) { d.info.DiskUsed += 10 << 30 })
 		time.Sleep(10 * time.Second)
 		synctest.Wait()
-		if got := r.instance(t).Metadata[hdfs.MetaDiskUsed]; got != "445602856960" {
+		if got := r.instance(t).Metadata.Get(hdfs.MetaDiskUsed); got != "445602856960" {
 			t.Fatalf("material change not pushed: disk_used %s", got)
 		}
 		// Blocks +2%: material.
 		d.set(func(d *fakeDaemon) { d.info.BlockCount = 10200 })
 		time.Sleep(10 * time.Second)
 		synctest.Wait()
-		if got := r.instance(t).Metadata[hdfs.MetaBlockCount]; got != "10200" {
+		if got := r.instance(t).Metadata.Get(hdfs.MetaBlockCount); got != "10200" {
 			t.Fatalf("block change not pushed: %s", got)
 		}
 		// A small drift reaches the registry after MetadataMaxAge.
 		d.set(func(d *fakeDaemon) { d.info.BlockCount = 10201 })
 		time.Sleep(DefaultConfig().MetadataMaxAge + 10*time.Second)
 		synctest.Wait()
-		if got := r.instance(t).Metadata[hdfs.MetaBlockCount]; got != "10201" {
+		if got := r.instance(t).Metadata.Get(hdfs.MetaBlockCount); got != "10201" {
 			t.Fatalf("drift not pushed after MetadataMaxAge: %s", got)
 		}
 	})
@@ -291,7 +291,7 @@ func TestRenew404Reregisters(t *testing.T) {
 		time.Sleep(10*time.Second + time.Millisecond)
 		synctest.Wait()
 		in := r.instance(t)
-		if in.Status != heureka.StatusUp || in.Metadata[hdfs.MetaBlockCount] != "10000" || r.reg.count("register") != 2 {
+		if in.Status != heureka.StatusUp || in.Metadata.Get(hdfs.MetaBlockCount) != "10000" || r.reg.count("register") != 2 {
 			t.Fatalf("after 404: %s %v, %+v", in.Status, in.Metadata, r.reg.log())
 		}
 	})
@@ -504,7 +504,7 @@ func TestConfigValidate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := a.Instance().Metadata[hdfs.MetaStatus]; got != "DECOMMISSION_INPROGRESS" {
+	if got := a.Instance().Metadata.Get(hdfs.MetaStatus); got != "DECOMMISSION_INPROGRESS" {
 		t.Errorf("admin state written as %q", got)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"maps"
 	"sync"
 	"testing"
 	"time"
@@ -234,7 +233,7 @@ func (r *running) instance(t *testing.T) *heureka.Instance {
 	return in
 }
 
-func metadata(in *heureka.Instance) map[string]string { return maps.Clone(in.Metadata) }
+func metadata(in *heureka.Instance) map[string]string { return in.Metadata.Map() }
 
 func contextWithCancel() (context.Context, context.CancelFunc) {
 	return context.WithCancel(context.Background())

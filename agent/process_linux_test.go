@@ -200,7 +200,7 @@ func TestFollowsSystemdUnit(t *testing.T) {
 	}
 	waitAgent(t, a, "watching the new process", func(st Status) bool { return st.PID == second.Process.Pid })
 	in, _ := reg.get(a.id)
-	if in == nil || in.Metadata[hdfs.MetaDownCause] != CauseProcessExited {
+	if in == nil || in.Metadata.Get(hdfs.MetaDownCause) != CauseProcessExited {
 		t.Errorf("registered %+v", in)
 	}
 }

@@ -64,14 +64,14 @@ func TestLongPauseMarkedThenDown(t *testing.T) {
 		time.Sleep(7 * time.Second)
 		synctest.Wait()
 		in := r.instance(t)
-		if in.Status != heureka.StatusUp || in.Metadata[hdfs.MetaProbeState] != hdfs.ProbeStateHung {
+		if in.Status != heureka.StatusUp || in.Metadata.Get(hdfs.MetaProbeState) != hdfs.ProbeStateHung {
 			t.Errorf("paused 7 s: %s %v; want UP with probe_state=hung", in.Status, in.Metadata)
 		}
 		r.d.set(func(d *fakeDaemon) { d.paused = false })
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
 		in = r.instance(t)
-		if _, ok := in.Metadata[hdfs.MetaProbeState]; ok || in.Status != heureka.StatusUp {
+		if _, ok := in.Metadata.Lookup(hdfs.MetaProbeState); ok || in.Status != heureka.StatusUp {
 			t.Errorf("after the pause: %s %v", in.Status, in.Metadata)
 		}
 		if n := r.reg.count("register") - regs; n != 2 {
@@ -94,10 +94,10 @@ func TestLongPauseMarkedThenDown(t *testing.T) {
 			t.Fatalf("DOWN %v after the pause began; want HangAfter %v plus a probe or two", took, cfg.HangAfter)
 		}
 		in = r.instance(t)
-		if in.Metadata[hdfs.MetaDownCause] != CauseNotAnswering {
-			t.Errorf("down_cause %q, want %q", in.Metadata[hdfs.MetaDownCause], CauseNotAnswering)
+		if in.Metadata.Get(hdfs.MetaDownCause) != CauseNotAnswering {
+			t.Errorf("down_cause %q, want %q", in.Metadata.Get(hdfs.MetaDownCause), CauseNotAnswering)
 		}
-		if _, ok := in.Metadata[hdfs.MetaProbeState]; ok {
+		if _, ok := in.Metadata.Lookup(hdfs.MetaProbeState); ok {
 			t.Errorf("DOWN and still probe_state: %v", in.Metadata)
 		}
 
@@ -191,14 +191,14 @@ func TestProcessExitedIsDownAtOnce(t *testing.T) {
 		r.a.exited(4242)
 		synctest.Wait()
 		in := r.instance(t)
-		if in.Status != heureka.StatusDown || in.Metadata[hdfs.MetaDownCause] != CauseProcessExited {
+		if in.Status != heureka.StatusDown || in.Metadata.Get(hdfs.MetaDownCause) != CauseProcessExited {
 			t.Fatalf("right after the exit: %s %v", in.Status, in.Metadata)
 		}
 		regs := r.reg.count("register")
 		time.Sleep(5 * time.Second)
 		synctest.Wait()
-		if n := r.reg.count("register"); n != regs || r.instance(t).Metadata[hdfs.MetaDownCause] != CauseProcessExited {
-			t.Errorf("refused probes after the exit: %d more registrations, cause %q", n-regs, r.instance(t).Metadata[hdfs.MetaDownCause])
+		if n := r.reg.count("register"); n != regs || r.instance(t).Metadata.Get(hdfs.MetaDownCause) != CauseProcessExited {
+			t.Errorf("refused probes after the exit: %d more registrations, cause %q", n-regs, r.instance(t).Metadata.Get(hdfs.MetaDownCause))
 		}
 	})
 }

@@ -85,7 +85,7 @@ func appsOf(ins []*heureka.Instance) []string {
 // "one change" the propagation workload sends.
 func withRound(in *heureka.Instance, round int) *heureka.Instance {
 	c := in.Clone()
-	c.Metadata["bench_round"] = strconv.Itoa(round)
+	c.Metadata = c.Metadata.With("bench_round", strconv.Itoa(round))
 	c.LastDirtyTimestamp = time.Now().UnixMilli()
 	return c
 }
@@ -94,7 +94,7 @@ func roundOf(in *heureka.Instance) int {
 	if in == nil {
 		return -1
 	}
-	n, err := strconv.Atoi(in.Metadata["bench_round"])
+	n, err := strconv.Atoi(in.Metadata.Get("bench_round"))
 	if err != nil {
 		return -1
 	}

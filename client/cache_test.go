@@ -178,7 +178,7 @@ func TestCacheFile(t *testing.T) {
 	if got := ids(second, "ORDERS"); got != "o1,o2" {
 		t.Fatalf("before any fetch the view is %q", got)
 	}
-	if in, ok := second.Instance("BILLING", "b1"); !ok || in.Status != heureka.StatusDown || in.Metadata["rack"] != "/r1" {
+	if in, ok := second.Instance("BILLING", "b1"); !ok || in.Status != heureka.StatusDown || in.Metadata.Get("rack") != "/r1" {
 		t.Errorf("b1 from the file: %+v", in)
 	}
 	select {
@@ -231,8 +231,8 @@ func TestFilters(t *testing.T) {
 	a := testInstance("DN", "a", heureka.StatusUp)
 	b := testInstance("DN", "b", heureka.StatusDown)
 	c := testInstance("DN", "c", heureka.StatusUp)
-	c.Metadata["version"] = "3.4.0"
-	c.Metadata["rack"] = "/r2"
+	c.Metadata = c.Metadata.With("version", "3.4.0")
+	c.Metadata = c.Metadata.With("rack", "/r2")
 	all := []*heureka.Instance{a, b, c}
 	names := func(ins []*heureka.Instance) string {
 		var s []string
@@ -387,7 +387,7 @@ func TestReadersDuringChanges(t *testing.T) {
 						if i > 0 && a.Instances[i-1].ID >= in.ID {
 							t.Error("instances out of order")
 						}
-						_ = in.Metadata["version"]
+						_ = in.Metadata.Get("version")
 						n++
 					}
 				}

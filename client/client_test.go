@@ -28,7 +28,7 @@ func TestInstanceRoundTrips(t *testing.T) {
 		t.Errorf("Register modified its argument: status %q", in.Status)
 	}
 	got, ok := srv.registry().Snapshot().Instance("HDFS-DATANODE.PROD", "prod-dn1-r1")
-	if !ok || got.Status != heureka.StatusUp || got.Metadata["rack"] != "/r1" {
+	if !ok || got.Status != heureka.StatusUp || got.Metadata.Get("rack") != "/r1" {
 		t.Fatalf("registry holds %+v, %v; want the instance UP with its metadata", got, ok)
 	}
 
@@ -62,7 +62,7 @@ func TestInstanceRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatalf("instance: %v", err)
 	}
-	if read.Metadata["rack"] != "/r2" || read.Metadata["dfs.used"] != "42" || read.Metadata["version"] != "3.3.6" {
+	if read.Metadata.Get("rack") != "/r2" || read.Metadata.Get("dfs.used") != "42" || read.Metadata.Get("version") != "3.3.6" {
 		t.Errorf("metadata after update: %v", read.Metadata)
 	}
 

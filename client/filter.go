@@ -42,7 +42,7 @@ func HasStatus(statuses ...heureka.Status) Filter {
 // HasMetadata passes instances whose metadata maps key to value.
 func HasMetadata(key, value string) Filter {
 	return func(in *heureka.Instance) bool {
-		v, ok := in.Metadata[key]
+		v, ok := in.Metadata.Lookup(key)
 		return ok && v == value
 	}
 }
@@ -51,7 +51,7 @@ func HasMetadata(key, value string) Filter {
 func HasVersion(versions ...string) Filter {
 	versions = slices.Clone(versions)
 	return func(in *heureka.Instance) bool {
-		v, ok := in.Metadata[MetaVersion]
+		v, ok := in.Metadata.Lookup(MetaVersion)
 		return ok && slices.Contains(versions, v)
 	}
 }

@@ -254,7 +254,7 @@ func testInstance(app, id string, st heureka.Status) *heureka.Instance {
 		Status:     st,
 		Port:       heureka.Port{Number: 9866, Enabled: true},
 		VIPAddress: strings.ToLower(app),
-		Metadata:   map[string]string{"version": "3.3.6", "rack": "/r1"},
+		Metadata:   heureka.MetadataOf(map[string]string{"version": "3.3.6", "rack": "/r1"}),
 	}
 	in.Normalize()
 	return in

@@ -121,7 +121,7 @@ func TestSameInstanceCoversEveryField(t *testing.T) {
 		"ActionType": true,
 	}
 	base := func() *heureka.Instance {
-		return &heureka.Instance{Metadata: map[string]string{}, DataCenter: heureka.DataCenterInfo{Metadata: map[string]string{}}}
+		return &heureka.Instance{Metadata: heureka.Metadata{}, DataCenter: heureka.DataCenterInfo{Metadata: heureka.Metadata{}}}
 	}
 	check := func(path string, mod func(*heureka.Instance)) {
 		a, b := base(), base()
@@ -142,7 +142,7 @@ func TestSameInstanceCoversEveryField(t *testing.T) {
 			if path != "" {
 				p = path + "." + f.Name
 			}
-			if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeFor[heureka.Port]() {
+			if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeFor[heureka.Port]() && f.Type != reflect.TypeFor[heureka.Metadata]() {
 				walk(f.Type, p)
 				continue
 			}
@@ -158,8 +158,12 @@ func TestSameInstanceCoversEveryField(t *testing.T) {
 					fv.SetBool(true)
 				case reflect.Map:
 					fv.SetMapIndex(reflect.ValueOf("k"), reflect.ValueOf("v"))
-				case reflect.Struct: // Port
-					fv.Field(0).SetInt(7)
+				case reflect.Struct: // Port or Metadata
+					if fv.Type() == reflect.TypeFor[heureka.Metadata]() {
+						fv.Set(reflect.ValueOf(heureka.NewMetadata("k", "v")))
+					} else {
+						fv.Field(0).SetInt(7)
+					}
 				default:
 					t.Errorf("%s: unhandled kind %s", p, fv.Kind())
 				}

@@ -1,7 +1,6 @@
 package client
 
 import (
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -165,9 +164,9 @@ func sameInstance(a, b *heureka.Instance) bool {
 		a.HostName == b.HostName && a.IPAddr == b.IPAddr && a.SID == b.SID &&
 		a.Status == b.Status && a.OverriddenStatus == b.OverriddenStatus &&
 		a.Port == b.Port && a.SecurePort == b.SecurePort && a.CountryID == b.CountryID &&
-		a.DataCenter.Name == b.DataCenter.Name && maps.Equal(a.DataCenter.Metadata, b.DataCenter.Metadata) &&
+		a.DataCenter.Name == b.DataCenter.Name && a.DataCenter.Metadata.Equal(b.DataCenter.Metadata) &&
 		a.Lease.RenewalIntervalSecs == b.Lease.RenewalIntervalSecs && a.Lease.DurationSecs == b.Lease.DurationSecs &&
-		maps.Equal(a.Metadata, b.Metadata) &&
+		a.Metadata.Equal(b.Metadata) &&
 		a.HomePageURL == b.HomePageURL && a.StatusPageURL == b.StatusPageURL &&
 		a.HealthCheckURL == b.HealthCheckURL && a.SecureHealthCheckURL == b.SecureHealthCheckURL &&
 		a.VIPAddress == b.VIPAddress && a.SecureVIPAddress == b.SecureVIPAddress && a.ASGName == b.ASGName &&

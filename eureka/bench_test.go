@@ -20,10 +20,10 @@ func registry10k() *heureka.Applications {
 			in.IPAddr = fmt.Sprintf("10.%d.%d.%d", a, i/250, i%250)
 			in.ID = in.HostName + ":hdfs-datanode:9866"
 			in.Status = heureka.StatusUp
-			in.Metadata = map[string]string{
+			in.Metadata = heureka.MetadataOf(map[string]string{
 				"rack": fmt.Sprintf("/dc1/rack%d", i%8), "disk_used": "0.42", "capacity": "12000138625024",
 				"management.port": "9864", "version": "3.3.6",
-			}
+			})
 			app.Instances = append(app.Instances, in)
 		}
 		apps[a] = app

@@ -259,7 +259,7 @@ func instanceFrom(n node, full bool) (*heureka.Instance, error) {
 	}
 	// Spring Cloud puts a configured instance ID into metadata; its server
 	// makes it unique per host.
-	if id := in.Metadata["instanceId"]; in.ID == "" && id != "" {
+	if id := in.Metadata.Get("instanceId"); in.ID == "" && id != "" {
 		if !strings.HasPrefix(id, in.HostName) {
 			id = in.HostName + ":" + id
 		}
@@ -523,16 +523,29 @@ func (r *fields) object(key string) (n node, ok bool) {
 // are dropped; numbers and booleans are taken as their text; an object or
 // array value is an error naming the key. A key given more than once
 // counts with its last value.
-func (r *fields) metadata(key string) map[string]string {
+func (r *fields) metadata(key string) heureka.Metadata {
 	n, ok := r.object(key)
 	if !ok || !n.ok {
-		return nil
+		return heureka.Metadata{}
 	}
 	size := n.size()
 	if size == 0 {
-		return nil
+		return heureka.Metadata{}
 	}
-	md := make(map[string]string, size)
+	// Pairs, in order, which NewMetadata reduces to each key's last value.
+	// A null or a bad value removes a key, which wants a map; only such a
+	// body pays for one.
+	kv := make([]string, 0, 2*size)
+	var md map[string]string
+	remove := func(name string) {
+		if md == nil {
+			md = make(map[string]string, size)
+			for i := 0; i < len(kv); i += 2 {
+				md[kv[i]] = kv[i+1]
+			}
+		}
+		delete(md, name)
+	}
 	var bad []string // keys whose (last) value is not a scalar, in order
 	var badVals map[string]node
 	n.each(func(k memberKey, v node) bool {
@@ -544,7 +557,7 @@ func (r *fields) metadata(key string) map[string]string {
 			delete(badVals, name)
 		}
 		if v.kind() == kNull {
-			delete(md, name)
+			remove(name)
 			return true
 		}
 		s, ok := scalarText(v)
@@ -554,10 +567,14 @@ func (r *fields) metadata(key string) map[string]string {
 			}
 			badVals[name] = v
 			bad = append(bad, name)
-			delete(md, name)
+			remove(name)
 			return true
 		}
-		md[name] = s
+		if md != nil {
+			md[name] = s
+		} else {
+			kv = append(kv, name, s)
+		}
 		return true
 	})
 	for _, k := range bad {
@@ -565,10 +582,13 @@ func (r *fields) metadata(key string) map[string]string {
 			if r.err == nil {
 				r.err = heureka.Errorf(heureka.EINVALID, "%s key %q must have a string, number or boolean value, got %s", r.path+key, k, describe(v.value()))
 			}
-			return nil
+			return heureka.Metadata{}
 		}
 	}
-	return md
+	if md != nil {
+		return heureka.MetadataOf(md)
+	}
+	return heureka.NewMetadata(kv...)
 }
 
 // scalarText returns the text of a string, number, boolean or null, and

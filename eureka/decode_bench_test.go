@@ -26,7 +26,7 @@ func dataNodeInstance() *heureka.Instance {
 		Port: heureka.Port{Number: 9866, Enabled: true}, SecurePort: heureka.Port{Number: 9865},
 		CountryID: 1, DataCenter: heureka.DataCenterInfo{Name: heureka.DataCenterMyOwn},
 		Lease:          heureka.LeaseInfo{RenewalIntervalSecs: 10, DurationSecs: 30},
-		Metadata:       md,
+		Metadata:       heureka.MetadataOf(md),
 		HealthCheckURL: "http://dn0042.rack07.prod.example.com:9864/jmx?qry=Hadoop:service=DataNode,name=FSDatasetState",
 		StatusPageURL:  "http://dn0042.rack07.prod.example.com:9864/",
 		VIPAddress:     "hdfs-datanode.prod", SecureVIPAddress: "hdfs-datanode.prod",

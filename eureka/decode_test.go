@@ -33,7 +33,7 @@ func springWant() *heureka.Instance {
 		Port: heureka.Port{Number: 8080, Enabled: true}, SecurePort: heureka.Port{Number: 443},
 		CountryID: 1, DataCenter: heureka.DataCenterInfo{Name: heureka.DataCenterMyOwn},
 		Lease:       heureka.LeaseInfo{RenewalIntervalSecs: 30, DurationSecs: 90},
-		Metadata:    map[string]string{"management.port": "8080", "zone": "z1"},
+		Metadata:    heureka.MetadataOf(map[string]string{"management.port": "8080", "zone": "z1"}),
 		HomePageURL: "http://10.0.0.5:8080/", StatusPageURL: "http://10.0.0.5:8080/actuator/info",
 		HealthCheckURL: "http://10.0.0.5:8080/actuator/health", VIPAddress: "orders", SecureVIPAddress: "orders",
 		LastUpdatedTimestamp: 1717171717000, LastDirtyTimestamp: 1717171717000,
@@ -63,7 +63,7 @@ func fargoWant() *heureka.Instance {
 		Port: heureka.Port{Number: 9866, Enabled: true}, SecurePort: heureka.Port{Number: 9865},
 		CountryID: 1, DataCenter: heureka.DataCenterInfo{Name: heureka.DataCenterMyOwn},
 		Lease:      heureka.LeaseInfo{RenewalIntervalSecs: 30, DurationSecs: 90},
-		Metadata:   map[string]string{"rack": "/dc1/rack1", "disk_used": "0.42"},
+		Metadata:   heureka.MetadataOf(map[string]string{"rack": "/dc1/rack1", "disk_used": "0.42"}),
 		VIPAddress: "hdfs-datanode",
 	}
 }
@@ -164,7 +164,7 @@ func TestDecodeClientBodies(t *testing.T) {
 			Status: heureka.StatusUp, OverriddenStatus: heureka.StatusUnknown,
 			Port: heureka.Port{Number: 1, Enabled: true}, SecurePort: heureka.Port{Number: 7002},
 			CountryID: 2, DataCenter: heureka.DataCenterInfo{Name: heureka.DataCenterMyOwn},
-			Lease: heureka.LeaseInfo{RenewalIntervalSecs: 30, DurationSecs: 90}, Metadata: map[string]string{},
+			Lease: heureka.LeaseInfo{RenewalIntervalSecs: 30, DurationSecs: 90}, Metadata: heureka.Metadata{},
 			LastUpdatedTimestamp: 1717171717001, LastDirtyTimestamp: 1717171717002,
 		}},
 		{"fargo JSON", JSON, fargoJSONBody, fargoWant()},
@@ -174,7 +174,7 @@ func TestDecodeClientBodies(t *testing.T) {
 			Status: heureka.StatusUp, OverriddenStatus: heureka.StatusUnknown,
 			Port: heureka.Port{Number: 8080, Enabled: true}, SecurePort: heureka.Port{Number: 7002},
 			CountryID: 1, DataCenter: heureka.DataCenterInfo{Name: heureka.DataCenterMyOwn},
-			Lease: heureka.LeaseInfo{RenewalIntervalSecs: 30, DurationSecs: 90}, Metadata: map[string]string{},
+			Lease: heureka.LeaseInfo{RenewalIntervalSecs: 30, DurationSecs: 90}, Metadata: heureka.Metadata{},
 			VIPAddress: "jq.test.something.com",
 		}},
 		{"js-client boolean enabled", JSON, jsBooleanBody, &heureka.Instance{
@@ -183,7 +183,7 @@ func TestDecodeClientBodies(t *testing.T) {
 			Port: heureka.Port{Number: 8080, Enabled: true}, SecurePort: heureka.Port{Number: 7002},
 			CountryID: 1, DataCenter: heureka.DataCenterInfo{Name: heureka.DataCenterMyOwn},
 			Lease:      heureka.LeaseInfo{RenewalIntervalSecs: 30, DurationSecs: 90},
-			Metadata:   map[string]string{"weight": "10", "canary": "true", "ratio": "0.5"},
+			Metadata:   heureka.MetadataOf(map[string]string{"weight": "10", "canary": "true", "ratio": "0.5"}),
 			VIPAddress: "jq", StatusPageURL: "http://localhost:8080/info",
 		}},
 		{"py_eureka_client", JSON, pyBody, &heureka.Instance{
@@ -192,7 +192,7 @@ func TestDecodeClientBodies(t *testing.T) {
 			Port: heureka.Port{Number: 9090, Enabled: true}, SecurePort: heureka.Port{Number: 9443},
 			CountryID: 1, DataCenter: heureka.DataCenterInfo{Name: heureka.DataCenterMyOwn},
 			Lease:       heureka.LeaseInfo{RenewalIntervalSecs: 30, DurationSecs: 90},
-			Metadata:    map[string]string{"management.port": "9090"},
+			Metadata:    heureka.MetadataOf(map[string]string{"management.port": "9090"}),
 			HomePageURL: "http://10.0.0.9:9090/", StatusPageURL: "http://10.0.0.9:9090/info", HealthCheckURL: "http://10.0.0.9:9090/health",
 			VIPAddress: "py-svc", SecureVIPAddress: "py-svc",
 			LastUpdatedTimestamp: 1717171717000, LastDirtyTimestamp: 1717171716000, ActionType: heureka.ActionAdded,
@@ -203,9 +203,9 @@ func TestDecodeClientBodies(t *testing.T) {
 			Port: heureka.Port{Number: 8080, Enabled: true}, SecurePort: heureka.Port{Number: 8443, Enabled: true},
 			CountryID: 1,
 			DataCenter: heureka.DataCenterInfo{Name: heureka.DataCenterAmazon,
-				Metadata: map[string]string{"instance-id": "i-0abc", "availability-zone": "us-east-1a"}},
+				Metadata: heureka.MetadataOf(map[string]string{"instance-id": "i-0abc", "availability-zone": "us-east-1a"})},
 			Lease:      heureka.LeaseInfo{RenewalIntervalSecs: 10, DurationSecs: 30},
-			Metadata:   map[string]string{"disk_used": "0.5", "price$usd": "3", "note": "a & b <c> \r", "cdata": "<x>"},
+			Metadata:   heureka.MetadataOf(map[string]string{"disk_used": "0.5", "price$usd": "3", "note": "a & b <c> \r", "cdata": "<x>"}),
 			VIPAddress: "orders", LastUpdatedTimestamp: 1717171717000, LastDirtyTimestamp: 1717171717000,
 		}},
 	}
@@ -264,11 +264,11 @@ func TestDecodeLeniency(t *testing.T) {
 	id := func(want string) check { return field("id", func(in *heureka.Instance) any { return in.ID }, want) }
 	md := func(want map[string]string) check {
 		return func(t *testing.T, in *heureka.Instance) {
-			if len(in.Metadata) != len(want) {
+			if in.Metadata.Len() != len(want) {
 				t.Errorf("metadata = %v, want %v", in.Metadata, want)
 			}
 			for k, v := range want {
-				if got, ok := in.Metadata[k]; !ok || got != v {
+				if got, ok := in.Metadata.Lookup(k); !ok || got != v {
 					t.Errorf("metadata = %v, want %v", in.Metadata, want)
 				}
 			}
@@ -312,9 +312,9 @@ func TestDecodeLeniency(t *testing.T) {
 		{"dataCenterInfo Amazon from class", JSON, `{` + base + `,"dataCenterInfo":{"@class":"com.netflix.appinfo.AmazonInfo","metadata":{"instance-id":"i-9"}}}`, both(dc("Amazon"), id("i-9"))},
 		{"dataCenterInfo missing", JSON, `{` + base + `}`, dc("MyOwn")},
 		{"Amazon metadata kept, id from instance-id", JSON, `{"hostName":"h","dataCenterInfo":{"@class":"com.netflix.appinfo.AmazonInfo","name":"Amazon","metadata":{"instance-id":"i-7","@class":"x"}}}`,
-			both(id("i-7"), field("dc metadata", func(in *heureka.Instance) any { return len(in.DataCenter.Metadata) }, 1))},
+			both(id("i-7"), field("dc metadata", func(in *heureka.Instance) any { return in.DataCenter.Metadata.Len() }, 1))},
 		{"MyOwn metadata dropped", JSON, `{` + base + `,"dataCenterInfo":{"name":"MyOwn","metadata":{"a":"b"}}}`,
-			field("dc metadata", func(in *heureka.Instance) any { return in.DataCenter.Metadata == nil }, true)},
+			field("dc metadata", func(in *heureka.Instance) any { return in.DataCenter.Metadata.Len() == 0 }, true)},
 		{"status unknown", JSON, `{` + base + `,"status":"RUNNING"}`, status(heureka.StatusUnknown)},
 		{"status lower case", JSON, `{` + base + `,"status":"down"}`, status(heureka.StatusDown)},
 		{"status missing", JSON, `{` + base + `}`, status(heureka.StatusUp)},
@@ -362,9 +362,6 @@ func TestDecodeLeniency(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.ok(t, in)
-			if in.Metadata == nil {
-				t.Error("metadata must never be nil")
-			}
 		})
 	}
 }

@@ -1,7 +1,6 @@
 package eureka
 
 import (
-	"slices"
 	"strconv"
 
 	"github.com/heureka-project/heureka"
@@ -137,18 +136,12 @@ func wireDataCenter(dc *heureka.DataCenterInfo) (name, class string, amazon bool
 // writeSID reports whether sid is written: Eureka leaves out its defaults.
 func writeSID(sid string) bool { return sid != "" && sid != "na" && sid != "unknown" }
 
-// sortedKeys appends md's keys, sorted, to buf, leaving out "@class" (a
-// Java type hint, never metadata) and, when xml is set, keys that cannot be
-// an XML element name (see ValidXMLMetadataKey).
-func sortedKeys(buf []string, md map[string]string, xml bool) []string {
-	for k := range md {
-		if k == "@class" || xml && !ValidXMLMetadataKey(k) {
-			continue
-		}
-		buf = append(buf, k)
-	}
-	slices.Sort(buf)
-	return buf
+// encodedKey reports whether a metadata key is written: never "@class" (a
+// Java type hint, not metadata), and in XML only a key that can be an
+// element name (see ValidXMLMetadataKey). Metadata keeps its keys in order,
+// so what is written is sorted.
+func encodedKey(k string, xml bool) bool {
+	return k != "@class" && (!xml || ValidXMLMetadataKey(k))
 }
 
 func appendBool(b []byte, v bool) []byte {

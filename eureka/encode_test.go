@@ -236,8 +236,8 @@ func TestEmptyListingsAreArrays(t *testing.T) {
 func TestEncodeCanonicalises(t *testing.T) {
 	in := &heureka.Instance{
 		ID: "x", Status: "bogus", OverriddenStatus: "", ActionType: "RENAMED", SID: "unknown",
-		DataCenter: heureka.DataCenterInfo{Name: "my-app", Metadata: map[string]string{"instance-id": "leak"}},
-		Metadata:   map[string]string{"@class": "java.util.HashMap"},
+		DataCenter: heureka.DataCenterInfo{Name: "my-app", Metadata: heureka.MetadataOf(map[string]string{"instance-id": "leak"})},
+		Metadata:   heureka.MetadataOf(map[string]string{"@class": "java.util.HashMap"}),
 	}
 	j := string(EncodeInstance(JSON, in))
 	for _, want := range []string{
@@ -294,7 +294,7 @@ func TestEncodeXMLShapes(t *testing.T) {
 
 func TestEncodeEscaping(t *testing.T) {
 	weird := "q\"b\\s/\n\r\t\x00\x1f\x7f<&>\u2028\u2029é\xff\xfe" + string(rune(0xFFFE)) + "😀"
-	in := &heureka.Instance{ID: weird, HostName: weird, Metadata: map[string]string{weird: weird, "k": weird}}
+	in := &heureka.Instance{ID: weird, HostName: weird, Metadata: heureka.MetadataOf(map[string]string{weird: weird, "k": weird})}
 
 	j := EncodeInstance(JSON, in)
 	if !json.Valid(j) {

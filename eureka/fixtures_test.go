@@ -2,7 +2,6 @@ package eureka
 
 import (
 	"fmt"
-	"maps"
 	"reflect"
 	"testing"
 
@@ -21,13 +20,13 @@ func amazonInstance() *heureka.Instance {
 		Status: heureka.StatusUp, OverriddenStatus: heureka.StatusUnknown,
 		Port: heureka.Port{Number: 8080, Enabled: true}, SecurePort: heureka.Port{Number: 443},
 		CountryID: 1,
-		DataCenter: heureka.DataCenterInfo{Name: heureka.DataCenterAmazon, Metadata: map[string]string{
+		DataCenter: heureka.DataCenterInfo{Name: heureka.DataCenterAmazon, Metadata: heureka.MetadataOf(map[string]string{
 			"instance-id": "i-0abc123", "availability-zone": "us-east-1a", "local-ipv4": "10.0.0.5",
 			"public-hostname": "ec2-3-4-5-6.compute-1.amazonaws.com", "ami-id": "ami-1", "instance-type": "m5.large",
-		}},
+		})},
 		Lease: heureka.LeaseInfo{RenewalIntervalSecs: 30, DurationSecs: 90,
 			RegistrationTimestamp: 1717171717123, LastRenewalTimestamp: 1717171837123, ServiceUpTimestamp: 1717171717200},
-		Metadata:      map[string]string{"zone": "us-east-1a"},
+		Metadata:      heureka.MetadataOf(map[string]string{"zone": "us-east-1a"}),
 		HomePageURL:   "http://10.0.0.5:8080/",
 		StatusPageURL: "http://10.0.0.5:8080/actuator/info", HealthCheckURL: "http://10.0.0.5:8080/actuator/health",
 		VIPAddress: "orders", SecureVIPAddress: "orders", ASGName: "orders-v042",
@@ -43,10 +42,10 @@ func myOwnInstance() *heureka.Instance {
 		CountryID: 1, DataCenter: heureka.DataCenterInfo{Name: heureka.DataCenterMyOwn},
 		Lease: heureka.LeaseInfo{RenewalIntervalSecs: 10, DurationSecs: 30,
 			RegistrationTimestamp: 1717171000000, LastRenewalTimestamp: 1717171030000, EvictionTimestamp: 0, ServiceUpTimestamp: 1717171000100},
-		Metadata: map[string]string{
+		Metadata: heureka.MetadataOf(map[string]string{
 			"disk_used": "0.42", "rack": "/dc1/rack1", "price$usd": "3", "management.port": "9864",
 			"note": `a<b & "c" 'd' > e`, "not an xml name": "JSON only",
-		},
+		}),
 		HealthCheckURL:       "http://dn1.rack1:9864/jmx?qry=Hadoop:service=DataNode,name=FSDatasetState",
 		VIPAddress:           "hdfs-datanode.prod",
 		LastUpdatedTimestamp: 1717171030000, LastDirtyTimestamp: 1717171029000, ActionType: heureka.ActionModified,
@@ -60,7 +59,7 @@ func emptyMetadataInstance() *heureka.Instance {
 		Port: heureka.Port{Number: 9866, Enabled: true}, SecurePort: heureka.Port{Number: 8443, Enabled: true},
 		CountryID: 1, DataCenter: heureka.DataCenterInfo{Name: heureka.DataCenterNetflix},
 		Lease:                         heureka.LeaseInfo{RenewalIntervalSecs: 30, DurationSecs: 90, RegistrationTimestamp: 1717170000000, LastRenewalTimestamp: 1717170090000, EvictionTimestamp: 1717170100000},
-		Metadata:                      map[string]string{},
+		Metadata:                      heureka.Metadata{},
 		IsCoordinatingDiscoveryServer: true,
 		LastUpdatedTimestamp:          1717170000000, LastDirtyTimestamp: 1717170000000, ActionType: heureka.ActionDeleted,
 	}
@@ -73,7 +72,7 @@ func startingInstance() *heureka.Instance {
 		Port: heureka.Port{Number: 8080, Enabled: true}, SecurePort: heureka.Port{Number: 7002},
 		CountryID: 1, DataCenter: heureka.DataCenterInfo{Name: heureka.DataCenterMyOwn},
 		Lease:      heureka.LeaseInfo{RenewalIntervalSecs: 30, DurationSecs: 90, RegistrationTimestamp: 1717171800000, LastRenewalTimestamp: 1717171800000},
-		Metadata:   map[string]string{"management.port": "8081", "version": "2.4.1"},
+		Metadata:   heureka.MetadataOf(map[string]string{"management.port": "8081", "version": "2.4.1"}),
 		VIPAddress: "orders", LastUpdatedTimestamp: 1717171800000, LastDirtyTimestamp: 1717171799000,
 	}
 }
@@ -101,21 +100,19 @@ func withoutLeaseTimes(in *heureka.Instance) *heureka.Instance {
 // withoutNonXMLKeys is in as XML can carry it.
 func withoutNonXMLKeys(in *heureka.Instance) *heureka.Instance {
 	c := in.Clone()
-	maps.DeleteFunc(c.Metadata, func(k, _ string) bool { return !ValidXMLMetadataKey(k) })
+	var bad []string
+	for k := range c.Metadata.Keys() {
+		if !ValidXMLMetadataKey(k) {
+			bad = append(bad, k)
+		}
+	}
+	c.Metadata = c.Metadata.Without(bad...)
 	return c
 }
 
-// canon makes nil and empty maps compare equal.
-func canon(in *heureka.Instance) heureka.Instance {
-	c := *in
-	if len(c.Metadata) == 0 {
-		c.Metadata = nil
-	}
-	if len(c.DataCenter.Metadata) == 0 {
-		c.DataCenter.Metadata = nil
-	}
-	return c
-}
+// canon is in as a value, to compare. (Empty metadata has one form, the
+// zero value, so nothing needs making equal.)
+func canon(in *heureka.Instance) heureka.Instance { return *in }
 
 func sameInstance(a, b *heureka.Instance) bool {
 	if a == nil || b == nil {

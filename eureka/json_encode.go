@@ -95,25 +95,30 @@ func appendPortJSON(b []byte, p heureka.Port) []byte {
 
 // appendMetadataJSON writes md with its keys sorted. An empty instance
 // metadata map is Java's EmptyMap marker, never null or {}.
-func appendMetadataJSON(b []byte, md map[string]string, emptyMarker bool) []byte {
-	var buf [64]string
-	keys := sortedKeys(buf[:0], md, false)
-	if len(keys) == 0 {
-		if emptyMarker {
-			return append(b, `{"@class":"`+classEmptyMap+`"}`...)
+func appendMetadataJSON(b []byte, md heureka.Metadata, emptyMarker bool) []byte {
+	n := 0
+	for k, v := range md.All() {
+		if !encodedKey(k, false) {
+			continue
 		}
-		return append(b, "{}"...)
-	}
-	b = append(b, '{')
-	for i, k := range keys {
-		if i > 0 {
+		if n == 0 {
+			b = append(b, '{')
+		} else {
 			b = append(b, ',')
 		}
+		n++
 		b = appendJSONString(b, k)
 		b = append(b, ':')
-		b = appendJSONString(b, md[k])
+		b = appendJSONString(b, v)
 	}
-	return append(b, '}')
+	switch {
+	case n > 0:
+		return append(b, '}')
+	case emptyMarker:
+		return append(b, `{"@class":"`+classEmptyMap+`"}`...)
+	default:
+		return append(b, "{}"...)
+	}
 }
 
 func appendOptionalJSON(b []byte, key, v string) []byte {

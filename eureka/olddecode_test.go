@@ -194,11 +194,11 @@ func oldInstanceFrom(m map[string]any, full bool) (*heureka.Instance, error) {
 		in.SID = "" // "na" and "unknown" are Eureka's ways of saying none
 	}
 	in.IsCoordinatingDiscoveryServer = r.bool("isCoordinatingDiscoveryServer")
-	in.Metadata = r.metadata("metadata")
+	in.Metadata = heureka.MetadataOf(r.metadata("metadata"))
 	if dc := r.object("dataCenterInfo"); dc != nil {
 		d := r.nested(dc, "dataCenterInfo.")
 		in.DataCenter.Name = dataCenterName(d.str("name", ""), d.str("@class", ""))
-		in.DataCenter.Metadata = d.metadata("metadata")
+		in.DataCenter.Metadata = heureka.MetadataOf(d.metadata("metadata"))
 		r.err = d.err
 	}
 	if li := r.object("leaseInfo"); li != nil {
@@ -218,7 +218,7 @@ func oldInstanceFrom(m map[string]any, full bool) (*heureka.Instance, error) {
 	}
 	// Spring Cloud puts a configured instance ID into metadata; its server
 	// makes it unique per host.
-	if id := in.Metadata["instanceId"]; in.ID == "" && id != "" {
+	if id := in.Metadata.Get("instanceId"); in.ID == "" && id != "" {
 		if !strings.HasPrefix(id, in.HostName) {
 			id = in.HostName + ":" + id
 		}

@@ -37,7 +37,7 @@ func TestDecodeJavaReplicationBatch(t *testing.T) {
 	}
 	reg := items[0]
 	if reg.Action != "Register" || reg.Instance == nil || reg.Instance.ID != "10.1.2.3:orders:8080" ||
-		reg.Instance.Metadata["zone"] != "z1" || reg.LastDirtyTimestamp != 1717171717000 {
+		reg.Instance.Metadata.Get("zone") != "z1" || reg.LastDirtyTimestamp != 1717171717000 {
 		t.Errorf("register item %+v", reg)
 	}
 	hb := items[1]
@@ -53,7 +53,7 @@ func TestDecodeJavaReplicationBatch(t *testing.T) {
 }
 
 func TestReplicationRoundTrip(t *testing.T) {
-	in := &heureka.Instance{ID: "a", App: "DN", HostName: "h", IPAddr: "127.0.0.1", Metadata: map[string]string{"rack": "/r1"}}
+	in := &heureka.Instance{ID: "a", App: "DN", HostName: "h", IPAddr: "127.0.0.1", Metadata: heureka.MetadataOf(map[string]string{"rack": "/r1"})}
 	in.Normalize()
 	items := []ReplicationItem{
 		{AppName: "DN", ID: "a", Action: "Register", Instance: in, LastDirtyTimestamp: 5, Status: heureka.StatusUp},
@@ -73,7 +73,7 @@ func TestReplicationRoundTrip(t *testing.T) {
 			t.Fatal(e)
 		}
 	}
-	if got[0].Instance.Metadata["rack"] != "/r1" || got[1].OverriddenStatus != heureka.StatusOutOfService || got[2].Action != "Cancel" {
+	if got[0].Instance.Metadata.Get("rack") != "/r1" || got[1].OverriddenStatus != heureka.StatusOutOfService || got[2].Action != "Cancel" {
 		t.Fatalf("round trip lost data: %+v", got)
 	}
 

@@ -95,26 +95,32 @@ func appendPortXML(b []byte, name string, p heureka.Port) []byte {
 // escaped (see ValidXMLMetadataKey). Keys that cannot be element names are
 // left out. An empty instance metadata map is the self-closing EmptyMap
 // marker: fargo panics on an element holding only white space.
-func appendMetadataXML(b []byte, md map[string]string, emptyMarker bool) []byte {
-	var buf [64]string
-	keys := sortedKeys(buf[:0], md, true)
-	if len(keys) == 0 {
-		if emptyMarker {
-			return append(b, `<metadata class="`+classEmptyMap+`"/>`...)
+func appendMetadataXML(b []byte, md heureka.Metadata, emptyMarker bool) []byte {
+	n := 0
+	for k, v := range md.All() {
+		if !encodedKey(k, true) {
+			continue
 		}
-		return append(b, "<metadata/>"...)
-	}
-	b = append(b, "<metadata>"...)
-	for _, k := range keys {
+		if n == 0 {
+			b = append(b, "<metadata>"...)
+		}
+		n++
 		b = append(b, '<')
 		b = appendEscapedName(b, k)
 		b = append(b, '>')
-		b = appendXMLText(b, md[k])
+		b = appendXMLText(b, v)
 		b = append(b, "</"...)
 		b = appendEscapedName(b, k)
 		b = append(b, '>')
 	}
-	return append(b, "</metadata>"...)
+	switch {
+	case n > 0:
+		return append(b, "</metadata>"...)
+	case emptyMarker:
+		return append(b, `<metadata class="`+classEmptyMap+`"/>`...)
+	default:
+		return append(b, "<metadata/>"...)
+	}
 }
 
 func appendXMLElem(b []byte, name, v string) []byte {

@@ -15,7 +15,7 @@ import (
 func TestDataNodeSetFromPrevChoosesAsFresh(t *testing.T) {
 	node := func(i int, used int64, st heureka.Status) *heureka.Instance {
 		return &heureka.Instance{ID: fmt.Sprintf("dn%03d", i), HostName: fmt.Sprintf("dn%03d.example", i), Status: st,
-			Metadata: NodeInfo{Rack: fmt.Sprintf("/r%d", i%4), DiskUsed: used, DiskTotal: 100}.WriteMetadata(nil)}
+			Metadata: NodeInfo{Rack: fmt.Sprintf("/r%d", i%4), DiskUsed: used, DiskTotal: 100}.WriteMetadata(heureka.Metadata{})}
 	}
 	var v1 []*heureka.Instance
 	for i := range 40 {

@@ -90,6 +90,6 @@ func exampleDataNode(host, rack string) *heureka.Instance {
 		IPAddr: "10.0.0." + strings.TrimPrefix(host, "dn"), Status: heureka.StatusUp,
 		Port:       heureka.Port{Number: 9866, Enabled: true},
 		DataCenter: heureka.DataCenterInfo{Name: heureka.DataCenterMyOwn},
-		Metadata:   hdfs.NodeInfo{Rack: rack, DiskTotal: 4 << 40, DiskUsed: 1 << 40, DataPort: 9866}.WriteMetadata(nil),
+		Metadata:   hdfs.NodeInfo{Rack: rack, DiskTotal: 4 << 40, DiskUsed: 1 << 40, DataPort: 9866}.WriteMetadata(heureka.Metadata{}),
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/heureka-project/heureka"
 )
 
 // addJMXSeeds seeds a fuzz target with every payload in testdata (and the
@@ -49,7 +51,7 @@ func FuzzParseDataNodeJMX(f *testing.F) {
 		if d.DataPort < 0 || d.DataPort > 65535 || d.RPCPort < 0 || d.RPCPort > 65535 {
 			t.Errorf("ports %d %d", d.DataPort, d.RPCPort)
 		}
-		_ = d.NodeInfo().WriteMetadata(nil)
+		_ = d.NodeInfo().WriteMetadata(heureka.Metadata{})
 	})
 }
 
@@ -67,7 +69,7 @@ func FuzzParseNameNodeJMX(f *testing.F) {
 		if _, ok := ParseHAState(string(ni.HAState)); ni.HAState != "" && !ok {
 			t.Errorf("NodeInfo carries unknown HA state %q", ni.HAState)
 		}
-		_ = ni.WriteMetadata(nil)
+		_ = ni.WriteMetadata(heureka.Metadata{})
 	})
 }
 

@@ -95,7 +95,7 @@ func HDFSSiteHA(w io.Writer, nameservice string, nns []*heureka.Instance) error 
 // operator's decision to move a node's blocks away, which is what
 // decommissioning starts.
 func HostsFileState(in *heureka.Instance) AdminState {
-	a, _ := ParseAdminState(in.Metadata[MetaStatus])
+	a, _ := ParseAdminState(in.Metadata.Get(MetaStatus))
 	switch a {
 	case AdminDecommissionInProgress, AdminDecommissioned:
 		return AdminDecommissioned

@@ -94,7 +94,7 @@ func hostsNodes() []*heureka.Instance {
 	st := func(id, status string) *heureka.Instance {
 		in := dn(id, "/r1", 0, 0)
 		if status != "" {
-			in.Metadata[MetaStatus] = status
+			in.Metadata = in.Metadata.With(MetaStatus, status)
 		}
 		return in
 	}
@@ -196,7 +196,7 @@ func TestHostsFileState(t *testing.T) {
 		"ENTERING_MAINTENANCE": AdminInMaintenance, "In Maintenance": AdminInMaintenance,
 	} {
 		in := dn("a", "/r", 0, 0)
-		in.Metadata[MetaStatus] = status
+		in.Metadata = in.Metadata.With(MetaStatus, status)
 		if got := HostsFileState(in); got != want {
 			t.Errorf("status %q: %q, want %q", status, got, want)
 		}

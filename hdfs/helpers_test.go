@@ -21,7 +21,7 @@ func dn(id, rack string, used, total int64) *heureka.Instance {
 		HostName: id + ".example.net",
 		IPAddr:   "10.0.0." + strconv.Itoa(len(id)+int(id[len(id)-1])%200),
 		Status:   heureka.StatusUp,
-		Metadata: md,
+		Metadata: heureka.MetadataOf(md),
 	}
 }
 
@@ -51,7 +51,7 @@ func nn(id, ha string, when int64, rpcPort int) *heureka.Instance {
 		HostName: id + ".example.net",
 		IPAddr:   "10.1.0." + strconv.Itoa(int(id[len(id)-1])%200),
 		Status:   heureka.StatusUp,
-		Metadata: md,
+		Metadata: heureka.MetadataOf(md),
 	}
 }
 

@@ -109,7 +109,7 @@ func IsDraining(in *heureka.Instance) bool {
 	if in.Status == heureka.StatusOutOfService {
 		return true
 	}
-	a, ok := ParseAdminState(in.Metadata[MetaStatus])
+	a, ok := ParseAdminState(in.Metadata.Get(MetaStatus))
 	return ok && a.Draining()
 }
 
@@ -137,26 +137,23 @@ type NodeInfo struct {
 	HTTPPort int
 }
 
-// WriteMetadata stores n in md under the Meta* keys and returns md (a new map
-// if md is nil). A zero or negative field deletes its key, so writing a fresh
-// NodeInfo over old metadata leaves no stale value behind. Other keys are
-// left alone.
-func (n NodeInfo) WriteMetadata(md map[string]string) map[string]string {
-	if md == nil {
-		md = make(map[string]string, 10)
-	}
+// WriteMetadata returns md with n stored under the Meta* keys. A zero or
+// negative field removes its key, so writing a fresh NodeInfo over old
+// metadata leaves no stale value behind. Other keys are kept.
+func (n NodeInfo) WriteMetadata(md heureka.Metadata) heureka.Metadata {
+	var set, drop []string
 	setStr := func(k, v string) {
 		if v = strings.TrimSpace(v); v != "" {
-			md[k] = v
+			set = append(set, k, v)
 		} else {
-			delete(md, k)
+			drop = append(drop, k)
 		}
 	}
 	setInt := func(k string, v int64) {
 		if v > 0 {
-			md[k] = strconv.FormatInt(v, 10)
+			set = append(set, k, strconv.FormatInt(v, 10))
 		} else {
-			delete(md, k)
+			drop = append(drop, k)
 		}
 	}
 	setStr(MetaRack, n.Rack)
@@ -170,18 +167,18 @@ func (n NodeInfo) WriteMetadata(md map[string]string) map[string]string {
 	setInt(MetaDataPort, int64(n.DataPort))
 	setInt(MetaRPCPort, int64(n.RPCPort))
 	setInt(MetaHTTPPort, int64(n.HTTPPort))
-	return md
+	return md.Without(drop...).With(set...)
 }
 
 // ReadNodeInfo reads the Meta* keys from md. It is tolerant: a missing key
 // leaves its field zero, and so does a value that cannot be read, but then
 // the returned EINVALID error names every such key and value. The NodeInfo
 // is usable either way.
-func ReadNodeInfo(md map[string]string) (NodeInfo, error) {
+func ReadNodeInfo(md heureka.Metadata) (NodeInfo, error) {
 	var n NodeInfo
 	var bad []string
 	getInt := func(k string, max int64) int64 {
-		s, ok := md[k]
+		s, ok := md.Lookup(k)
 		if !ok {
 			return 0
 		}
@@ -192,13 +189,13 @@ func ReadNodeInfo(md map[string]string) (NodeInfo, error) {
 		}
 		return v
 	}
-	n.Rack = strings.TrimSpace(md[MetaRack])
+	n.Rack = strings.TrimSpace(md.Get(MetaRack))
 	n.DiskUsed = getInt(MetaDiskUsed, 1<<63-1)
 	n.DiskTotal = getInt(MetaDiskTotal, 1<<63-1)
 	n.BlockCount = getInt(MetaBlockCount, 1<<63-1)
-	n.Version = strings.TrimSpace(md[MetaVersion])
-	n.Status = strings.TrimSpace(md[MetaStatus])
-	if s, ok := md[MetaHAState]; ok {
+	n.Version = strings.TrimSpace(md.Get(MetaVersion))
+	n.Status = strings.TrimSpace(md.Get(MetaStatus))
+	if s, ok := md.Lookup(MetaHAState); ok {
 		if st, ok := ParseHAState(s); ok {
 			n.HAState = st
 		} else {

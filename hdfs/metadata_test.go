@@ -1,7 +1,6 @@
 package hdfs
 
 import (
-	"maps"
 	"strings"
 	"testing"
 
@@ -16,7 +15,7 @@ func TestNodeInfoRoundTrip(t *testing.T) {
 		{Version: "3.3.0", Status: "Operational", HAState: HAStandby, HATransitionTime: 1530072006768,
 			RPCPort: 8020, DiskUsed: 1, DiskTotal: 1 << 62, BlockCount: 603117},
 	} {
-		md := n.WriteMetadata(nil)
+		md := n.WriteMetadata(heureka.Metadata{})
 		if err := heureka.ValidateMetadata(md, heureka.DefaultLimits()); err != nil {
 			t.Errorf("WriteMetadata(%+v) = %v: %v", n, md, err)
 		}
@@ -28,15 +27,18 @@ func TestNodeInfoRoundTrip(t *testing.T) {
 }
 
 func TestWriteMetadataKeepsOtherKeysAndDropsZeros(t *testing.T) {
-	md := map[string]string{"other": "x", MetaBlockCount: "5", MetaHAState: "active"}
-	NodeInfo{Rack: "/r1", DiskTotal: 10}.WriteMetadata(md)
-	want := map[string]string{"other": "x", MetaRack: "/r1", MetaDiskTotal: "10"}
-	if !maps.Equal(md, want) {
+	old := heureka.NewMetadata("other", "x", MetaBlockCount, "5", MetaHAState, "active")
+	md := NodeInfo{Rack: "/r1", DiskTotal: 10}.WriteMetadata(old)
+	want := heureka.NewMetadata("other", "x", MetaRack, "/r1", MetaDiskTotal, "10")
+	if !md.Equal(want) {
 		t.Errorf("metadata = %v, want %v", md, want)
 	}
+	if old.Len() != 3 {
+		t.Errorf("WriteMetadata changed the metadata it was given: %v", old)
+	}
 	// Negative values are unknown, not written.
-	md = NodeInfo{DiskUsed: -1, RPCPort: -5}.WriteMetadata(nil)
-	if len(md) != 0 {
+	md = NodeInfo{DiskUsed: -1, RPCPort: -5}.WriteMetadata(heureka.Metadata{})
+	if md.Len() != 0 {
 		t.Errorf("negative values written: %v", md)
 	}
 }
@@ -53,7 +55,7 @@ func TestReadNodeInfoTolerant(t *testing.T) {
 		MetaRPCPort:          "8020",
 		MetaVersion:          "3.3.0",
 	}
-	n, err := ReadNodeInfo(md)
+	n, err := ReadNodeInfo(heureka.MetadataOf(md))
 	want := NodeInfo{Rack: "/r1", DiskTotal: 100, HAState: HAActive, RPCPort: 8020, Version: "3.3.0"}
 	if n != want {
 		t.Errorf("ReadNodeInfo = %+v, want %+v", n, want)
@@ -70,11 +72,11 @@ func TestReadNodeInfoTolerant(t *testing.T) {
 		}
 	}
 
-	_, err = ReadNodeInfo(map[string]string{MetaHAState: "leader"})
+	_, err = ReadNodeInfo(heureka.MetadataOf(map[string]string{MetaHAState: "leader"}))
 	if err == nil || !strings.Contains(err.Error(), MetaHAState) {
 		t.Errorf("unknown ha_state: err = %v", err)
 	}
-	if n, err := ReadNodeInfo(nil); err != nil || n != (NodeInfo{}) {
+	if n, err := ReadNodeInfo(heureka.Metadata{}); err != nil || n != (NodeInfo{}) {
 		t.Errorf("ReadNodeInfo(nil) = %+v, %v", n, err)
 	}
 }
@@ -133,9 +135,9 @@ func TestIsDraining(t *testing.T) {
 	}{
 		{"up", base, false},
 		{"out of service", with(base, func(i *heureka.Instance) { i.Status = heureka.StatusOutOfService }), true},
-		{"decommissioning", with(base, func(i *heureka.Instance) { i.Metadata[MetaStatus] = "decommissioning" }), true},
-		{"maintenance", with(base, func(i *heureka.Instance) { i.Metadata[MetaStatus] = "IN_MAINTENANCE" }), true},
-		{"normal", with(base, func(i *heureka.Instance) { i.Metadata[MetaStatus] = "NORMAL" }), false},
+		{"decommissioning", with(base, func(i *heureka.Instance) { i.Metadata = i.Metadata.With(MetaStatus, "decommissioning") }), true},
+		{"maintenance", with(base, func(i *heureka.Instance) { i.Metadata = i.Metadata.With(MetaStatus, "IN_MAINTENANCE") }), true},
+		{"normal", with(base, func(i *heureka.Instance) { i.Metadata = i.Metadata.With(MetaStatus, "NORMAL") }), false},
 		{"down is not draining", with(base, func(i *heureka.Instance) { i.Status = heureka.StatusDown }), false},
 	} {
 		if got := IsDraining(tc.in); got != tc.want {

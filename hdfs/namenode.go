@@ -72,7 +72,7 @@ func ResolveNameNodes(nns []*heureka.Instance) (Resolution, error) {
 			down++
 			continue
 		}
-		ha, _ := ParseHAState(in.Metadata[MetaHAState])
+		ha, _ := ParseHAState(in.Metadata.Get(MetaHAState))
 		when, _ := metaInt(in.Metadata, MetaHATransitionTime)
 		x := nn{in, ha, when}
 		switch ha {
@@ -126,7 +126,7 @@ func ResolveNameNodes(nns []*heureka.Instance) (Resolution, error) {
 	}
 	var states []string
 	for _, in := range res.NameNodes {
-		st := strings.TrimSpace(in.Metadata[MetaHAState])
+		st := strings.TrimSpace(in.Metadata.Get(MetaHAState))
 		if st == "" {
 			st = "no ha_state"
 		}

@@ -152,7 +152,7 @@ func DataNodeAddress(in *heureka.Instance) (string, error) {
 		host = in.HostName
 	}
 	port := in.Port.Number
-	if v, ok := in.Metadata[MetaDataPort]; ok {
+	if v, ok := in.Metadata.Lookup(MetaDataPort); ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 || n > 65535 {
 			return "", fmt.Errorf("DataNode %s: data_port %q is not a port", in.ID, v)

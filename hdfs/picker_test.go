@@ -38,8 +38,8 @@ func liveDataNode(t *testing.T, id, rack string, dead bool) *heureka.Instance {
 		}()
 	}
 	in := &heureka.Instance{ID: id, App: "HDFS-DATANODE.PROD", HostName: id, IPAddr: "127.0.0.1",
-		Status: heureka.StatusUp, Metadata: map[string]string{
-			MetaRack: rack, MetaDataPort: strconv.Itoa(port), MetaDiskUsed: "10", MetaDiskTotal: "100"}}
+		Status: heureka.StatusUp, Metadata: heureka.MetadataOf(map[string]string{
+			MetaRack: rack, MetaDataPort: strconv.Itoa(port), MetaDiskUsed: "10", MetaDiskTotal: "100"})}
 	in.Normalize()
 	return in
 }
@@ -99,7 +99,7 @@ func TestPickerSaysSoWhenNothingAnswers(t *testing.T) {
 func TestPickerReportsNameNodeConflicts(t *testing.T) {
 	nn := func(id, state string, at int64) *heureka.Instance {
 		in := &heureka.Instance{ID: id, App: "HDFS-NAMENODE.PROD", HostName: id, IPAddr: "127.0.0.1", Status: heureka.StatusUp,
-			Metadata: map[string]string{MetaHAState: state, MetaHATransitionTime: strconv.FormatInt(at, 10), MetaRPCPort: "8020"}}
+			Metadata: heureka.MetadataOf(map[string]string{MetaHAState: state, MetaHATransitionTime: strconv.FormatInt(at, 10), MetaRPCPort: "8020"})}
 		in.Normalize()
 		return in
 	}

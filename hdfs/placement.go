@@ -200,7 +200,7 @@ func NewDataNodeSet(nodes []*heureka.Instance, prev *DataNodeSet) *DataNodeSet {
 				continue
 			}
 		}
-		n := preparedNode{in: in, rackIdx: rackOf(NormalizeRack(in.Metadata[MetaRack])), hung: in.Metadata[MetaProbeState] == ProbeStateHung}
+		n := preparedNode{in: in, rackIdx: rackOf(NormalizeRack(in.Metadata.Get(MetaRack))), hung: in.Metadata.Get(MetaProbeState) == ProbeStateHung}
 		switch {
 		case in.Status == heureka.StatusOutOfService:
 			n.skip = SkipDraining
@@ -343,8 +343,8 @@ func (req *PlacementRequest) normalize() error {
 }
 
 // metaInt reads a non-negative decimal metadata value.
-func metaInt(md map[string]string, key string) (int64, bool) {
-	s, ok := md[key]
+func metaInt(md heureka.Metadata, key string) (int64, bool) {
+	s, ok := md.Lookup(key)
 	if !ok {
 		return 0, false
 	}

@@ -38,7 +38,7 @@ func modify(nodes []*heureka.Instance, f func(*heureka.Instance), idSet ...strin
 	return out
 }
 
-func rackOf(in *heureka.Instance) string { return NormalizeRack(in.Metadata[MetaRack]) }
+func rackOf(in *heureka.Instance) string { return NormalizeRack(in.Metadata.Get(MetaRack)) }
 
 // checkDefaultPolicy checks the rules every default placement obeys.
 func checkDefaultPolicy(t *testing.T, pl Placement) {
@@ -109,7 +109,7 @@ func TestChooseDataNodes(t *testing.T) {
 		},
 		{
 			name:  "writer is full: first replica on its rack",
-			nodes: modify(all, func(i *heureka.Instance) { i.Metadata[MetaDiskUsed] = "1090000000000" }, "a1"),
+			nodes: modify(all, func(i *heureka.Instance) { i.Metadata = i.Metadata.With(MetaDiskUsed, "1090000000000") }, "a1"),
 			req:   PlacementRequest{Writer: "a1.example.net"},
 			check: func(t *testing.T, pl Placement, err error) {
 				noErr(t, err)
@@ -174,7 +174,7 @@ func TestChooseDataNodes(t *testing.T) {
 		{
 			name: "draining nodes are skipped",
 			nodes: modify(modify(all, func(i *heureka.Instance) { i.Status = heureka.StatusOutOfService }, "a1", "a2"),
-				func(i *heureka.Instance) { i.Metadata[MetaStatus] = "Decommission In Progress" }, "a3", "b1"),
+				func(i *heureka.Instance) { i.Metadata = i.Metadata.With(MetaStatus, "Decommission In Progress") }, "a3", "b1"),
 			req: PlacementRequest{Writer: "a1.example.net", Replicas: 4},
 			check: func(t *testing.T, pl Placement, err error) {
 				noErr(t, err)
@@ -255,7 +255,7 @@ func TestChooseDataNodes(t *testing.T) {
 		{
 			name: "garbled capacity is unknown, not empty",
 			nodes: []*heureka.Instance{
-				with(dn("a1", "/r1", 1, 100), func(i *heureka.Instance) { i.Metadata[MetaDiskUsed] = "lots" }),
+				with(dn("a1", "/r1", 1, 100), func(i *heureka.Instance) { i.Metadata = i.Metadata.With(MetaDiskUsed, "lots") }),
 				dn("a2", "/r1", 85, 100),
 			},
 			req: PlacementRequest{Replicas: 1},
@@ -506,7 +506,7 @@ func TestMaxNodesPerRack(t *testing.T) {
 // only when no other node fits: never while others are free, and still
 // rather than a short placement.
 func TestChooseDataNodesHungLast(t *testing.T) {
-	hung := func(in *heureka.Instance) { in.Metadata[MetaProbeState] = ProbeStateHung }
+	hung := func(in *heureka.Instance) { in.Metadata = in.Metadata.With(MetaProbeState, ProbeStateHung) }
 	nodes := modify(cluster3(), hung, "a1", "b1")
 	for seed := range uint64(200) {
 		pl, err := ChooseDataNodes(nodes, PlacementRequest{Replicas: 3, Rand: rand.New(rand.NewPCG(seed, 1))})

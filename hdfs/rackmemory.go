@@ -157,7 +157,7 @@ func TopologyRacks(args []string, nodes []*heureka.Instance) (racks []string, kn
 		if e, ok := idx[key]; ok && !better(in, e.in) {
 			return
 		}
-		idx[key] = entry{in, NormalizeRack(in.Metadata[MetaRack])}
+		idx[key] = entry{in, NormalizeRack(in.Metadata.Get(MetaRack))}
 	}
 	for _, in := range nodes {
 		if in == nil {

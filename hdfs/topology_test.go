@@ -16,7 +16,7 @@ func topologyNodes() []*heureka.Instance {
 	b.HostName, b.IPAddr = "B1.Example.NET", "10.0.2.1"
 	n := nn("nn1", "active", 0, 8020)
 	n.HostName, n.IPAddr = "nn1.example.net", "10.0.9.1"
-	n.Metadata[MetaRack] = "/dc1/rack-n"
+	n.Metadata = n.Metadata.With(MetaRack, "/dc1/rack-n")
 	v6 := dn("v6", "/dc2/rack-x", 0, 0)
 	v6.HostName, v6.IPAddr = "v6.example.net", "fd00::17"
 	noRack := dn("z1", "", 0, 0)
@@ -28,7 +28,7 @@ func topologyNodes() []*heureka.Instance {
 	old := with(a, func(i *heureka.Instance) {
 		i.ID = "a1-old"
 		i.Status = heureka.StatusDown
-		i.Metadata[MetaRack] = "/dc0/old"
+		i.Metadata = i.Metadata.With(MetaRack, "/dc0/old")
 		i.LastUpdatedTimestamp = 1 << 40
 	})
 	// A DOWN DataNode still has its rack.

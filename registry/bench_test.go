@@ -20,10 +20,10 @@ func benchInstance(i int) *heureka.Instance {
 		VIPAddress: "hdfs-datanode.prod", SecureVIPAddress: "hdfs-datanode.prod",
 		HomePageURL: "http://" + host + ":9864/", HealthCheckURL: "http://" + host + ":9864/jmx",
 		Lease: heureka.LeaseInfo{RenewalIntervalSecs: 10, DurationSecs: 30},
-		Metadata: map[string]string{
+		Metadata: heureka.MetadataOf(map[string]string{
 			"rack": fmt.Sprintf("/dc1/rack%02d", i%40), "disk_used": "123456789012", "disk_total": "480000000000000",
 			"block_count": "1234567", "version": "3.3.6", "status": "NORMAL", "data_port": "9866",
-		},
+		}),
 	}
 	in.Normalize()
 	return in

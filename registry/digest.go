@@ -2,8 +2,6 @@ package registry
 
 import (
 	"hash/fnv"
-	"maps"
-	"slices"
 	"strconv"
 
 	"github.com/heureka-project/heureka"
@@ -39,11 +37,11 @@ func digest(instances []*heureka.Instance) uint64 {
 		b = append(b, in.OverriddenStatus...)
 		b = append(b, 0)
 		b = strconv.AppendInt(b, in.LastDirtyTimestamp, 10)
-		for _, k := range slices.Sorted(maps.Keys(in.Metadata)) {
+		for k, v := range in.Metadata.All() { // in key order
 			b = append(b, 0)
 			b = append(b, k...)
 			b = append(b, '=')
-			b = append(b, in.Metadata[k]...)
+			b = append(b, v...)
 		}
 		b = append(b, '\n')
 		h.Write(b)

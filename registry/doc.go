@@ -55,7 +55,8 @@
 // leases change, and the grace after a pause is one global offset (see
 // expiry.go). Tombstones expire from a queue by time (tombs.go). Stored
 // instances share one copy of the strings registrations repeat (app names,
-// VIP addresses, metadata keys, short values).
+// VIP addresses, data-centre names); metadata is one block per instance
+// (heureka.Metadata).
 //
 // # What it does not do
 //

@@ -128,10 +128,10 @@ func (s spread) wide() bool { return s.hit*2 > s.domains }
 // rackOf is an instance's failure domain: its rack, else its availability
 // zone.
 func rackOf(in *heureka.Instance) string {
-	if rack := in.Metadata["rack"]; rack != "" {
+	if rack := in.Metadata.Get("rack"); rack != "" {
 		return rack
 	}
-	return in.DataCenter.Metadata["availability-zone"]
+	return in.DataCenter.Metadata.Get("availability-zone")
 }
 
 // track starts counting a new lease, whose inst, renewed and duration are

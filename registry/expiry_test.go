@@ -133,13 +133,13 @@ func randomOps(t *testing.T, rnd *rand.Rand, r *Registry, clk *fakeClock, steps 
 			in.Lease.DurationSecs = 5 + rnd.IntN(40)
 			switch rnd.IntN(6) {
 			case 0: // no rack: the availability zone is the domain
-				delete(in.Metadata, "rack")
+				in.Metadata = in.Metadata.Without("rack")
 				in.DataCenter = heureka.DataCenterInfo{Name: heureka.DataCenterAmazon,
-					Metadata: map[string]string{"availability-zone": fmt.Sprintf("az%d", rnd.IntN(2))}}
+					Metadata: heureka.MetadataOf(map[string]string{"availability-zone": fmt.Sprintf("az%d", rnd.IntN(2))})}
 			case 1: // neither: the empty domain
-				delete(in.Metadata, "rack")
+				in.Metadata = in.Metadata.Without("rack")
 			default:
-				in.Metadata["rack"] = fmt.Sprintf("/rack%d", rnd.IntN(4))
+				in.Metadata = in.Metadata.With("rack", fmt.Sprintf("/rack%d", rnd.IntN(4)))
 			}
 		})
 	}

@@ -2,12 +2,12 @@ package registry
 
 import "github.com/heureka-project/heureka"
 
-// A fleet's registrations repeat most of their strings: every DataNode has
-// the same app name, VIP addresses and metadata keys, and shares its rack,
-// version and state values with thousands of others. A decoder allocates
-// each of them afresh, which makes tens of heap objects per stored instance
-// for the garbage collector to visit at every cycle. The registry keeps one
-// copy of each and points the stored instances at it.
+// A fleet's registrations repeat some of their strings: every DataNode has
+// the same app name, VIP addresses and data-centre name. A decoder
+// allocates each of them afresh, which makes heap objects per stored
+// instance for the garbage collector to visit at every cycle. The registry
+// keeps one copy of each and points the stored instances at it. (Metadata
+// is one block of text per instance, which sharing would not shrink.)
 
 // internLimit bounds the table. When it is full it starts again empty: the
 // strings already stored stay shared, values that never repeat (disk usage,
@@ -45,15 +45,6 @@ func (t *interner) str(s string) string {
 	return s
 }
 
-// metadata interns the keys and values of md in place. Assigning to a key
-// already present stores the key given too (the runtime updates string
-// keys), so no entry is added while ranging.
-func (t *interner) metadata(md map[string]string) {
-	for k, v := range md {
-		md[t.str(k)] = t.str(v)
-	}
-}
-
 // instance points a stored copy's repeated strings at their canonical
 // copies. in must be the registry's own, not yet published.
 func (t *interner) instance(in *heureka.Instance) {
@@ -65,8 +56,6 @@ func (t *interner) instance(in *heureka.Instance) {
 	in.SecureVIPAddress = t.str(in.SecureVIPAddress)
 	in.ASGName = t.str(in.ASGName)
 	in.DataCenter.Name = t.str(in.DataCenter.Name)
-	t.metadata(in.Metadata)
-	t.metadata(in.DataCenter.Metadata)
 }
 
 // canonicalStatus returns the package constant equal to st, whose bytes

@@ -28,7 +28,7 @@ func leanInstance(i int, durationSecs int) *heureka.Instance {
 		ID: fmt.Sprintf("i-%07d", i), App: fmt.Sprintf("APP%02d", i%50), HostName: fmt.Sprintf("h%07d", i),
 		IPAddr: "10.0.0.1", Status: heureka.StatusUp,
 		Lease:    heureka.LeaseInfo{RenewalIntervalSecs: 10, DurationSecs: durationSecs},
-		Metadata: map[string]string{"rack": fmt.Sprintf("/rack%02d", i%40)},
+		Metadata: heureka.MetadataOf(map[string]string{"rack": fmt.Sprintf("/rack%02d", i%40)}),
 	}
 	in.Normalize()
 	return in

@@ -35,7 +35,7 @@ func newCluster(t *testing.T, racks, apps, perRackApp int, mutate ...func(*Confi
 			for i := range perRackApp {
 				in := inst(fmt.Sprintf("APP%d", a), fmt.Sprintf("r%d-a%d-%d", rk, a, i), func(in *heureka.Instance) {
 					in.Lease.RenewalIntervalSecs, in.Lease.DurationSecs = 10, 30
-					in.Metadata["rack"] = fmt.Sprintf("/rack%d", rk)
+					in.Metadata = in.Metadata.With("rack", fmt.Sprintf("/rack%d", rk))
 				})
 				mustRegister(t, r, in)
 				c.nodes = append(c.nodes, in)

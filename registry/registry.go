@@ -587,10 +587,11 @@ func (r *Registry) UpdateMetadata(app, id string, md map[string]string) error {
 		return notFound(app, id)
 	}
 	in := l.inst.Clone()
+	kv := make([]string, 0, 2*len(md))
 	for k, v := range md {
-		in.Metadata[r.strs.str(k)] = r.strs.str(v)
+		kv = append(kv, k, v)
 	}
-	delete(in.Metadata, "@class")
+	in.Metadata = in.Metadata.With(kv...).Without("@class")
 	if err := heureka.ValidateMetadata(in.Metadata, r.cfg.Limits); err != nil {
 		return err
 	}

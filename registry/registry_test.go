@@ -36,7 +36,7 @@ func inst(app, id string, mutate ...func(*heureka.Instance)) *heureka.Instance {
 	in := &heureka.Instance{
 		ID: id, App: app, HostName: id + ".example", IPAddr: "127.0.0.1",
 		Status: heureka.StatusUp, Port: heureka.Port{Number: 8080, Enabled: true},
-		Metadata: map[string]string{"rack": "/r1"},
+		Metadata: heureka.MetadataOf(map[string]string{"rack": "/r1"}),
 	}
 	for _, m := range mutate {
 		m(in)
@@ -260,21 +260,21 @@ func TestRegisterKeepsNewerStoredCopy(t *testing.T) {
 	r, _ := newTestRegistry(t)
 	mustRegister(t, r, inst("DN", "a", func(in *heureka.Instance) {
 		in.LastDirtyTimestamp = 2000
-		in.Metadata["v"] = "new"
+		in.Metadata = in.Metadata.With("v", "new")
 	}))
 	mustRegister(t, r, inst("DN", "a", func(in *heureka.Instance) {
 		in.LastDirtyTimestamp = 1000
-		in.Metadata["v"] = "old"
+		in.Metadata = in.Metadata.With("v", "old")
 	}))
-	if got := get(t, r, "DN", "a").Metadata["v"]; got != "new" {
+	if got := get(t, r, "DN", "a").Metadata.Get("v"); got != "new" {
 		t.Fatalf("metadata v = %q, want the newer stored copy's %q", got, "new")
 	}
 	// A tie goes to the incoming copy.
 	mustRegister(t, r, inst("DN", "a", func(in *heureka.Instance) {
 		in.LastDirtyTimestamp = 2000
-		in.Metadata["v"] = "tie"
+		in.Metadata = in.Metadata.With("v", "tie")
 	}))
-	if got := get(t, r, "DN", "a").Metadata["v"]; got != "tie" {
+	if got := get(t, r, "DN", "a").Metadata.Get("v"); got != "tie" {
 		t.Fatalf("metadata v = %q, want %q", got, "tie")
 	}
 }
@@ -347,7 +347,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"id with a control character", func() error { return r.Register(inst("DN", "x\ny"), false) }},
 		{"id too long", func() error { return r.Register(inst("DN", string(make([]byte, 300))), false) }},
 		{"65 metadata entries", func() error {
-			return r.Register(inst("DN", "a", func(in *heureka.Instance) { in.Metadata = big }), false)
+			return r.Register(inst("DN", "a", func(in *heureka.Instance) { in.Metadata = heureka.MetadataOf(big) }), false)
 		}},
 		{"metadata update over 64 entries", func() error { return r.UpdateMetadata("DN", "a", big) }},
 		{"metadata update over 8 KiB", func() error { return r.UpdateMetadata("DN", "a", huge) }},
@@ -370,7 +370,7 @@ func TestMetadataUpdateMerges(t *testing.T) {
 		t.Fatal(err)
 	}
 	md := get(t, r, "DN", "a").Metadata
-	if md["rack"] != "/r1" || md["disk_used"] != "10" {
+	if md.Get("rack") != "/r1" || md.Get("disk_used") != "10" {
 		t.Fatalf("metadata %v, want rack kept and disk_used added", md)
 	}
 }
@@ -601,9 +601,9 @@ func TestRegisterCopiesAndRegisterOwnedAdopts(t *testing.T) {
 
 	a := inst("APP", "a")
 	mustRegister(t, r, a)
-	a.Metadata["rack"] = "/changed"
+	a.Metadata = a.Metadata.With("rack", "/changed")
 	a.HostName = "changed.example"
-	if got := get(t, r, "APP", "a"); got == a || got.Metadata["rack"] != "/r1" || got.HostName != "a.example" {
+	if got := get(t, r, "APP", "a"); got == a || got.Metadata.Get("rack") != "/r1" || got.HostName != "a.example" {
 		t.Fatalf("Register stored the caller's instance: %+v", got)
 	}
 

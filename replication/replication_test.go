@@ -151,7 +151,7 @@ func quiescent(nodes []*node) func() bool {
 func dn(id string, mods ...func(*heureka.Instance)) *heureka.Instance {
 	in := &heureka.Instance{ID: id, App: "HDFS-DATANODE.PROD", HostName: id + ".example", IPAddr: "127.0.0.1",
 		Lease:    heureka.LeaseInfo{RenewalIntervalSecs: 10, DurationSecs: 30},
-		Metadata: map[string]string{"rack": "/r1"}}
+		Metadata: heureka.MetadataOf(map[string]string{"rack": "/r1"})}
 	for _, m := range mods {
 		m(in)
 	}
@@ -199,7 +199,7 @@ func TestWritesReachEveryPeer(t *testing.T) {
 	proctest.Eventually(t, 10*time.Second, "the metadata everywhere", func() bool {
 		for _, nd := range nodes {
 			in, ok := nd.reg.Snapshot().Instance("HDFS-DATANODE.PROD", "a")
-			if !ok || in.Metadata["disk_used"] != "42" {
+			if !ok || in.Metadata.Get("disk_used") != "42" {
 				return false
 			}
 		}

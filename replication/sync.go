@@ -285,11 +285,11 @@ func newer(r, l *heureka.Instance, limit int64) bool {
 }
 
 func registry_equal(a, b *heureka.Instance) bool {
-	if a.Status != b.Status || a.OverriddenStatus != b.OverriddenStatus || len(a.Metadata) != len(b.Metadata) {
+	if a.Status != b.Status || a.OverriddenStatus != b.OverriddenStatus || a.Metadata.Len() != b.Metadata.Len() {
 		return false
 	}
-	for k, v := range a.Metadata {
-		if b.Metadata[k] != v {
+	for k, v := range a.Metadata.All() {
+		if b.Metadata.Get(k) != v {
 			return false
 		}
 	}

@@ -460,7 +460,7 @@ func (g *Gateway) nameNodeBase(nn *heureka.Instance) string {
 }
 
 func httpPort(in *heureka.Instance, def int) int {
-	if n, err := strconv.Atoi(in.Metadata[hdfs.MetaHTTPPort]); err == nil && n > 0 && n <= 65535 {
+	if n, err := strconv.Atoi(in.Metadata.Get(hdfs.MetaHTTPPort)); err == nil && n > 0 && n <= 65535 {
 		return n
 	}
 	return def
@@ -520,8 +520,8 @@ func (g *Gateway) unusable(dn *heureka.Instance, write bool, penalised map[strin
 	if hdfs.IsDraining(dn) {
 		return "draining"
 	}
-	total, err1 := strconv.ParseInt(dn.Metadata[hdfs.MetaDiskTotal], 10, 64)
-	used, err2 := strconv.ParseInt(dn.Metadata[hdfs.MetaDiskUsed], 10, 64)
+	total, err1 := strconv.ParseInt(dn.Metadata.Get(hdfs.MetaDiskTotal), 10, 64)
+	used, err2 := strconv.ParseInt(dn.Metadata.Get(hdfs.MetaDiskUsed), 10, 64)
 	if err1 == nil && err2 == nil && total > 0 && float64(used)/float64(total) > g.cfg.FullnessThreshold {
 		return "full"
 	}

@@ -28,7 +28,7 @@ func portOf(t *testing.T, srv *httptest.Server) int {
 }
 
 func node(id string, st heureka.Status, info hdfs.NodeInfo) *heureka.Instance {
-	return &heureka.Instance{ID: id, HostName: id + ".test", IPAddr: "127.0.0.1", Status: st, Metadata: info.WriteMetadata(nil)}
+	return &heureka.Instance{ID: id, HostName: id + ".test", IPAddr: "127.0.0.1", Status: st, Metadata: info.WriteMetadata(heureka.Metadata{})}
 }
 
 // TestStandbyRetriedOnNewActive: a StandbyException from the resolved

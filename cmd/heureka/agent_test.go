@@ -106,7 +106,7 @@ func TestAgentInProcess(t *testing.T) {
 		in, err = c.Instance(rctx, "hdfs-datanode.prod", id)
 		return err == nil
 	})
-	if in.Status != heureka.StatusUp || in.Metadata[hdfs.MetaRack] != "/dc9/rack-7" || in.Metadata[hdfs.MetaDataPort] != port {
+	if in.Status != heureka.StatusUp || in.Metadata.Get(hdfs.MetaRack) != "/dc9/rack-7" || in.Metadata.Get(hdfs.MetaDataPort) != port {
 		t.Errorf("registered %s %v", in.Status, in.Metadata)
 	}
 	cancel()

@@ -76,7 +76,7 @@ func testDataNode(host, rack string, usedPct, blocks int64, lease int) *heureka.
 		Status:   heureka.StatusUp,
 		Lease:    heureka.LeaseInfo{RenewalIntervalSecs: 1, DurationSecs: lease},
 		Metadata: hdfs.NodeInfo{Rack: rack, DiskUsed: total * usedPct / 100, DiskTotal: total,
-			BlockCount: blocks, Version: "3.3.6"}.WriteMetadata(nil),
+			BlockCount: blocks, Version: "3.3.6"}.WriteMetadata(heureka.Metadata{}),
 	}
 }
 

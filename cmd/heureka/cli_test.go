@@ -89,7 +89,7 @@ func TestOperatorCommands(t *testing.T) {
 	}
 	var one instanceView
 	if code, out, _ := runCLI(t, "show", "-o", "json", dn2.ID); code != 0 || json.Unmarshal([]byte(out), &one) != nil || one.ID != dn2.ID ||
-		one.Metadata["block_count"] != "220710" {
+		one.Metadata.Get("block_count") != "220710" {
 		t.Errorf("show -o json: %d %s", code, out)
 	}
 }

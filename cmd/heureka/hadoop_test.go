@@ -61,7 +61,7 @@ func registerHDFSNodes(t *testing.T, base string, nodes ...hdfsNode) {
 		}
 		in := &heureka.Instance{
 			ID: hdfs.InstanceID("prod", n.host, n.rack), App: hdfs.AppName(n.role, "prod"),
-			HostName: n.host, IPAddr: n.ip, Status: st, Metadata: info.WriteMetadata(nil),
+			HostName: n.host, IPAddr: n.ip, Status: st, Metadata: info.WriteMetadata(heureka.Metadata{}),
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		err := c.Register(ctx, in)

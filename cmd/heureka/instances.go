@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -73,30 +72,30 @@ Lists the registered applications with their number of instances by status.`, st
 // instanceView is an instance as the operator commands show it: the
 // Eureka fields that matter and the HDFS metadata, read.
 type instanceView struct {
-	App              string            `json:"app"`
-	ID               string            `json:"id"`
-	HostName         string            `json:"hostName"`
-	IPAddr           string            `json:"ipAddr"`
-	Status           heureka.Status    `json:"status"`
-	OverriddenStatus heureka.Status    `json:"overriddenStatus,omitempty"`
-	Port             int               `json:"port,omitempty"`
-	SecurePort       int               `json:"securePort,omitempty"`
-	VIPAddress       string            `json:"vipAddress,omitempty"`
-	Rack             string            `json:"rack,omitempty"`
-	DiskUsed         int64             `json:"diskUsed,omitempty"`
-	DiskTotal        int64             `json:"diskTotal,omitempty"`
-	DiskPercent      *float64          `json:"diskPercent,omitempty"`
-	Blocks           int64             `json:"blocks,omitempty"`
-	Version          string            `json:"version,omitempty"`
-	HAState          string            `json:"haState,omitempty"`
-	AdminState       string            `json:"adminState,omitempty"`
-	RegisteredAt     *time.Time        `json:"registeredAt,omitempty"`
-	LastRenewal      *time.Time        `json:"lastRenewal,omitempty"`
-	LastUpdated      *time.Time        `json:"lastUpdated,omitempty"`
-	RenewalInterval  int               `json:"renewalIntervalSecs,omitempty"`
-	LeaseDuration    int               `json:"leaseDurationSecs,omitempty"`
-	MetadataProblem  string            `json:"metadataProblem,omitempty"`
-	Metadata         map[string]string `json:"metadata"`
+	App              string           `json:"app"`
+	ID               string           `json:"id"`
+	HostName         string           `json:"hostName"`
+	IPAddr           string           `json:"ipAddr"`
+	Status           heureka.Status   `json:"status"`
+	OverriddenStatus heureka.Status   `json:"overriddenStatus,omitempty"`
+	Port             int              `json:"port,omitempty"`
+	SecurePort       int              `json:"securePort,omitempty"`
+	VIPAddress       string           `json:"vipAddress,omitempty"`
+	Rack             string           `json:"rack,omitempty"`
+	DiskUsed         int64            `json:"diskUsed,omitempty"`
+	DiskTotal        int64            `json:"diskTotal,omitempty"`
+	DiskPercent      *float64         `json:"diskPercent,omitempty"`
+	Blocks           int64            `json:"blocks,omitempty"`
+	Version          string           `json:"version,omitempty"`
+	HAState          string           `json:"haState,omitempty"`
+	AdminState       string           `json:"adminState,omitempty"`
+	RegisteredAt     *time.Time       `json:"registeredAt,omitempty"`
+	LastRenewal      *time.Time       `json:"lastRenewal,omitempty"`
+	LastUpdated      *time.Time       `json:"lastUpdated,omitempty"`
+	RenewalInterval  int              `json:"renewalIntervalSecs,omitempty"`
+	LeaseDuration    int              `json:"leaseDurationSecs,omitempty"`
+	MetadataProblem  string           `json:"metadataProblem,omitempty"`
+	Metadata         heureka.Metadata `json:"metadata"` // {} when empty
 }
 
 func msTime(ms int64) *time.Time {
@@ -120,9 +119,6 @@ func viewOf(in *heureka.Instance) instanceView {
 		RenewalInterval: in.Lease.RenewalIntervalSecs,
 		LeaseDuration:   in.Lease.DurationSecs,
 		Metadata:        in.Metadata,
-	}
-	if v.Metadata == nil {
-		v.Metadata = map[string]string{}
 	}
 	if in.OverriddenStatus != "" && in.OverriddenStatus != heureka.StatusUnknown {
 		v.OverriddenStatus = in.OverriddenStatus
@@ -306,8 +302,8 @@ metadata.`, stderr)
 	if v.MetadataProblem != "" {
 		row("metadata problem", v.MetadataProblem)
 	}
-	for _, k := range slices.Sorted(maps.Keys(v.Metadata)) {
-		row("metadata."+k, v.Metadata[k])
+	for k, val := range v.Metadata.All() {
+		row("metadata."+k, val)
 	}
 	return tw.Flush()
 }

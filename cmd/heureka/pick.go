@@ -140,7 +140,7 @@ those it has, says why on stderr and exits 3.`, stderr)
 }
 
 func pickedOf(in *heureka.Instance) pickedNode {
-	p := pickedNode{ID: in.ID, Host: in.HostName, Rack: hdfs.NormalizeRack(in.Metadata[hdfs.MetaRack])}
+	p := pickedNode{ID: in.ID, Host: in.HostName, Rack: hdfs.NormalizeRack(in.Metadata.Get(hdfs.MetaRack))}
 	if p.Host == "" {
 		p.Host = in.IPAddr
 	}

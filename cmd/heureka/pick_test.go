@@ -145,7 +145,7 @@ func TestPickProbeReplacesDeadNodes(t *testing.T) {
 	for host, port := range ports {
 		in := testDataNode(host, "/r"+host[2:3], 30, 10, 90)
 		in.IPAddr = "127.0.0.1"
-		in.Metadata[hdfs.MetaDataPort] = strconv.Itoa(port)
+		in.Metadata = in.Metadata.With(hdfs.MetaDataPort, strconv.Itoa(port))
 		mustRegister(t, s, in)
 	}
 	reg := eurekaURL(s)

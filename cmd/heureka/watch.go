@@ -125,7 +125,7 @@ func (w *watcher) sync(ctx context.Context, rc *registryConn, reason string, std
 		switch {
 		case old == nil:
 			w.print(version, t, string(heureka.ActionAdded), heureka.CauseResync, in, nil)
-		case old.Status != in.Status || !maps.Equal(old.Metadata, in.Metadata) || old.HostName != in.HostName:
+		case old.Status != in.Status || !old.Metadata.Equal(in.Metadata) || old.HostName != in.HostName:
 			w.print(version, t, string(heureka.ActionModified), heureka.CauseResync, in, old)
 		}
 	}

@@ -28,7 +28,7 @@ func register(t *testing.T, reg *registry.Registry, app, host, rack string, stat
 	_, cluster, _ := hdfs.ParseAppName(app)
 	info.Rack = rack
 	in := &heureka.Instance{ID: hdfs.InstanceID(cluster, host, rack), App: app, HostName: host, IPAddr: "10.0.0.1",
-		Status: status, Metadata: info.WriteMetadata(nil)}
+		Status: status, Metadata: info.WriteMetadata(heureka.Metadata{})}
 	in.Normalize()
 	if err := reg.Register(in, false); err != nil {
 		t.Fatal(err)

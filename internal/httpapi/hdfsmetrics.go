@@ -106,7 +106,7 @@ func countHDFS(role hdfs.Role, cluster string, instances []*heureka.Instance) *h
 				continue
 			}
 			st := "unknown"
-			if s, ok := hdfs.ParseHAState(in.Metadata[hdfs.MetaHAState]); ok {
+			if s, ok := hdfs.ParseHAState(in.Metadata.Get(hdfs.MetaHAState)); ok {
 				switch s {
 				case hdfs.HAActive, hdfs.HAStandby, hdfs.HAObserver:
 					st = string(s)
@@ -117,7 +117,7 @@ func countHDFS(role hdfs.Role, cluster string, instances []*heureka.Instance) *h
 	case hdfs.RoleDataNode:
 		n.racks = map[[2]string]int{}
 		for _, in := range instances {
-			n.racks[[2]string{hdfs.NormalizeRack(in.Metadata[hdfs.MetaRack]), string(in.Status)}]++
+			n.racks[[2]string{hdfs.NormalizeRack(in.Metadata.Get(hdfs.MetaRack)), string(in.Status)}]++
 		}
 	}
 	return n

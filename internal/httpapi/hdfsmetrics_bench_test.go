@@ -25,7 +25,7 @@ func BenchmarkHDFSCollector(b *testing.B) {
 		app := fmt.Sprintf("HDFS-DATANODE.C%d", i%10)
 		in := &heureka.Instance{ID: fmt.Sprintf("dn%d", i), App: app, HostName: fmt.Sprintf("dn%d", i), IPAddr: "127.0.0.1",
 			Status: heureka.StatusUp, Lease: heureka.LeaseInfo{RenewalIntervalSecs: 10, DurationSecs: 30},
-			Metadata: map[string]string{"rack": fmt.Sprintf("/dc1/rack-%02d", (i/10)%40)}}
+			Metadata: heureka.MetadataOf(map[string]string{"rack": fmt.Sprintf("/dc1/rack-%02d", (i/10)%40)})}
 		in.Normalize()
 		if err := reg.Register(in, false); err != nil {
 			b.Fatal(err)

@@ -123,7 +123,7 @@ func TestHostilePeerBatches(t *testing.T) {
 		}
 	}
 	in, ok := ts.reg.Snapshot().Instance(app, "dn1")
-	if !ok || in.LastDirtyTimestamp != 1717171717000 || in.Status != heureka.StatusUp || in.Metadata["from"] != "" {
+	if !ok || in.LastDirtyTimestamp != 1717171717000 || in.Status != heureka.StatusUp || in.Metadata.Get("from") != "" {
 		t.Fatalf("dn1 after the hostile batch: %+v", in)
 	}
 	if _, ok := ts.reg.Snapshot().Instance(app, "dn2"); ok {
@@ -139,7 +139,7 @@ func TestHostilePeerBatches(t *testing.T) {
 	upd := newInst(app, "dn1")
 	upd.lastDirty, upd.metadata = now.UnixMilli(), map[string]string{"rev": "2"}
 	ts.registerJSON(upd)
-	if in, _ := ts.reg.Snapshot().Instance(app, "dn1"); in.Metadata["rev"] != "2" {
+	if in, _ := ts.reg.Snapshot().Instance(app, "dn1"); in.Metadata.Get("rev") != "2" {
 		t.Fatalf("a current registration did not win: %+v", in.Metadata)
 	}
 

@@ -52,7 +52,7 @@ func TestListingsAreTheEncodersBytes(t *testing.T) {
 		in := &heureka.Instance{
 			ID: fmt.Sprintf("dn-%04d", i), App: "HDFS-DATANODE", HostName: fmt.Sprintf("dn%d.example", i), IPAddr: "10.0.0.1",
 			Status: heureka.StatusUp, Port: heureka.Port{Number: 9866, Enabled: true},
-			Metadata: map[string]string{"rack": "/r" + strconv.Itoa(i%5), "odd": "<&\"'>\u2028", "a_b$c": "x"},
+			Metadata: heureka.MetadataOf(map[string]string{"rack": "/r" + strconv.Itoa(i%5), "odd": "<&\"'>\u2028", "a_b$c": "x"}),
 		}
 		in.Normalize()
 		if err := ts.reg.Register(in, false); err != nil {

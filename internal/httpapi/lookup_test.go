@@ -40,7 +40,7 @@ func TestLookupInstancesByHostAndIP(t *testing.T) {
 		if err != nil {
 			t.Fatalf("instance %s: %v", raw, err)
 		}
-		if in.Metadata["rack"] == "" {
+		if in.Metadata.Get("rack") == "" {
 			t.Errorf("instance %s lost its metadata", in.ID)
 		}
 		ids = append(ids, in.ID)

@@ -26,7 +26,7 @@ func (ts *testServer) scrape() map[string]string {
 
 func hdfsNode(app, id string, md map[string]string) *heureka.Instance {
 	in := &heureka.Instance{ID: id, App: app, HostName: id, IPAddr: "127.0.0.1", Status: heureka.StatusUp,
-		Lease: heureka.LeaseInfo{RenewalIntervalSecs: 30, DurationSecs: 90}, Metadata: md}
+		Lease: heureka.LeaseInfo{RenewalIntervalSecs: 30, DurationSecs: 90}, Metadata: heureka.MetadataOf(md)}
 	in.Normalize()
 	return in
 }

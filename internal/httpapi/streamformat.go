@@ -98,15 +98,15 @@ func eventsOf(c registry.Change) []heureka.Event {
 	return out
 }
 
-func changedKeys(old, new map[string]string) []string {
+func changedKeys(old, new heureka.Metadata) []string {
 	var keys []string
-	for k, v := range new {
-		if ov, ok := old[k]; !ok || ov != v {
+	for k, v := range new.All() {
+		if ov, ok := old.Lookup(k); !ok || ov != v {
 			keys = append(keys, k)
 		}
 	}
-	for k := range old {
-		if _, ok := new[k]; !ok {
+	for k := range old.Keys() {
+		if !new.Has(k) {
 			keys = append(keys, k)
 		}
 	}

@@ -138,7 +138,7 @@ func newWatchServer(t *testing.T, rmod func(*registry.Config), hmod func(*httpap
 func (w *watchServer) register(t *testing.T, app, id string, mods ...func(*heureka.Instance)) {
 	t.Helper()
 	in := &heureka.Instance{ID: id, App: app, HostName: id + ".example", IPAddr: "127.0.0.1",
-		Metadata: map[string]string{"rack": "/r1"}}
+		Metadata: heureka.MetadataOf(map[string]string{"rack": "/r1"})}
 	for _, m := range mods {
 		m(in)
 	}

@@ -50,7 +50,7 @@ func AgentDataNode(app string, i int, s Shape) *heureka.Instance {
 			RenewalIntervalSecs: int(s.Renew / time.Second),
 			DurationSecs:        int(s.Lease / time.Second),
 		},
-		Metadata:           info.WriteMetadata(nil),
+		Metadata:           info.WriteMetadata(heureka.Metadata{}),
 		StatusPageURL:      "http://" + host + ":9864/jmx",
 		HomePageURL:        "http://" + host + ":9864/",
 		HealthCheckURL:     "http://" + host + ":9864/jmx?qry=Hadoop:service=DataNode,name=DataNodeInfo",

@@ -33,7 +33,7 @@ func DataNode(i int) *heureka.Instance {
 		HomePageURL: "http://" + host + ":9864/", StatusPageURL: "http://" + host + ":9864/jmx",
 		HealthCheckURL: "http://" + host + ":9864/jmx?qry=Hadoop:service=DataNode,name=DataNodeInfo",
 		Lease:          heureka.LeaseInfo{RenewalIntervalSecs: 10, DurationSecs: 30},
-		Metadata: map[string]string{
+		Metadata: heureka.MetadataOf(map[string]string{
 			"rack":              rack,
 			"disk_used":         fmt.Sprint(123456789012 + i*7919),
 			"disk_total":        "480000000000000",
@@ -54,7 +54,7 @@ func DataNode(i int) *heureka.Instance {
 			"start_time":        fmt.Sprint(1764000000000 + int64(i)),
 			"software_revision": "2b1f8c1e5f0b6a29c5f3a6a1b7e4d9c0aa1c2b3d",
 			"agent_version":     "heureka-0.9.0",
-		},
+		}),
 	}
 	in.Normalize()
 	return in

@@ -83,7 +83,7 @@ func dataNode(host, rack string, lease int) *heureka.Instance {
 		IPAddr:   "10.0.0.1",
 		Status:   heureka.StatusUp,
 		Lease:    heureka.LeaseInfo{RenewalIntervalSecs: 1, DurationSecs: lease},
-		Metadata: hdfs.NodeInfo{Rack: rack, DiskUsed: total / 2, DiskTotal: total, BlockCount: 1000, Version: "3.3.6"}.WriteMetadata(nil),
+		Metadata: hdfs.NodeInfo{Rack: rack, DiskUsed: total / 2, DiskTotal: total, BlockCount: 1000, Version: "3.3.6"}.WriteMetadata(heureka.Metadata{}),
 	}
 }
 

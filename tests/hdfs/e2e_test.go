@@ -46,8 +46,8 @@ func TestDaemonStoppedDownAndBack(t *testing.T) {
 	want := map[string]string{hdfs.MetaRack: "/dc1/rack-a", hdfs.MetaDiskTotal: "2199023255552", hdfs.MetaDiskUsed: "1099511627776",
 		hdfs.MetaBlockCount: "5000", hdfs.MetaVersion: "3.3.6", hdfs.MetaStatus: "NORMAL", hdfs.MetaDataPort: dn.portNumber()}
 	for k, v := range want {
-		if in.Metadata[k] != v {
-			t.Errorf("metadata %s = %q, want %q", k, in.Metadata[k], v)
+		if in.Metadata.Get(k) != v {
+			t.Errorf("metadata %s = %q, want %q", k, in.Metadata.Get(k), v)
 		}
 	}
 
@@ -75,7 +75,7 @@ func TestDaemonStoppedDownAndBack(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		in, err = c.Instance(ctx, dnApp, id)
-		return err == nil && in.Metadata[hdfs.MetaVersion] == "3.4.1" && in.Metadata[hdfs.MetaDiskUsed] == "1288490188800"
+		return err == nil && in.Metadata.Get(hdfs.MetaVersion) == "3.4.1" && in.Metadata.Get(hdfs.MetaDiskUsed) == "1288490188800"
 	})
 }
 
@@ -199,7 +199,7 @@ func TestNameNodeFailover(t *testing.T) {
 		res, err = resolveActive(t, c)
 		return err == nil && res.Conflict == "" && res.Active != nil && res.Active.HostName == "nn-b.test" &&
 			len(res.Addresses) > 0 && res.Addresses[0] == "nn-b.test:"+nnB.portNumber() &&
-			res.Active.Metadata[hdfs.MetaHATransitionTime] != ""
+			res.Active.Metadata.Get(hdfs.MetaHATransitionTime) != ""
 	})
 
 	// The new active dies: it is DOWN, and no NameNode claims active.
@@ -224,7 +224,7 @@ func TestTopologyScript(t *testing.T) {
 		host, rack := fmt.Sprintf("dn%02d.test", i), fmt.Sprintf("/dc1/rack-%d", i%3)
 		info := hdfs.NodeInfo{Rack: rack}
 		in := &heureka.Instance{ID: hdfs.InstanceID("prod", host, rack), App: dnApp, HostName: host,
-			IPAddr: fmt.Sprintf("10.1.0.%d", i), Metadata: info.WriteMetadata(nil)}
+			IPAddr: fmt.Sprintf("10.1.0.%d", i), Metadata: info.WriteMetadata(heureka.Metadata{})}
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		if err := c.Register(ctx, in); err != nil {
 			t.Fatal(err)

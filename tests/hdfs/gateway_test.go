@@ -288,7 +288,7 @@ func TestGatewayHungNameNode(t *testing.T) {
 	in := &heureka.Instance{ID: "prod-hung.test-dc1.rack-a", App: strings.ToUpper(nnApp), HostName: "hung.test", IPAddr: "127.0.0.1",
 		Status: heureka.StatusUp, Port: heureka.Port{Number: 8020, Enabled: true}, VIPAddress: nnApp,
 		DataCenter: heureka.DataCenterInfo{Name: heureka.DataCenterMyOwn}, Lease: heureka.LeaseInfo{RenewalIntervalSecs: 10, DurationSecs: 90},
-		Metadata: hdfs.NodeInfo{HAState: hdfs.HAActive, HATransitionTime: 1, HTTPPort: port}.WriteMetadata(nil)}
+		Metadata: hdfs.NodeInfo{HAState: hdfs.HAActive, HATransitionTime: 1, HTTPPort: port}.WriteMetadata(heureka.Metadata{})}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := c.Register(ctx, in); err != nil {

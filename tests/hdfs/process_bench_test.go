@@ -68,7 +68,7 @@ func TestProcessBenchmark(t *testing.T) {
 					if (id == withPID || id == withoutPID) && ev.change.New != nil && ev.change.New.Status == heureka.StatusDown {
 						if _, ok := seen[id]; !ok {
 							seen[id] = ev.at.Sub(killed)
-							causes[id+": "+ev.change.New.Metadata[hdfs.MetaDownCause]]++
+							causes[id+": "+ev.change.New.Metadata.Get(hdfs.MetaDownCause)]++
 						}
 					}
 				case <-deadline:
@@ -164,7 +164,7 @@ func TestProcessBenchmark(t *testing.T) {
 				case c.Old == nil || c.New == nil || c.Old.Status != c.New.Status:
 					statusChanges++
 					t.Logf("status change: %s %v → %v", c.ID, c.Old, c.New)
-				case c.Old.Metadata[hdfs.MetaProbeState] != c.New.Metadata[hdfs.MetaProbeState]:
+				case c.Old.Metadata.Get(hdfs.MetaProbeState) != c.New.Metadata.Get(hdfs.MetaProbeState):
 					marks++
 				default:
 					other++

@@ -36,7 +36,7 @@ func downWith(t *testing.T, w *watcher, id, cause string, bound time.Duration) t
 		if !statusIs(id, heureka.StatusDown)(ev) {
 			return false
 		}
-		got = ev.change.New.Metadata[hdfs.MetaDownCause]
+		got = ev.change.New.Metadata.Get(hdfs.MetaDownCause)
 		return true
 	})
 	if got != cause {
@@ -70,8 +70,8 @@ func TestKilledWithPIDFile(t *testing.T) {
 	again := startSim(t, "datanode", "--hostname", "dn-pid.test", "--listen", dn.http, "--port", dn.port, "--pid-file", pidFile)
 	agent.WaitFor(watching(again.Cmd.Process.Pid), 10*time.Second)
 	w.await(t, "UP after the restart", 20*time.Second, statusIs(id, heureka.StatusUp))
-	if md := instanceOf(t, newClient(t, reg), dnApp, id).Metadata; md[hdfs.MetaDownCause] != "" {
-		t.Errorf("UP with down_cause %q", md[hdfs.MetaDownCause])
+	if md := instanceOf(t, newClient(t, reg), dnApp, id).Metadata; md.Get(hdfs.MetaDownCause) != "" {
+		t.Errorf("UP with down_cause %q", md.Get(hdfs.MetaDownCause))
 	}
 
 	again.Signal(syscall.SIGKILL)
@@ -121,7 +121,7 @@ func TestReusedPIDNotTaken(t *testing.T) {
 		t.Errorf("the agent took PID %d, another program, for the daemon", other.Cmd.Process.Pid)
 	}
 	in := instanceOf(t, newClient(t, reg), dnApp, id)
-	if in.Status != heureka.StatusDown || in.Metadata[hdfs.MetaDownCause] != "process exited" {
+	if in.Status != heureka.StatusDown || in.Metadata.Get(hdfs.MetaDownCause) != "process exited" {
 		t.Errorf("after the reused PID: %s %v", in.Status, in.Metadata)
 	}
 }

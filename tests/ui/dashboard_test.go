@@ -98,8 +98,8 @@ func TestDashboardLive(t *testing.T) {
 	// Instance data is text, never markup.
 	evil := dataNode("prod", "dn5.example.com", "/dc1/rack-c", 5, 1)
 	evil.ID = `evil-<img src=x onerror="window.__xss=1">`
-	evil.Metadata["version"] = `<script>window.__xss=2</script>`
-	evil.Metadata["rack"] = `/dc1/<i onclick="window.__xss=4">r</i>`
+	evil.Metadata = evil.Metadata.With("version", `<script>window.__xss=2</script>`)
+	evil.Metadata = evil.Metadata.With("rack", `/dc1/<i onclick="window.__xss=4">r</i>`)
 	evil.HostName = `<b onmouseover="window.__xss=3">host</b>`
 	if err := ts.register(ctx, evil); err != nil {
 		t.Fatal(err)

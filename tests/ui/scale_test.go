@@ -268,7 +268,7 @@ func TestDashboardHundredThousand(t *testing.T) {
 	}
 	for a := range 45 {
 		for i := range 50_000 / 45 {
-			in := instance("", "", fmt.Sprintf("svc%02d-%04d.example.com", a, i), "", 8080, map[string]string{"zone": fmt.Sprintf("z%d", i%3)})
+			in := instance("", "", fmt.Sprintf("svc%02d-%04d.example.com", a, i), "", 8080, heureka.MetadataOf(map[string]string{"zone": fmt.Sprintf("z%d", i%3)}))
 			in.App = fmt.Sprintf("SERVICE-%02d", a)
 			in.VIPAddress = strings.ToLower(in.App)
 			in.ID = fmt.Sprintf("svc%02d-%04d", a, i)
@@ -279,7 +279,7 @@ func TestDashboardHundredThousand(t *testing.T) {
 		}
 	}
 	for len(ins) < 100_000 {
-		in := instance("", "", fmt.Sprintf("extra-%d.example.com", len(ins)), "", 8080, nil)
+		in := instance("", "", fmt.Sprintf("extra-%d.example.com", len(ins)), "", 8080, heureka.Metadata{})
 		in.App, in.ID = "SERVICE-00", fmt.Sprintf("extra-%d", len(ins))
 		ins = append(ins, in)
 	}

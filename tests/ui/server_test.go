@@ -142,19 +142,19 @@ feed:
 func dataNode(cluster, host, rack string, usedPct int64, blocks int64) *heureka.Instance {
 	const total = 4 << 40 // 4 TiB
 	md := hdfs.NodeInfo{Rack: rack, DiskUsed: total * usedPct / 100, DiskTotal: total, BlockCount: blocks,
-		Version: "3.3.6", Status: string(hdfs.AdminNormal), DataPort: 9866}.WriteMetadata(nil)
+		Version: "3.3.6", Status: string(hdfs.AdminNormal), DataPort: 9866}.WriteMetadata(heureka.Metadata{})
 	return instance(hdfs.RoleDataNode, cluster, host, rack, 9866, md)
 }
 
 // nameNode returns a NameNode's registration in HA state ha.
 func nameNode(cluster, host string, ha hdfs.HAState) *heureka.Instance {
-	md := hdfs.NodeInfo{HAState: ha, Status: "Operational", RPCPort: 8020, Version: "3.3.6"}.WriteMetadata(nil)
+	md := hdfs.NodeInfo{HAState: ha, Status: "Operational", RPCPort: 8020, Version: "3.3.6"}.WriteMetadata(heureka.Metadata{})
 	return instance(hdfs.RoleNameNode, cluster, host, "", 8020, md)
 }
 
 // instance returns a registration of host; with role "", the caller names
 // the application and ID.
-func instance(role hdfs.Role, cluster, host, rack string, port int, md map[string]string) *heureka.Instance {
+func instance(role hdfs.Role, cluster, host, rack string, port int, md heureka.Metadata) *heureka.Instance {
 	in := &heureka.Instance{
 		ID:         hdfs.InstanceID(cluster, host, rack),
 		App:        strings.ToUpper(hdfs.AppName(role, cluster)),
