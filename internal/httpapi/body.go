@@ -214,8 +214,8 @@ func acceptsGzip(r *http.Request) bool {
 // writeEmpty answers with code and no body, Content-Length 0 (Eureka's
 // heartbeat and cancel answers; the Java client parses any body it gets).
 func writeEmpty(w http.ResponseWriter, code int) {
-	if code != http.StatusNoContent {
-		w.Header().Set("Content-Length", "0")
-	}
+	// net/http sends "Content-Length: 0" itself for an answer that ends
+	// without a body (none for 204, whose answers have no length); setting
+	// it here would cost a header map for every renewal.
 	w.WriteHeader(code)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/internal/httpapi"
 	"github.com/heureka-project/heureka/registry"
+	"github.com/heureka-project/heureka/replication"
 )
 
 // formats runs f for each wire format with the Accept header that selects it.
@@ -559,5 +560,38 @@ func TestConcurrentTraffic(t *testing.T) {
 	}
 	if n := len(statuses(t, []byte(ts.apps()))); n != 100 {
 		t.Fatalf("registry has %d instances, want 100", n)
+	}
+}
+
+// TestNodeHeaderAnswersReadsAndPeers: every read is answered with the
+// server's node ID (a registry version means something only to the process
+// that issued it), and so is a peer, whose request carries its own node ID
+// and which recognises its own URL in its peer list that way. A client's
+// renewal is not, so that it costs no response header map.
+func TestNodeHeaderAnswersReadsAndPeers(t *testing.T) {
+	ts := newTestServer(t, func(c *httpapi.Config) { c.NodeID = "node-under-test" })
+	in := newInst("ORDERS", "o1")
+	ts.registerJSON(in)
+	path := "/eureka/apps/ORDERS/o1"
+	for _, c := range []struct {
+		name string
+		hdr  []string
+		want string
+	}{
+		{"client", nil, ""},
+		{"peer", []string{replication.NodeHeader, "some-peer"}, "node-under-test"},
+	} {
+		r := ts.expect(200, "PUT", path, nil, c.hdr...)
+		if got := r.header.Get(replication.NodeHeader); got != c.want {
+			t.Errorf("a renewal from a %s: %s %q, want %q", c.name, replication.NodeHeader, got, c.want)
+		}
+		for _, get := range []string{path, "/eureka/apps/", "/eureka/apps/delta", "/eureka/apps/NOBODY"} {
+			if got := ts.do("GET", get, nil, c.hdr...).header.Get(replication.NodeHeader); got != "node-under-test" {
+				t.Errorf("GET %s from a %s: %s %q, want the node's", get, c.name, replication.NodeHeader, got)
+			}
+		}
+		if r := ts.expect(404, "PUT", "/eureka/apps/ORDERS/nobody", nil, c.hdr...); r.header.Get(replication.NodeHeader) != c.want {
+			t.Errorf("a 404 to a %s: %s %q, want %q", c.name, replication.NodeHeader, r.header.Get(replication.NodeHeader), c.want)
+		}
 	}
 }
