@@ -77,7 +77,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request, p params) erro
 // peer's copy is older than ours. The status query parameter is ignored, as
 // Eureka does.
 func (s *Server) renew(w http.ResponseWriter, r *http.Request, p params) error {
-	q := r.URL.Query()
+	q := hotQuery(r.URL.RawQuery)
 	ldt, err := parseTimestamp(q, "lastDirtyTimestamp")
 	if err != nil {
 		return err
@@ -306,7 +306,7 @@ func writeText(w http.ResponseWriter, code int, msg string) {
 }
 
 // parseTimestamp reads an optional millisecond timestamp; absent is 0.
-func parseTimestamp(q url.Values, name string) (int64, error) {
+func parseTimestamp(q interface{ Get(string) string }, name string) (int64, error) {
 	v := q.Get(name)
 	if v == "" {
 		return 0, nil
@@ -325,4 +325,27 @@ func orEmpty(apps *heureka.Applications) *heureka.Applications {
 		return &heureka.Applications{}
 	}
 	return apps
+}
+
+// hotQuery reads a renewal's few query parameters (status,
+// lastDirtyTimestamp, overriddenstatus) as url.Values.Get would, without
+// building url.ParseQuery's map: a third of a kilobyte on every heartbeat of
+// a real client. A query that holds an escape ('%' or '+') or a ';' is
+// parsed by url.ParseQuery, so that both ways agree on every input.
+type hotQuery string
+
+// Get returns the value of the first pair named key, or "".
+func (q hotQuery) Get(key string) string {
+	raw := string(q)
+	if strings.ContainsAny(raw, "%+;") {
+		v, _ := url.ParseQuery(raw) // as r.URL.Query(): a bad pair is dropped
+		return v.Get(key)
+	}
+	for pair := range strings.SplitSeq(raw, "&") {
+		k, v, _ := strings.Cut(pair, "=")
+		if k == key {
+			return v
+		}
+	}
+	return ""
 }

@@ -273,3 +273,32 @@ func TestFullListingOutlivesTheDeltaWindow(t *testing.T) {
 		t.Errorf("the full listing was assembled again when only the delta window moved (%p, then %p)", p1, p2)
 	}
 }
+
+// TestHotQueryAgreesWithParseQuery compares the renewal's query reader with
+// url.ParseQuery on random queries over an alphabet of the characters that
+// matter to either (separators, escapes, a semicolon) and a few keys.
+func TestHotQueryAgreesWithParseQuery(t *testing.T) {
+	parts := []string{"status", "lastDirtyTimestamp", "overriddenstatus", "=", "&", "UP", "12", "%20", "%zz", "+", ";", "a", ""}
+	keys := []string{"status", "lastDirtyTimestamp", "overriddenstatus", "a", "status ", "UP"}
+	seed := uint64(1)
+	next := func(n int) int { // a small LCG: the cases must be the same on every run
+		seed = seed*6364136223846793005 + 1442695040888963407
+		return int(seed>>33) % n
+	}
+	for range 20000 {
+		var b strings.Builder
+		for range next(9) {
+			b.WriteString(parts[next(len(parts))])
+		}
+		raw := b.String()
+		want, _ := url.ParseQuery(raw)
+		for _, k := range keys {
+			if got := hotQuery(raw).Get(k); got != want.Get(k) {
+				t.Fatalf("query %q: Get(%q) = %q, url.ParseQuery says %q", raw, k, got, want.Get(k))
+			}
+		}
+	}
+	if got := hotQuery("status=UP&lastDirtyTimestamp=1717171717000&status=DOWN").Get("status"); got != "UP" {
+		t.Errorf("first value wins: got %q", got)
+	}
+}
