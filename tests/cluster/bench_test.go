@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heureka-project/heureka/eureka"
 	"github.com/heureka-project/heureka/internal/proctest"
+	"github.com/heureka-project/heureka/registry/registrytest"
 )
 
 // BenchmarkServerMemory100k registers 100k DataNodes in a real server
@@ -41,6 +43,74 @@ func BenchmarkServerMemory100k(b *testing.B) {
 		after := rss(b, p)
 		b.ReportMetric(float64(after-base)/n, "rss-bytes/instance")
 		b.ReportMetric(float64(after)/(1<<20), "rss-MiB")
+		p.kill()
+	}
+}
+
+// BenchmarkServerResident100k registers 100k DataNode records
+// (registrytest.DataNode: ~1 KiB of Eureka JSON with 20 metadata entries,
+// the agent's shape) in a real server process, fetches the full registry
+// and the delta in JSON and XML, each gzip and plain, and reports the
+// process's whole resident memory per instance, the figure issue 17's
+// ≤ 3 KiB target is about:
+//
+//	go test -run '^$' -bench ServerResident -benchtime 1x ./tests/cluster
+func BenchmarkServerResident100k(b *testing.B) {
+	const n = 100_000
+	bodies := make([][]byte, n)
+	for i := range bodies {
+		dn := registrytest.DataNode(i)
+		dn.Lease.DurationSecs = 3600 // nothing may expire while the fetches run
+		bodies[i] = eureka.EncodeInstance(eureka.JSON, dn)
+	}
+	for range b.N {
+		p := startBenchProc(b)
+		var wg sync.WaitGroup
+		next := make(chan int)
+		for range 16 {
+			wg.Go(func() {
+				for i := range next {
+					req, _ := http.NewRequest(http.MethodPost, "http://"+p.addr+"/eureka/apps/"+registrytest.DataNodeApp, bytes.NewReader(bodies[i]))
+					req.Header.Set("Content-Type", "application/json")
+					resp, err := benchClient.Do(req)
+					if err != nil {
+						b.Error(err)
+						continue
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusNoContent {
+						b.Errorf("register %d: %d", i, resp.StatusCode)
+					}
+				}
+			})
+		}
+		for i := range n {
+			next <- i
+		}
+		close(next)
+		wg.Wait()
+		for _, path := range []string{"/eureka/apps/", "/eureka/apps/delta"} {
+			for _, accept := range []string{"application/json", "application/xml"} {
+				for _, gz := range []bool{true, false} {
+					req, _ := http.NewRequest(http.MethodGet, "http://"+p.addr+path, nil)
+					req.Header.Set("Accept", accept)
+					if gz {
+						req.Header.Set("Accept-Encoding", "gzip")
+					}
+					resp, err := http.DefaultTransport.RoundTrip(req) // no transparent gunzip
+					if err != nil {
+						b.Fatal(err)
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusOK {
+						b.Fatalf("GET %s (%s, gzip %v): %d", path, accept, gz, resp.StatusCode)
+					}
+				}
+			}
+		}
+		b.ReportMetric(float64(rss(b, p))/n/1024, "rss-KiB/instance")
 		p.kill()
 	}
 }
