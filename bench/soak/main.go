@@ -89,7 +89,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	compareN := fs.String("compare-n", "1000,100000", "registry sizes for -compare, comma-separated")
 	compareConns := fs.Int("compare-conns", 64, "wrk connections for -compare")
 	compareFor := fs.Duration("compare-for", 10*time.Second, "how long wrk runs against each server")
+	compareRounds := fs.Int("compare-rounds", 1, "how many times -compare measures each size, each time after its own bare run; with more than one, it reports medians")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *compareRounds < 1 || *compareRounds > 20 {
+		fmt.Fprintf(stderr, "soak: -compare-rounds %d: want 1 to 20\n", *compareRounds)
 		return 2
 	}
 	var sizes []int
@@ -131,7 +136,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(ctx, o.maxRun)
 	defer cancel()
 	if *compare {
-		if err := compareRenewals(ctx, o, sizes, *compareConns, *compareFor, stdout, stderr); err != nil {
+		if err := compareRenewals(ctx, o, sizes, *compareRounds, *compareConns, *compareFor, stdout, stderr); err != nil {
 			fmt.Fprintln(stderr, "soak:", err)
 			return 1
 		}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -159,5 +160,29 @@ func TestALateHeartbeatIsDroppedAndCountedWhereItWasDue(t *testing.T) {
 	}
 	if s := later.scheduled.Load(); s != 0 {
 		t.Errorf("the phase the beat was sent in counted %d due, want 0", s)
+	}
+}
+
+func TestMedian(t *testing.T) {
+	for _, c := range []struct {
+		in   []float64
+		want float64
+	}{{nil, 0}, {[]float64{3}, 3}, {[]float64{0.9, 0.7, 0.8}, 0.8}, {[]float64{4, 1, 3, 2}, 2.5}} {
+		in := append([]float64(nil), c.in...)
+		if got := median(c.in); got != c.want {
+			t.Errorf("median(%v) = %v, want %v", in, got, c.want)
+		}
+		if !slices.Equal(in, c.in) {
+			t.Errorf("median reordered its input: %v", c.in)
+		}
+	}
+}
+
+func TestCompareRoundsAreBounded(t *testing.T) {
+	for _, rounds := range []string{"0", "21"} {
+		var out, errs bytes.Buffer
+		if code := run([]string{"-compare", "-compare-rounds", rounds}, &out, &errs); code != 2 || !strings.Contains(errs.String(), "want 1 to 20") {
+			t.Errorf("-compare-rounds %s: exit %d, stderr %q", rounds, code, errs.String())
+		}
 	}
 }
