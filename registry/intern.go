@@ -1,6 +1,10 @@
 package registry
 
-import "github.com/heureka-project/heureka"
+import (
+	"strings"
+
+	"github.com/heureka-project/heureka"
+)
 
 // A fleet's registrations repeat some of their strings: every DataNode has
 // the same app name, VIP addresses and data-centre name. A decoder
@@ -56,6 +60,39 @@ func (t *interner) instance(in *heureka.Instance) {
 	in.SecureVIPAddress = t.str(in.SecureVIPAddress)
 	in.ASGName = t.str(in.ASGName)
 	in.DataCenter.Name = t.str(in.DataCenter.Name)
+	packURLs(in)
+}
+
+// packURLs puts in's page and health-check URLs, which no other instance
+// shares and no index keys on, into one allocation: one heap object for the
+// collector to mark where a decoder made one per URL. (The ID, host name
+// and address stay apart: the lease table and the host index key on them,
+// and a key into a packed block would keep a replaced instance's whole
+// block alive.)
+func packURLs(in *heureka.Instance) {
+	fields := [...]*string{&in.HomePageURL, &in.StatusPageURL, &in.HealthCheckURL, &in.SecureHealthCheckURL}
+	size, n := 0, 0
+	for _, f := range fields {
+		if *f != "" {
+			size += len(*f)
+			n++
+		}
+	}
+	if n < 2 {
+		return
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for _, f := range fields {
+		b.WriteString(*f)
+	}
+	block, off := b.String(), 0
+	for _, f := range fields {
+		if l := len(*f); l > 0 { // an empty one stays the empty string
+			*f = block[off : off+l]
+			off += l
+		}
+	}
 }
 
 // canonicalStatus returns the package constant equal to st, whose bytes

@@ -62,3 +62,26 @@ func TestInternTableIsBounded(t *testing.T) {
 		t.Fatal("a string past the length limit was stored")
 	}
 }
+
+// TestStoredURLsAreOneBlock checks that a stored instance's page and
+// health-check URLs come out unchanged and share one allocation, and that
+// an empty one stays empty.
+func TestStoredURLsAreOneBlock(t *testing.T) {
+	r, _ := newTestRegistry(t)
+	mustRegister(t, r, inst("HDFS-DATANODE", "dn1", func(in *heureka.Instance) {
+		in.HomePageURL = strings.Clone("http://dn1:9864/")
+		in.StatusPageURL = strings.Clone("http://dn1:9864/jmx")
+		in.HealthCheckURL = strings.Clone("http://dn1:9864/jmx?qry=Hadoop:service=DataNode,name=DataNodeInfo")
+	}))
+	got := get(t, r, "HDFS-DATANODE", "dn1")
+	if got.HomePageURL != "http://dn1:9864/" || got.StatusPageURL != "http://dn1:9864/jmx" ||
+		got.HealthCheckURL != "http://dn1:9864/jmx?qry=Hadoop:service=DataNode,name=DataNodeInfo" || got.SecureHealthCheckURL != "" {
+		t.Fatalf("URLs changed: %q %q %q %q", got.HomePageURL, got.StatusPageURL, got.HealthCheckURL, got.SecureHealthCheckURL)
+	}
+	home := uintptr(unsafe.Pointer(unsafe.StringData(got.HomePageURL)))
+	status := uintptr(unsafe.Pointer(unsafe.StringData(got.StatusPageURL)))
+	health := uintptr(unsafe.Pointer(unsafe.StringData(got.HealthCheckURL)))
+	if status != home+uintptr(len(got.HomePageURL)) || health != status+uintptr(len(got.StatusPageURL)) {
+		t.Errorf("the URLs are not one block: %#x %#x %#x", home, status, health)
+	}
+}
