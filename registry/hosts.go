@@ -17,15 +17,29 @@ import (
 type instRef struct{ app, id string }
 
 // hostIndex holds the instances by host key; a key exists while an
-// instance carries it. Most hosts carry one or two instances, so a small
-// slice beats a set. A key many instances share (every instance of a
-// laptop's demo on 127.0.0.1, containers behind one address) also gets a
-// map of positions in its slice, so that adding or dropping one of its
-// instances stays O(1) rather than a scan of them all.
+// instance carries it. Most keys are carried by one instance (a DataNode's
+// host name, and its address), which is stored in place: a slice would be
+// one more heap object per key for the collector to mark. A key several
+// carry has a small slice, which beats a set. A key many instances share
+// (every instance of a laptop's demo on 127.0.0.1, containers behind one
+// address) also gets a map of positions in its slice, so that adding or
+// dropping one of its instances stays O(1) rather than a scan of them all.
 type hostIndex struct {
-	refs map[string][]instRef
+	one  map[string]instRef         // keys exactly one instance carries
+	refs map[string][]instRef       // keys two or more carry
 	pos  map[string]map[instRef]int // for keys with more than crowdedHost instances
 }
+
+// get returns the instances that carry k.
+func (x *hostIndex) get(k string) []instRef {
+	if ref, ok := x.one[k]; ok {
+		return []instRef{ref}
+	}
+	return x.refs[k]
+}
+
+// keys is how many keys are indexed.
+func (x *hostIndex) keys() int { return len(x.one) + len(x.refs) }
 
 // crowdedHost is how many instances a key holds before it gets positions;
 // it loses them again below half of it.
@@ -52,7 +66,7 @@ func hostKeys(in *heureka.Instance) (a, b string) {
 // for a new instance and in is nil for a removed one.
 func (x *hostIndex) update(prev, in *heureka.Instance) {
 	if x.refs == nil {
-		x.refs = map[string][]instRef{}
+		x.one, x.refs = map[string]instRef{}, map[string][]instRef{}
 	}
 	var pa, pb, na, nb string
 	var ref instRef
@@ -80,7 +94,18 @@ func (x *hostIndex) update(prev, in *heureka.Instance) {
 }
 
 func (x *hostIndex) add(k string, ref instRef) {
-	refs := x.refs[k]
+	if cur, ok := x.one[k]; ok {
+		if cur != ref {
+			delete(x.one, k)
+			x.refs[k] = []instRef{cur, ref} // crowdedHost is far above two
+		}
+		return
+	}
+	refs, ok := x.refs[k]
+	if !ok {
+		x.one[k] = ref
+		return
+	}
 	p := x.pos[k]
 	switch {
 	case p != nil:
@@ -106,6 +131,12 @@ func (x *hostIndex) add(k string, ref instRef) {
 }
 
 func (x *hostIndex) drop(k string, ref instRef) {
+	if cur, ok := x.one[k]; ok {
+		if cur == ref {
+			delete(x.one, k)
+		}
+		return
+	}
 	refs := x.refs[k]
 	p := x.pos[k]
 	i := -1
@@ -121,7 +152,8 @@ func (x *hostIndex) drop(k string, ref instRef) {
 		return
 	}
 	last := len(refs) - 1
-	if last == 0 {
+	if last == 1 { // one left: it goes back in place
+		x.one[k] = refs[1-i]
 		delete(x.refs, k)
 		delete(x.pos, k)
 		return
@@ -160,7 +192,7 @@ func (r *Registry) ByHost(hosts []string, app string, max int) (matches []HostMa
 	matches = make([]HostMatch, 0, len(hosts))
 	for _, h := range hosts {
 		m := HostMatch{Host: h}
-		for _, ref := range r.hosts.refs[HostKey(h)] {
+		for _, ref := range r.hosts.get(HostKey(h)) {
 			if app != "" && ref.app != app {
 				continue
 			}

@@ -64,7 +64,7 @@ func TestByHostFollowsRegistrationsChangesAndRemovals(t *testing.T) {
 		t.Fatalf("after cancel: %v, want DN/a", byHostIDs(got))
 	}
 	clk.Advance(10 * time.Minute)
-	if n := r.Tick(); len(r.apps) != 0 || len(r.hosts.refs) != 0 {
+	if n := r.Tick(); len(r.apps) != 0 || r.hosts.keys() != 0 {
 		t.Fatalf("after evicting (%d more): %d apps, host index %v; want both empty", n, len(r.apps), r.hosts)
 	}
 }
@@ -116,12 +116,15 @@ func TestACrowdedHostKeyStaysExact(t *testing.T) {
 				}
 			}
 		}
-		if len(want) != len(r.hosts.refs) {
-			t.Fatalf("%s: %d keys indexed, a recount has %d", step, len(r.hosts.refs), len(want))
+		if len(want) != r.hosts.keys() {
+			t.Fatalf("%s: %d keys indexed, a recount has %d", step, r.hosts.keys(), len(want))
 		}
 		cmp := func(a, b instRef) int { return strings.Compare(a.app+"/"+a.id, b.app+"/"+b.id) }
 		for k, refs := range want {
-			got := slices.Clone(r.hosts.refs[k])
+			got := slices.Clone(r.hosts.get(k))
+			if _, single := r.hosts.one[k]; single == (len(got) != 1) {
+				t.Fatalf("%s: key %s holds %d instances, in place: %v", step, k, len(got), single)
+			}
 			slices.SortFunc(got, cmp)
 			slices.SortFunc(refs, cmp)
 			if !slices.Equal(got, refs) {
@@ -167,7 +170,7 @@ func TestACrowdedHostKeyStaysExact(t *testing.T) {
 		}
 		check(fmt.Sprintf("cancelled n%03d", i))
 	}
-	if _, ok := r.hosts.refs["127.0.0.1"]; ok {
+	if len(r.hosts.get("127.0.0.1")) != 0 {
 		t.Fatal("127.0.0.1 still indexed with no instance on it")
 	}
 	for i := 0; i < n; i += 3 {
@@ -176,7 +179,7 @@ func TestACrowdedHostKeyStaysExact(t *testing.T) {
 		}
 	}
 	check("all cancelled")
-	if len(r.hosts.refs) != 0 || len(r.hosts.pos) != 0 {
-		t.Fatalf("index not empty: %d keys, %d with positions", len(r.hosts.refs), len(r.hosts.pos))
+	if r.hosts.keys() != 0 || len(r.hosts.pos) != 0 {
+		t.Fatalf("index not empty: %d keys, %d with positions", r.hosts.keys(), len(r.hosts.pos))
 	}
 }
