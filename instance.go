@@ -250,7 +250,6 @@ func ValidateMetadata(md Metadata, l Limits) error {
 	if md.Len() > l.MaxMetadata {
 		return Errorf(EINVALID, "metadata has %d entries; the limit is %d", md.Len(), l.MaxMetadata)
 	}
-	size := 0
 	for k, v := range md.All() {
 		if k == "" {
 			return Errorf(EINVALID, "metadata has an empty key")
@@ -261,9 +260,8 @@ func ValidateMetadata(md Metadata, l Limits) error {
 		if hasControl(v) {
 			return Errorf(EINVALID, "metadata value of %q contains a control character", k)
 		}
-		size += len(k) + len(v)
 	}
-	if size > l.MaxMetadataBytes {
+	if size := md.Size(); size > l.MaxMetadataBytes {
 		return Errorf(EINVALID, "metadata is %d bytes; the limit is %d bytes (keys plus values)", size, l.MaxMetadataBytes)
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/heureka-project/heureka"
@@ -197,4 +198,39 @@ func BenchmarkMetadata(b *testing.B) {
 			_ = m[kv[2*(i%20)]]
 		}
 	})
+}
+
+// TestValidateMetadataHoldsTheLimits checks each limit at its edge: entries,
+// key length, keys plus values in bytes, empty keys and control characters.
+func TestValidateMetadataHoldsTheLimits(t *testing.T) {
+	l := heureka.DefaultLimits()
+	pairs := func(n, valueLen int) heureka.Metadata {
+		kv := make([]string, 0, 2*n)
+		for i := range n {
+			kv = append(kv, fmt.Sprintf("k%03d", i), strings.Repeat("v", valueLen))
+		}
+		return heureka.NewMetadata(kv...)
+	}
+	perEntry := (l.MaxMetadataBytes / l.MaxMetadata) - 4 // a value that fills the byte limit exactly
+	for _, c := range []struct {
+		name string
+		md   heureka.Metadata
+		want string // "" for valid
+	}{
+		{"at every limit", pairs(l.MaxMetadata, perEntry), ""},
+		{"one entry too many", pairs(l.MaxMetadata+1, 1), "entries"},
+		{"one byte too many", pairs(l.MaxMetadata, perEntry).With("k000", strings.Repeat("v", perEntry+1)), "bytes"},
+		{"a key at its limit", heureka.NewMetadata(strings.Repeat("k", l.MaxMetadataKeyLen), "v"), ""},
+		{"a key too long", heureka.NewMetadata(strings.Repeat("k", l.MaxMetadataKeyLen+1), "v"), "key"},
+		{"an empty key", heureka.NewMetadata("", "v"), "empty key"},
+		{"a control character", heureka.NewMetadata("rack", "/r1\n"), "control character"},
+	} {
+		err := heureka.ValidateMetadata(c.md, l)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || heureka.ErrorCode(err) != heureka.EINVALID):
+			t.Errorf("%s: got %v, want an EINVALID error about %q", c.name, err, c.want)
+		}
+	}
 }

@@ -39,6 +39,12 @@ func TestStoredInstancesShareRepeatedStrings(t *testing.T) {
 	same("vip", a.VIPAddress, b.VIPAddress)
 	same("status", string(a.Status), string(heureka.StatusUp))
 	// Metadata is one block of text per instance, not shared strings.
+	if err := r.UpdateMetadata("HDFS-DATANODE", "a", map[string]string{"@class": "java.util.Collections$EmptyMap"}); err != nil {
+		t.Fatal(err)
+	}
+	if a = get(t, r, "HDFS-DATANODE", "a"); a.Metadata.Has("@class") {
+		t.Errorf("an update stored Java's type hint as metadata: %v", a.Metadata)
+	}
 	if a.Metadata.Len() != 3 || a.Metadata.Get("rack") != "/dc1/rack7" || a.Metadata.Get("version") != "3.3.6" || a.Metadata.Get("ha_state") != "standby" {
 		t.Fatalf("metadata %v, want the three entries unchanged", a.Metadata)
 	}

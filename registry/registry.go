@@ -589,9 +589,11 @@ func (r *Registry) UpdateMetadata(app, id string, md map[string]string) error {
 	in := l.inst.Clone()
 	kv := make([]string, 0, 2*len(md))
 	for k, v := range md {
-		kv = append(kv, k, v)
+		if k != "@class" { // Java's type hint, never metadata
+			kv = append(kv, k, v)
+		}
 	}
-	in.Metadata = in.Metadata.With(kv...).Without("@class")
+	in.Metadata = in.Metadata.With(kv...)
 	if err := heureka.ValidateMetadata(in.Metadata, r.cfg.Limits); err != nil {
 		return err
 	}

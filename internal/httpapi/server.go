@@ -32,9 +32,10 @@ type Config struct {
 	// registry version.
 	CacheEntries int
 	// NodeID identifies this server process; it is sent as X-Heureka-Node
-	// on every answer to a GET (a registry version means something only to
-	// the process that issued it) and on every answer to a peer (so that a
-	// peer list naming this server is recognised). Other writes go without.
+	// on every answer to a GET or HEAD (a registry version means something
+	// only to the process that issued it) and on every answer to a peer (so
+	// that a peer list naming this server is recognised). Other writes go
+	// without.
 	NodeID string
 	// Status adds sections (peers, start-up sync) to GET /v1/status.
 	Status func() map[string]any
@@ -213,7 +214,7 @@ func (s *Server) Handler() http.Handler { return s }
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.now()
 	sw := &statusWriter{ResponseWriter: w}
-	if s.cfg.NodeID != "" && (r.Method == http.MethodGet || r.Header.Get(replication.NodeHeader) != "") {
+	if s.cfg.NodeID != "" && (r.Method == http.MethodGet || r.Method == http.MethodHead || r.Header.Get(replication.NodeHeader) != "") {
 		// Readers learn from it which server process issued a registry
 		// version (package client's resume and restart detection); a peer
 		// sends its own and reads ours back, to recognise its own URL in

@@ -586,8 +586,10 @@ func TestNodeHeaderAnswersReadsAndPeers(t *testing.T) {
 			t.Errorf("a renewal from a %s: %s %q, want %q", c.name, replication.NodeHeader, got, c.want)
 		}
 		for _, get := range []string{path, "/eureka/apps/", "/eureka/apps/delta", "/eureka/apps/NOBODY"} {
-			if got := ts.do("GET", get, nil, c.hdr...).header.Get(replication.NodeHeader); got != "node-under-test" {
-				t.Errorf("GET %s from a %s: %s %q, want the node's", get, c.name, replication.NodeHeader, got)
+			for _, method := range []string{"GET", "HEAD"} {
+				if got := ts.do(method, get, nil, c.hdr...).header.Get(replication.NodeHeader); got != "node-under-test" {
+					t.Errorf("%s %s from a %s: %s %q, want the node's", method, get, c.name, replication.NodeHeader, got)
+				}
 			}
 		}
 		if r := ts.expect(404, "PUT", "/eureka/apps/ORDERS/nobody", nil, c.hdr...); r.header.Get(replication.NodeHeader) != c.want {

@@ -65,31 +65,7 @@ func BenchmarkServerResident100k(b *testing.B) {
 	}
 	for range b.N {
 		p := startBenchProc(b)
-		var wg sync.WaitGroup
-		next := make(chan int)
-		for range 16 {
-			wg.Go(func() {
-				for i := range next {
-					req, _ := http.NewRequest(http.MethodPost, "http://"+p.addr+"/eureka/apps/"+registrytest.DataNodeApp, bytes.NewReader(bodies[i]))
-					req.Header.Set("Content-Type", "application/json")
-					resp, err := benchClient.Do(req)
-					if err != nil {
-						b.Error(err)
-						continue
-					}
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					if resp.StatusCode != http.StatusNoContent {
-						b.Errorf("register %d: %d", i, resp.StatusCode)
-					}
-				}
-			})
-		}
-		for i := range n {
-			next <- i
-		}
-		close(next)
-		wg.Wait()
+		registerEach(b, n, func(i int) { registerBody(b, p, registrytest.DataNodeApp, bodies[i]) })
 		for _, path := range []string{"/eureka/apps/", "/eureka/apps/delta"} {
 			for _, accept := range []string{"application/json", "application/xml"} {
 				for _, gz := range []bool{true, false} {
@@ -207,37 +183,52 @@ func instanceBody(id string, lease int) []byte {
 }
 
 func registerRaw(b testing.TB, p *proc, id string, lease int) {
-	req, _ := http.NewRequest(http.MethodPost, "http://"+p.addr+"/eureka/apps/"+app, bytes.NewReader(instanceBody(id, lease)))
+	registerBody(b, p, app, instanceBody(id, lease))
+}
+
+// registerBody registers one instance of application a from its Eureka
+// JSON and marks b failed unless the server answers 204. It does not stop
+// the caller: it runs on registerEach's goroutines, where FailNow may not.
+func registerBody(b testing.TB, p *proc, a string, body []byte) {
+	req, _ := http.NewRequest(http.MethodPost, "http://"+p.addr+"/eureka/apps/"+a, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := benchClient.Do(req)
 	if err != nil {
-		b.Fatal(err)
+		b.Error(err)
+		return
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNoContent {
-		b.Fatalf("register %s: %d", id, resp.StatusCode)
+		b.Errorf("register %s: %d", a, resp.StatusCode)
 	}
 }
 
 // registerMany registers n instances bulk000000… from 16 goroutines.
 func registerMany(b testing.TB, p *proc, n int) {
+	registerEach(b, n, func(i int) { registerRaw(b, p, fmt.Sprintf("bulk%06d", i), 3600) })
+}
+
+// registerEach calls register for 0…n-1 from 16 goroutines, and stops
+// handing out work once b has failed.
+func registerEach(b testing.TB, n int, register func(i int)) {
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range next {
-				registerRaw(b, p, fmt.Sprintf("bulk%06d", i), 3600)
+				register(i)
 			}
-		}()
+		})
 	}
-	for i := range n {
+	for i := 0; i < n && !b.Failed(); i++ {
 		next <- i
 	}
 	close(next)
 	wg.Wait()
+	if b.Failed() {
+		b.FailNow()
+	}
 }
 
 func getRaw(p *proc, path string) (int, []byte) {
