@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka"
-	"github.com/heureka-project/heureka/bench/internal/serverproc"
 	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/internal/proc"
 	"github.com/heureka-project/heureka/sim"
 )
 
@@ -275,7 +275,7 @@ func (f *fsys) spec(s *sim.Sim, role hdfs.Role, cluster, host string) agentSpec 
 	}
 }
 
-func (f *fsys) startAgent(spec agentSpec) (*serverproc.Proc, error) {
+func (f *fsys) startAgent(spec agentSpec) (*proc.Proc, error) {
 	name := fmt.Sprintf("agent-%s-%s-%d", f.sys.kind, spec.Cluster, f.r.seq.Add(1))
 	bin := ""
 	if f.sys.kind == "heureka" && f.r.agentCmd {
@@ -306,13 +306,13 @@ func (f *fsys) run(ctx context.Context, key string, res *failureResult) {
 	var all []time.Duration
 	missed := 0
 	timeout := f.detectTimeout(key)
-	var agents []*serverproc.Proc
+	var agents []*proc.Proc
 	defer func() {
 		for _, p := range agents {
 			p.Kill()
 		}
 	}()
-	start := func(spec agentSpec) (*serverproc.Proc, bool) {
+	start := func(spec agentSpec) (*proc.Proc, bool) {
 		p, err := f.startAgent(spec)
 		if err != nil {
 			fail("agent: %v", err)

@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka/agent"
-	"github.com/heureka-project/heureka/bench/internal/serverproc"
 	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/internal/proc"
 )
 
 // The failure scenarios need an agent that can be killed with SIGKILL or
@@ -87,13 +87,13 @@ func hasAgentCommand(bin string) bool {
 // startAgent starts an agent process whose log goes to dir: `heureka
 // agent` when heurekaBin is set (heureka's own configurations), else this
 // binary as a helper.
-func startAgent(dir, name, heurekaBin string, s agentSpec) (*serverproc.Proc, error) {
+func startAgent(dir, name, heurekaBin string, s agentSpec) (*proc.Proc, error) {
 	if heurekaBin != "" {
 		argv, err := heurekaAgentArgs(heurekaBin, s)
 		if err != nil {
 			return nil, err
 		}
-		return serverproc.Start("heureka agent", filepath.Join(dir, name+".log"), argv, nil, nil)
+		return proc.StartLogged("heureka agent", proc.Command(argv), filepath.Join(dir, name+".log"), nil)
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -104,7 +104,7 @@ func startAgent(dir, name, heurekaBin string, s agentSpec) (*serverproc.Proc, er
 		// A test binary: keep its own flags away from the helper's.
 		argv = append([]string{self, "-test.run=^$", "--"}, s.args()...)
 	}
-	return serverproc.Start("agent", filepath.Join(dir, name+".log"), argv, []string{helperEnv + "=agent"}, nil)
+	return proc.StartLogged("agent", proc.Command(argv, helperEnv+"=agent"), filepath.Join(dir, name+".log"), nil)
 }
 
 // helperMain is the agent process.

@@ -25,7 +25,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/heureka-project/heureka/bench/internal/serverproc"
+	"github.com/heureka-project/heureka/internal/proc"
 )
 
 func main() {
@@ -159,7 +159,7 @@ func (r *runner) run(ctx context.Context) (*results, error) {
 	defer os.RemoveAll(dir)
 	if r.heurekaBin == "" {
 		r.logf("building cmd/heureka")
-		if r.heurekaBin, err = serverproc.Build(ctx, r.repo, dir); err != nil {
+		if r.heurekaBin, err = proc.Build(ctx, r.repo, dir); err != nil {
 			return nil, err
 		}
 	} else if r.heurekaBin, err = filepath.Abs(r.heurekaBin); err != nil {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/heureka-project/heureka/bench/internal/procstat"
-	"github.com/heureka-project/heureka/bench/internal/serverproc"
+	"github.com/heureka-project/heureka/internal/proc"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 )
@@ -41,7 +41,7 @@ func haveZooKeeper() bool {
 // server is one running registry server.
 type server struct {
 	kind string // "heureka", "etcd", "zookeeper"
-	p    *serverproc.Proc
+	p    *proc.Proc
 	addr string // host:port clients use
 	dir  string
 }
@@ -65,7 +65,7 @@ func (s *server) stop() {
 func startHeureka(ctx context.Context, bin, dir, name, selfPreservation string) (*server, error) {
 	addrc := make(chan string, 1)
 	argv := []string{bin, "server", "--listen", "127.0.0.1:0", "--self-preservation", selfPreservation}
-	p, err := serverproc.Start("heureka", filepath.Join(dir, name+".log"), argv, nil, func(line string) bool {
+	p, err := proc.StartLogged("heureka", proc.Command(argv), filepath.Join(dir, name+".log"), func(line string) bool {
 		if !strings.Contains(line, "heureka server listening") {
 			return false
 		}
@@ -92,7 +92,7 @@ func startHeureka(ctx context.Context, bin, dir, name, selfPreservation string) 
 		p.Stop(time.Second)
 		return nil, ctx.Err()
 	}
-	if err := p.WaitReady(ctx, 10*time.Second, serverproc.HTTPOK("http://"+s.addr+"/healthz")); err != nil {
+	if err := p.WaitReady(ctx, 10*time.Second, proc.HTTPOK("http://"+s.addr+"/healthz")); err != nil {
 		p.Stop(time.Second)
 		return nil, err
 	}
@@ -101,11 +101,11 @@ func startHeureka(ctx context.Context, bin, dir, name, selfPreservation string) 
 
 // startEtcd runs a single-member etcd on loopback with a temp data dir.
 func startEtcd(ctx context.Context, dir, name string) (*server, error) {
-	cport, err := serverproc.FreePort()
+	cport, err := proc.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	pport, err := serverproc.FreePort()
+	pport, err := proc.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +119,7 @@ func startEtcd(ctx context.Context, dir, name string) (*server, error) {
 		"--initial-cluster", "bench=" + purl, "--initial-cluster-state", "new",
 		"--log-level", "warn",
 	}
-	p, err := serverproc.Start("etcd", filepath.Join(dir, name+".log"), argv, nil, nil)
+	p, err := proc.StartLogged("etcd", proc.Command(argv), filepath.Join(dir, name+".log"), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +157,7 @@ func newEtcdClient(addr string) (*clientv3.Client, error) {
 // 2 s, so sessions may negotiate 4–40 s, and the per-IP connection limit is
 // off: every watcher here comes from 127.0.0.1.
 func startZooKeeper(ctx context.Context, dir, name string) (*server, error) {
-	port, err := serverproc.FreePort()
+	port, err := proc.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -182,7 +182,7 @@ func startZooKeeper(ctx context.Context, dir, name string) (*server, error) {
 	argv := []string{javaBin, "-cp", zookeeperJar + ":/etc/zookeeper/conf",
 		"-Dzookeeper.admin.enableServer=false",
 		"org.apache.zookeeper.server.ZooKeeperServerMain", cfg}
-	p, err := serverproc.Start("zookeeper", filepath.Join(dir, name+".log"), argv, nil, nil)
+	p, err := proc.StartLogged("zookeeper", proc.Command(argv), filepath.Join(dir, name+".log"), nil)
 	if err != nil {
 		return nil, err
 	}

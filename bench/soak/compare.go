@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/heureka-project/heureka/bench/internal/serverproc"
+	"github.com/heureka-project/heureka/internal/proc"
 )
 
 // bareEnv makes this program serve a bare net/http handler on the address
@@ -39,8 +39,8 @@ func serveBare(addr string) int {
 
 // startBare runs this program as a bare net/http handler pinned to cpus,
 // with its log in dir, and returns its address and the process.
-func startBare(ctx context.Context, cpus, dir string) (string, *serverproc.Proc, error) {
-	addr, err := freeAddr()
+func startBare(ctx context.Context, cpus, dir string) (string, *proc.Proc, error) {
+	addr, err := proc.FreeAddr("127.0.0.1")
 	if err != nil {
 		return "", nil, err
 	}
@@ -48,7 +48,7 @@ func startBare(ctx context.Context, cpus, dir string) (string, *serverproc.Proc,
 	if err != nil {
 		return "", nil, err
 	}
-	p, err := serverproc.Start("bare handler", filepath.Join(dir, "bare.log"), serverproc.Taskset(cpus, exe), []string{bareEnv + "=" + addr}, nil)
+	p, err := proc.StartLogged("bare handler", proc.Command(proc.Taskset(cpus, exe), bareEnv+"="+addr), filepath.Join(dir, "bare.log"), nil)
 	if err != nil {
 		return "", nil, err
 	}
@@ -211,7 +211,7 @@ var (
 
 func runWrk(ctx context.Context, cpus, script, paths, url string, conns int, dur time.Duration) (float64, string, error) {
 	args := []string{"-t1", "-c" + strconv.Itoa(conns), "-d" + dur.String(), "--latency", "-s", script, url}
-	argv := serverproc.Taskset(cpus, append([]string{"wrk"}, args...)...)
+	argv := proc.Taskset(cpus, append([]string{"wrk"}, args...)...)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), "SOAK_PATHS="+paths)
 	out, err := cmd.CombinedOutput()

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,7 +14,7 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka/bench/internal/procstat"
-	"github.com/heureka-project/heureka/bench/internal/serverproc"
+	"github.com/heureka-project/heureka/internal/proc"
 )
 
 // peer is one `heureka server` process, kept at one address over restarts.
@@ -23,28 +22,19 @@ type peer struct {
 	addr string // 127.0.0.1:PORT
 	args []string
 	log  string // its log file, appended to by each process
-	proc *serverproc.Proc
+	proc *proc.Proc
 	// cpu of processes of this peer that have exited (restarts), seconds.
 	pastCPU float64
 }
 
 func (p *peer) base() string { return "http://" + p.addr + "/eureka" }
 
-// freeAddr is a loopback address whose port was free a moment ago.
-func freeAddr() (string, error) {
-	port, err := serverproc.FreePort()
-	if err != nil {
-		return "", err
-	}
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), nil
-}
-
 // buildHeureka builds repo/cmd/heureka into dir, unless bin is given.
 func buildHeureka(ctx context.Context, bin, repo, dir string) (string, error) {
 	if bin != "" {
 		return bin, nil
 	}
-	return serverproc.Build(ctx, repo, dir)
+	return proc.Build(ctx, repo, dir)
 }
 
 // startPeers starts n servers on fresh loopback ports, each listing the
@@ -53,7 +43,7 @@ func startPeers(ctx context.Context, bin, dir, cpus string, n int, extra []strin
 	peers := make([]*peer, n)
 	var urls []string
 	for i := range peers {
-		addr, err := freeAddr()
+		addr, err := proc.FreeAddr("127.0.0.1")
 		if err != nil {
 			return nil, err
 		}
@@ -76,13 +66,13 @@ func startPeers(ctx context.Context, bin, dir, cpus string, n int, extra []strin
 
 // start runs a new process for p and waits up to a minute for its /readyz.
 func (p *peer) start(ctx context.Context, bin, cpus string) error {
-	argv := serverproc.Taskset(cpus, append([]string{bin}, p.args...)...)
-	proc, err := serverproc.Start("heureka server "+p.addr, p.log, argv, nil, nil)
+	argv := proc.Taskset(cpus, append([]string{bin}, p.args...)...)
+	pr, err := proc.StartLogged("heureka server "+p.addr, proc.Command(argv), p.log, nil)
 	if err != nil {
 		return err
 	}
-	p.proc = proc
-	return proc.WaitReady(ctx, time.Minute, serverproc.HTTPOK("http://"+p.addr+"/readyz"))
+	p.proc = pr
+	return pr.WaitReady(ctx, time.Minute, proc.HTTPOK("http://"+p.addr+"/readyz"))
 }
 
 // stop ends the process with SIGTERM (SIGKILL after 15 s) and adds its CPU
@@ -189,7 +179,7 @@ func pinSelf(list string) error {
 	if err != nil {
 		return err
 	}
-	argv := serverproc.Taskset(list, append([]string{exe}, os.Args[1:]...)...)
+	argv := proc.Taskset(list, append([]string{exe}, os.Args[1:]...)...)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), "HEUREKA_SOAK_PINNED="+list)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr

@@ -8,7 +8,8 @@
 // collects a log written from other goroutines; FreeAddr finds a free
 // loopback port.
 //
-// It is for tests only.
+// It is for tests only. A process's life (start, wait, signal, stop) is
+// package proc's; proctest adds the test's failure, clean-up and log.
 //
 // # Concurrency
 //

@@ -1,9 +1,9 @@
 package proctest
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/heureka-project/heureka/internal/proc"
 )
 
 var (
@@ -50,35 +52,22 @@ func build() {
 		binPath = b
 		return
 	}
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		buildErr = fmt.Errorf("proctest: no go command on PATH to build ./cmd/heureka: %w", err)
-		return
-	}
 	dir, err := os.MkdirTemp("", "heureka-bin-")
 	if err != nil {
 		buildErr = fmt.Errorf("proctest: %w", err)
 		return
 	}
 	buildDir = dir
-	binPath = filepath.Join(dir, "heureka")
 	_, file, _, _ := runtime.Caller(0)
-	cmd := exec.Command(gobin, "build", "-o", binPath, "./cmd/heureka")
-	cmd.Dir = filepath.Join(filepath.Dir(file), "..", "..")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		buildErr = fmt.Errorf("proctest: go build ./cmd/heureka: %v\n%s", err, out)
-	}
+	binPath, buildErr = proc.Build(context.Background(), filepath.Join(filepath.Dir(file), "..", ".."), dir)
 }
 
-// Proc is one running (or finished) process with its output.
+// Proc is one running (or finished) process with its output. Its Name,
+// Cmd, Done, Exited, Kill and Stop are package proc's.
 type Proc struct {
-	Name string
-	Cmd  *exec.Cmd
+	*proc.Proc
 
-	t    testing.TB
-	done chan struct{}
-	err  error // from Wait, once done is closed
-
+	t       testing.TB
 	mu      sync.Mutex
 	out     strings.Builder
 	changed chan struct{} // closed and replaced on every write
@@ -96,18 +85,12 @@ func Start(t testing.TB, name string, args ...string) *Proc {
 // Stderr proctest sets, with the same clean-up as Start.
 func StartCmd(t testing.TB, name string, cmd *exec.Cmd) *Proc {
 	t.Helper()
-	p := &Proc{Name: name, Cmd: cmd, t: t, done: make(chan struct{}), changed: make(chan struct{})}
+	p := &Proc{t: t, changed: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p, p
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s (%s): %v", name, strings.Join(cmd.Args, " "), err)
+	var err error
+	if p.Proc, err = proc.Start(name, cmd); err != nil {
+		t.Fatal(err)
 	}
-	go func() {
-		err := cmd.Wait()
-		p.mu.Lock()
-		p.err = err
-		p.mu.Unlock()
-		close(p.done)
-	}()
 	t.Cleanup(func() {
 		p.Stop(10 * time.Second)
 		if t.Failed() {
@@ -134,19 +117,6 @@ func (p *Proc) Output() string {
 	return p.out.String()
 }
 
-// Done is closed when the process has exited.
-func (p *Proc) Done() <-chan struct{} { return p.done }
-
-// Exited reports whether the process has exited.
-func (p *Proc) Exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
 // WaitFor waits up to d until the output matches re and returns the
 // submatches. It fails the test if the process exits first or d passes.
 func (p *Proc) WaitFor(re *regexp.Regexp, d time.Duration) []string {
@@ -163,11 +133,11 @@ func (p *Proc) WaitFor(re *regexp.Regexp, d time.Duration) []string {
 		}
 		select {
 		case <-changed:
-		case <-p.done:
+		case <-p.Done():
 			if m := re.FindStringSubmatch(p.Output()); m != nil {
 				return m
 			}
-			p.t.Fatalf("%s exited (%v) before printing %s", p.Name, p.exitErr(), re)
+			p.t.Fatalf("%s exited (%v) before printing %s", p.Name, p.Err(), re)
 		case <-timer.C:
 			p.t.Fatalf("%s did not print %s within %v", p.Name, re, d)
 		}
@@ -188,32 +158,8 @@ func (p *Proc) WaitAddr(d time.Duration) string {
 // gone.
 func (p *Proc) Signal(sig syscall.Signal) {
 	p.t.Helper()
-	if err := p.Cmd.Process.Signal(sig); err != nil {
-		p.t.Fatalf("signal %v to %s: %v", sig, p.Name, err)
-	}
-}
-
-// Kill sends SIGKILL and waits for the process to end.
-func (p *Proc) Kill() {
-	_ = p.Cmd.Process.Signal(syscall.SIGCONT)
-	_ = p.Cmd.Process.Kill()
-	<-p.done
-}
-
-// Stop ends the process if it is running: SIGCONT (in case it was
-// stopped), SIGTERM, and SIGKILL if it has not exited within grace.
-func (p *Proc) Stop(grace time.Duration) {
-	if p.Exited() {
-		return
-	}
-	_ = p.Cmd.Process.Signal(syscall.SIGCONT)
-	_ = p.Cmd.Process.Signal(syscall.SIGTERM)
-	timer := time.NewTimer(grace)
-	defer timer.Stop()
-	select {
-	case <-p.done:
-	case <-timer.C:
-		p.Kill()
+	if err := p.Proc.Signal(sig); err != nil {
+		p.t.Fatal(err)
 	}
 }
 
@@ -225,11 +171,11 @@ func (p *Proc) Exit(d time.Duration) int {
 	timer := time.NewTimer(d)
 	defer timer.Stop()
 	select {
-	case <-p.done:
+	case <-p.Done():
 	case <-timer.C:
 		p.t.Fatalf("%s still running after %v", p.Name, d)
 	}
-	err := p.exitErr()
+	err := p.Err()
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -239,12 +185,6 @@ func (p *Proc) Exit(d time.Duration) int {
 	}
 	p.t.Fatalf("%s: %v", p.Name, err)
 	return -1
-}
-
-func (p *Proc) exitErr() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.err
 }
 
 // Eventually polls cond every 20 ms until it holds, and fails the test
@@ -293,12 +233,11 @@ func Poll(timeout time.Duration, fn func() error) error {
 // as 127.0.0.1 or 127.0.0.2) that nobody listens on right now.
 func FreeAddr(t testing.TB, host string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	addr, err := proc.FreeAddr(host)
 	if err != nil {
-		t.Fatalf("free address on %s: %v", host, err)
+		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return addr
 }
 
 func tail(s string, n int) string {

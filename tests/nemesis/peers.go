@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/heureka-project/heureka/internal/proc"
 )
 
 // peer is one heureka server process in its namespace.
@@ -22,8 +24,7 @@ type peer struct {
 	dir    string
 	peers  string // --peers
 	mu     sync.Mutex
-	cmd    *exec.Cmd
-	exited chan struct{}
+	proc   *proc.Proc  // the latest process
 	starts []time.Time // every (re)start, for the checker
 }
 
@@ -38,10 +39,6 @@ func (p *peer) peerURL() string {
 func (p *peer) start() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	log, err := os.OpenFile(filepath.Join(p.dir, p.name()+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
 	cmd := exec.Command("ip", "netns", "exec", p.ns, p.bin, "server",
 		"--listen", fmt.Sprintf("0.0.0.0:%d", serverPort),
 		"--peers", p.peers, "--self-url", p.peerURL(),
@@ -49,62 +46,39 @@ func (p *peer) start() error {
 		// The clock the clock fault steps and skews, on the namespace's
 		// own loopback.
 		"--debug-listen", debugListen)
-	cmd.Stdout, cmd.Stderr = log, log
-	// Its own process group: a Ctrl-C at the terminal reaches the
-	// harness, which stops the peers itself.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		log.Close()
-		return fmt.Errorf("start %s: %w", p.name(), err)
+	// Die with the harness, whatever ends it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	pr, err := proc.StartLogged(p.name(), cmd, filepath.Join(p.dir, p.name()+".log"), nil)
+	if err != nil {
+		return err
 	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); log.Close(); close(exited) }()
-	p.cmd, p.exited = cmd, exited
+	p.proc = pr
 	p.starts = append(p.starts, time.Now())
 	return nil
 }
 
-// waitReady polls /readyz on the client network.
+// current is the peer's latest process (nil before the first start).
+func (p *peer) current() *proc.Proc {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.proc
+}
+
+// waitReady polls /readyz on the client network; it gives up at once if
+// the process exits.
 func (p *peer) waitReady(ctx context.Context, within time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, within)
-	defer cancel()
-	c := &http.Client{Timeout: time.Second}
-	for {
-		resp, err := c.Get(strings.TrimSuffix(p.clientURL(), "/eureka") + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s not ready within %v (last: %v)", p.name(), within, err)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	url := strings.TrimSuffix(p.clientURL(), "/eureka") + "/readyz"
+	return p.current().WaitReady(ctx, within, proc.HTTPOK(url))
 }
 
 func (p *peer) signal(s syscall.Signal) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cmd != nil && p.cmd.Process != nil {
-		_ = p.cmd.Process.Signal(s)
+	if pr := p.current(); pr != nil {
+		_ = pr.Signal(s)
 	}
 }
 
 // kill ends the process with SIGKILL and waits for it.
-func (p *peer) kill() {
-	p.mu.Lock()
-	cmd, exited := p.cmd, p.exited
-	p.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	_ = cmd.Process.Signal(syscall.SIGCONT) // a stopped process dies as well, but say so
-	_ = cmd.Process.Kill()
-	<-exited
-}
+func (p *peer) kill() { p.current().Kill() }
 
 func (p *peer) restartedSince(t time.Time) bool {
 	p.mu.Lock()

@@ -1,12 +1,14 @@
-package serverproc
+package proc
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -18,7 +20,7 @@ import (
 // helperEnv makes the test binary a child process: it says "ready addr=X"
 // on stderr, then, for "serve", waits for SIGTERM and exits 0; for "fail",
 // exits 3 at once.
-const helperEnv = "SERVERPROC_TEST_CHILD"
+const helperEnv = "PROC_TEST_CHILD"
 
 func TestMain(m *testing.M) {
 	switch os.Getenv(helperEnv) {
@@ -36,13 +38,13 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func start(t *testing.T, mode, log string, onLine func(string) bool) *Proc {
+func startChild(t *testing.T, mode, log string, onLine func(string) bool) *Proc {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Start("child", log, []string{exe}, []string{helperEnv + "=" + mode}, onLine)
+	p, err := StartLogged("child", Command([]string{exe}, helperEnv+"="+mode), log, onLine)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +58,7 @@ func TestStartSeesLinesAndStops(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "child.log")
 	addr := make(chan string, 1)
 	var seen []string
-	p := start(t, "serve", log, func(line string) bool {
+	p := startChild(t, "serve", log, func(line string) bool {
 		seen = append(seen, line)
 		if a, ok := strings.CutPrefix(line, "ready addr="); ok {
 			addr <- a
@@ -87,7 +89,7 @@ func TestStartSeesLinesAndStops(t *testing.T) {
 	p.Stop(time.Second) // idempotent
 	p.Kill()
 
-	q := start(t, "fail", log, nil)
+	q := startChild(t, "fail", log, nil)
 	<-q.Done()
 	if want := "starting\nready addr=127.0.0.1:1\ncannot start: port taken"; q.Tail() != want {
 		t.Errorf("log after two processes:\n%s\nwant\n%s", q.Tail(), want)
@@ -96,7 +98,7 @@ func TestStartSeesLinesAndStops(t *testing.T) {
 
 // WaitReady gives up as soon as the process exits, with its log's tail.
 func TestWaitReadyExited(t *testing.T) {
-	p := start(t, "fail", filepath.Join(t.TempDir(), "child.log"), nil)
+	p := startChild(t, "fail", filepath.Join(t.TempDir(), "child.log"), nil)
 	err := p.WaitReady(context.Background(), time.Minute, func(context.Context) error { return errors.New("not yet") })
 	if err == nil || !strings.Contains(err.Error(), "child exited at start") || !strings.Contains(err.Error(), "port taken") {
 		t.Fatalf("WaitReady on an exiting process: %v", err)
@@ -106,7 +108,7 @@ func TestWaitReadyExited(t *testing.T) {
 // WaitReady returns nil at the first nil from ready, and names the last
 // error when the time is up.
 func TestWaitReady(t *testing.T) {
-	p := start(t, "serve", filepath.Join(t.TempDir(), "child.log"), nil)
+	p := startChild(t, "serve", filepath.Join(t.TempDir(), "child.log"), nil)
 	calls := 0
 	err := p.WaitReady(context.Background(), time.Minute, func(context.Context) error {
 		if calls++; calls < 3 {
@@ -134,6 +136,51 @@ func TestTaskset(t *testing.T) {
 	}
 	if got := strings.Join(Taskset("0,1", "wrk", "-t1"), " "); got != "taskset -c 0,1 wrk -t1" {
 		t.Errorf("CPUs 0,1: %q", got)
+	}
+}
+
+// FreeAddr and FreePort name ports nobody listens on, on the host asked.
+func TestFreeAddr(t *testing.T) {
+	addr, err := FreeAddr("127.0.0.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(addr, "127.0.0.2:") {
+		t.Errorf("FreeAddr(127.0.0.2) = %q", addr)
+	}
+	port, err := FreePort()
+	if err != nil || port <= 0 || port > 65535 {
+		t.Fatalf("FreePort: %d, %v", port, err)
+	}
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		t.Fatalf("the free port %d cannot be listened on: %v", port, err)
+	}
+	ln.Close()
+}
+
+// Start leaves the output to the caller, and Err reports the exit status.
+func TestStartReportsExit(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	cmd := Command([]string{exe}, helperEnv+"=fail")
+	cmd.Stderr = &out
+	p, err := Start("child", cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ee *exec.ExitError
+	if err := p.Err(); !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Fatalf("exit: %v, want status 3", err)
+	}
+	if !strings.Contains(out.String(), "port taken") || p.Tail() != "" {
+		t.Errorf("output %q, tail %q: want the output with the caller and no log", out.String(), p.Tail())
+	}
+	if _, err := Start("missing", Command([]string{"/nonexistent/heureka-proc-test"})); err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("start of a missing program: %v", err)
 	}
 }
 
