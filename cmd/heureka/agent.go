@@ -19,14 +19,6 @@ import (
 	"github.com/heureka-project/heureka/hdfs"
 )
 
-func init() {
-	addCommand(&command{
-		name:    "agent",
-		summary: "run the HDFS node agent beside a DataNode or NameNode",
-		run:     runAgent,
-	})
-}
-
 // repeatedFlag is a flag that may be repeated.
 type repeatedFlag []string
 

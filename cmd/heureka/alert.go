@@ -13,10 +13,6 @@ import (
 	"github.com/heureka-project/heureka/alert"
 )
 
-func init() {
-	addCommand(&command{name: "alert", summary: "forward node failures and self-preservation to Alertmanager or a webhook", run: withExitCodes(runAlert)})
-}
-
 const alertHelp = `
 Follows the registry's event stream (GET /v1/events) and turns it into alerts
 for Prometheus Alertmanager (POST /api/v2/alerts) and/or a webhook:

@@ -13,14 +13,6 @@ import (
 	"github.com/heureka-project/heureka/internal/auth"
 )
 
-func init() {
-	addCommand(&command{
-		name:    "auth",
-		summary: "make secrets for the server's credentials file, and check the file",
-		run:     runAuth,
-	})
-}
-
 // stdin is where `heureka auth hash` reads; tests replace it.
 var stdin io.Reader = os.Stdin
 

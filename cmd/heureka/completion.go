@@ -14,10 +14,6 @@ import (
 	"github.com/heureka-project/heureka"
 )
 
-func init() {
-	addCommand(&command{name: "completion", summary: "print a shell completion script (bash or zsh)", run: runCompletion})
-}
-
 const completionHelp = `Usage: heureka completion bash|zsh
 
 Prints a completion script for subcommands, their flags, application names

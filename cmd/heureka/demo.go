@@ -24,10 +24,6 @@ import (
 	"github.com/heureka-project/heureka/sim"
 )
 
-func init() {
-	addCommand(&command{name: "demo", summary: "run a local registry cluster with a simulated HDFS cluster, to try heureka", run: runDemo})
-}
-
 const demoHelp = `
 Starts, in this one process and on loopback only:
 

@@ -17,10 +17,6 @@ import (
 	"github.com/heureka-project/heureka"
 )
 
-func init() {
-	addCommand(&command{name: "events", summary: "print the registry's event stream: registrations, status changes, expiries", run: withExitCodes(runEvents)})
-}
-
 func runEvents(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var o cliOptions
 	var apps appsFlag

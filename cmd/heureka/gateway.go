@@ -25,14 +25,6 @@ import (
 	"github.com/heureka-project/heureka/webhdfs"
 )
 
-func init() {
-	addCommand(&command{
-		name:    "gateway",
-		summary: "serve WebHDFS for a cluster, forwarding to the active NameNode and around dead DataNodes",
-		run:     runGateway,
-	})
-}
-
 // runGateway is `heureka gateway --cluster C --listen ADDR`: flags and
 // wiring only; the gateway is package webhdfs.
 func runGateway(ctx context.Context, args []string, _, stderr io.Writer) error {

@@ -16,14 +16,6 @@ import (
 	"github.com/heureka-project/heureka/hdfs"
 )
 
-func init() {
-	addCommand(&command{
-		name:    "hadoop",
-		summary: "print Hadoop configuration from the registry (hdfs-site, hosts)",
-		run:     runHadoop,
-	})
-}
-
 // registryEnvVar names the environment variable that gives the registry URLs
 // when --registry is not set.
 const registryEnvVar = "HEUREKA_REGISTRY"

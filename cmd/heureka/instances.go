@@ -14,12 +14,6 @@ import (
 	"github.com/heureka-project/heureka/hdfs"
 )
 
-func init() {
-	addCommand(&command{name: "apps", summary: "list the registered applications and their instance counts", run: withExitCodes(runApps)})
-	addCommand(&command{name: "instances", summary: "list an application's instances: status, rack, disk, blocks, version", run: withExitCodes(runInstances)})
-	addCommand(&command{name: "show", summary: "show everything the registry knows about one instance", run: withExitCodes(runShow)})
-}
-
 // appSummary is one line of `heureka apps`.
 type appSummary struct {
 	App       string                 `json:"app"`

@@ -20,15 +20,36 @@ type command struct {
 	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
-// commands is the subcommand table. Each subcommand's file adds itself from
-// its init function.
+// commands is the subcommand table; `heureka help` lists it by name.
 var commands = map[string]*command{}
 
-func addCommand(c *command) {
-	if _, dup := commands[c.name]; dup {
-		panic("heureka: duplicate subcommand " + c.name)
+// The table is filled here, not where commands is declared, because some
+// commands (help, completion, man) read it.
+func init() {
+	for _, c := range []*command{
+		{name: "agent", summary: "run the HDFS node agent beside a DataNode or NameNode", run: runAgent},
+		{name: "alert", summary: "forward node failures and self-preservation to Alertmanager or a webhook", run: withExitCodes(runAlert)},
+		{name: "apps", summary: "list the registered applications and their instance counts", run: withExitCodes(runApps)},
+		{name: "auth", summary: "make secrets for the server's credentials file, and check the file", run: runAuth},
+		{name: "completion", summary: "print a shell completion script (bash or zsh)", run: runCompletion},
+		{name: "demo", summary: "run a local registry cluster with a simulated HDFS cluster, to try heureka", run: runDemo},
+		{name: "deregister", summary: "remove an instance from the registry", run: withExitCodes(runDeregister)},
+		{name: "events", summary: "print the registry's event stream: registrations, status changes, expiries", run: withExitCodes(runEvents)},
+		{name: "gateway", summary: "serve WebHDFS for a cluster, forwarding to the active NameNode and around dead DataNodes", run: runGateway},
+		{name: "hadoop", summary: "print Hadoop configuration from the registry (hdfs-site, hosts)", run: runHadoop},
+		{name: "instances", summary: "list an application's instances: status, rack, disk, blocks, version", run: withExitCodes(runInstances)},
+		{name: "man", summary: "write the manual pages (heureka.1, heureka-COMMAND.1) into a directory", run: runMan},
+		{name: "pick", summary: "choose DataNodes for a write the way HDFS places blocks, from the registry", run: withExitCodes(runPick)},
+		{name: "server", summary: "run the Eureka-compatible registry server", run: runServer},
+		{name: "show", summary: "show everything the registry knows about one instance", run: withExitCodes(runShow)},
+		{name: "sim", summary: "run a SIMULATED DataNode or NameNode (/jmx and a port) for tests and demos", run: runSim},
+		{name: "status", summary: "set or clear an instance's status override (e.g. OUT_OF_SERVICE to drain it)", run: withExitCodes(runStatus)},
+		{name: "topology", summary: "answer Hadoop's topology-script protocol from the registry", run: runTopology},
+		{name: "version", summary: "print heureka's version", run: runVersion},
+		{name: "watch", summary: "print registry changes as they happen, one line each", run: withExitCodes(runWatch)},
+	} {
+		commands[c.name] = c
 	}
-	commands[c.name] = c
 }
 
 // usageError is a mistake on the command line.

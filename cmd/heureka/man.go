@@ -6,10 +6,6 @@ import (
 	"io"
 )
 
-func init() {
-	addCommand(&command{name: "man", summary: "write the manual pages (heureka.1, heureka-COMMAND.1) into a directory", run: runMan})
-}
-
 const manHelp = `Usage: heureka man --dir DIR [--gzip]
 
 Writes heureka.1 and one heureka-COMMAND.1 per command into DIR, made from

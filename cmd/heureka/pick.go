@@ -14,10 +14,6 @@ import (
 	"github.com/heureka-project/heureka/hdfs"
 )
 
-func init() {
-	addCommand(&command{name: "pick", summary: "choose DataNodes for a write the way HDFS places blocks, from the registry", run: withExitCodes(runPick)})
-}
-
 // pickedNode is one line of `heureka pick`.
 type pickedNode struct {
 	ID          string   `json:"id"`

@@ -21,14 +21,6 @@ import (
 	"github.com/heureka-project/heureka/server"
 )
 
-func init() {
-	addCommand(&command{
-		name:    "server",
-		summary: "run the Eureka-compatible registry server",
-		run:     runServer,
-	})
-}
-
 // runServer is `heureka server`: parse flags, open, wait for SIGINT/SIGTERM
 // or an actor's failure, and stop gracefully.
 func runServer(ctx context.Context, args []string, _, stderr io.Writer) error {

@@ -17,14 +17,6 @@ import (
 	"github.com/heureka-project/heureka/sim"
 )
 
-func init() {
-	addCommand(&command{
-		name:    "sim",
-		summary: "run a SIMULATED DataNode or NameNode (/jmx and a port) for tests and demos",
-		run:     runSim,
-	})
-}
-
 // runSim is `heureka sim datanode|namenode`: a simulated HDFS daemon that
 // logs one line `heureka sim listening ... http=ADDR port=ADDR
 // control=ADDR` and runs until SIGINT/SIGTERM.

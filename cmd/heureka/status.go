@@ -8,11 +8,6 @@ import (
 	"github.com/heureka-project/heureka"
 )
 
-func init() {
-	addCommand(&command{name: "status", summary: "set or clear an instance's status override (e.g. OUT_OF_SERVICE to drain it)", run: withExitCodes(runStatus)})
-	addCommand(&command{name: "deregister", summary: "remove an instance from the registry", run: withExitCodes(runDeregister)})
-}
-
 const statusSynopsis = "status set ID STATUS [flags]\n       heureka status clear ID [flags]"
 
 const statusHelp = `

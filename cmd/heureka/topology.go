@@ -20,14 +20,6 @@ import (
 	"github.com/heureka-project/heureka/internal/atomicfile"
 )
 
-func init() {
-	addCommand(&command{
-		name:    "topology",
-		summary: "answer Hadoop's topology-script protocol from the registry",
-		run:     runTopology,
-	})
-}
-
 // runTopology is `heureka topology HOST|IP ...`, Hadoop's topology script
 // (net.topology.script.file.name): one rack per argument, in order,
 // hdfs.DefaultRack for a node the registry does not know. It never fails

@@ -12,22 +12,17 @@ import (
 // otherwise the module version from the build info is used.
 var version = ""
 
-func init() {
-	addCommand(&command{
-		name:    "version",
-		summary: "print heureka's version",
-		run: func(_ context.Context, args []string, stdout, _ io.Writer) error {
-			if len(args) > 0 && args[0] == "-h" {
-				fmt.Fprintln(stdout, "Usage: heureka version")
-				return nil
-			}
-			if len(args) > 0 {
-				return &usageError{"version takes no arguments"}
-			}
-			fmt.Fprintf(stdout, "heureka %s (%s)\n", versionString(), runtime.Version())
-			return nil
-		},
-	})
+// runVersion is `heureka version`.
+func runVersion(_ context.Context, args []string, stdout, _ io.Writer) error {
+	if len(args) > 0 && args[0] == "-h" {
+		fmt.Fprintln(stdout, "Usage: heureka version")
+		return nil
+	}
+	if len(args) > 0 {
+		return &usageError{"version takes no arguments"}
+	}
+	fmt.Fprintf(stdout, "heureka %s (%s)\n", versionString(), runtime.Version())
+	return nil
 }
 
 func versionString() string {

@@ -17,10 +17,6 @@ import (
 	"github.com/heureka-project/heureka/eureka"
 )
 
-func init() {
-	addCommand(&command{name: "watch", summary: "print registry changes as they happen, one line each", run: withExitCodes(runWatch)})
-}
-
 // appsFlag collects repeated --app flags.
 type appsFlag []string
 

@@ -27,6 +27,9 @@ type params struct {
 	who          caller
 }
 
+// methods are a route's handlers, by HTTP method.
+type methods = map[string]handlerFunc
+
 // route is one path pattern and the methods it serves. The pattern is also
 // the metrics label, so its cardinality is bounded by this table.
 type route struct {
@@ -93,58 +96,34 @@ func classify(routes ...[]*route) {
 // wins, so literals come before variables (/apps/delta before /apps/{app}).
 func (s *Server) routeTable() (eurekaRoutes, own []*route) {
 	eurekaRoutes = []*route{
-		newRoute("/apps", map[string]handlerFunc{
-			http.MethodGet: s.getApps,
-		}),
-		newRoute("/apps/delta", map[string]handlerFunc{
-			http.MethodGet: s.getDelta,
-		}),
-		newRoute("/apps/{app}", map[string]handlerFunc{
-			http.MethodGet:  s.getApp,
-			http.MethodPost: s.register,
-		}),
-		newRoute("/apps/{app}/{id}", map[string]handlerFunc{
-			http.MethodGet:    s.getInstance,
-			http.MethodPut:    s.renew,
-			http.MethodDelete: s.cancel,
-		}),
-		newRoute("/apps/{app}/{id}/status", map[string]handlerFunc{
-			http.MethodPut:    s.setStatus,
-			http.MethodDelete: s.deleteStatus,
-		}),
-		newRoute("/apps/{app}/{id}/metadata", map[string]handlerFunc{
-			http.MethodPut: s.updateMetadata,
-		}),
-		newRoute("/instances/{id}", map[string]handlerFunc{
-			http.MethodGet: s.getInstanceByID,
-		}),
-		newRoute("/vips/{vip}", map[string]handlerFunc{
-			http.MethodGet: s.getVIP,
-		}),
-		newRoute("/svips/{vip}", map[string]handlerFunc{
-			http.MethodGet: s.getSecureVIP,
-		}),
-		newRoute("/peerreplication/batch", map[string]handlerFunc{
-			http.MethodPost: s.peerBatch,
-		}),
+		newRoute("/apps", methods{http.MethodGet: s.getApps}),
+		newRoute("/apps/delta", methods{http.MethodGet: s.getDelta}),
+		newRoute("/apps/{app}", methods{http.MethodGet: s.getApp, http.MethodPost: s.register}),
+		newRoute("/apps/{app}/{id}", methods{http.MethodGet: s.getInstance, http.MethodPut: s.renew, http.MethodDelete: s.cancel}),
+		newRoute("/apps/{app}/{id}/status", methods{http.MethodPut: s.setStatus, http.MethodDelete: s.deleteStatus}),
+		newRoute("/apps/{app}/{id}/metadata", methods{http.MethodPut: s.updateMetadata}),
+		newRoute("/instances/{id}", methods{http.MethodGet: s.getInstanceByID}),
+		newRoute("/vips/{vip}", methods{http.MethodGet: s.getVIP}),
+		newRoute("/svips/{vip}", methods{http.MethodGet: s.getSecureVIP}),
+		newRoute("/peerreplication/batch", methods{http.MethodPost: s.peerBatch}),
 	}
 	own = []*route{
-		newRoute("/healthz", map[string]handlerFunc{http.MethodGet: s.healthz}),
-		newRoute("/readyz", map[string]handlerFunc{http.MethodGet: s.readyz}),
-		newRoute("/metrics", map[string]handlerFunc{http.MethodGet: s.serveMetrics}),
-		newRoute("/v1/status", map[string]handlerFunc{http.MethodGet: s.status}),
-		newRoute("/v1/watch", map[string]handlerFunc{http.MethodGet: s.watch}),
-		newRoute("/v1/events", map[string]handlerFunc{http.MethodGet: s.events}),
-		newRoute("/v1/instances", map[string]handlerFunc{http.MethodGet: s.lookupInstances}),
-		newRoute("/v1/hdfs/pick", map[string]handlerFunc{http.MethodGet: s.hdfsPick}),
-		newRoute("/v1/replication/digest", map[string]handlerFunc{http.MethodGet: s.peerDigest}),
-		newRoute("/v1/replication/apps/{app}", map[string]handlerFunc{http.MethodGet: s.peerApp}),
+		newRoute("/healthz", methods{http.MethodGet: s.healthz}),
+		newRoute("/readyz", methods{http.MethodGet: s.readyz}),
+		newRoute("/metrics", methods{http.MethodGet: s.serveMetrics}),
+		newRoute("/v1/status", methods{http.MethodGet: s.status}),
+		newRoute("/v1/watch", methods{http.MethodGet: s.watch}),
+		newRoute("/v1/events", methods{http.MethodGet: s.events}),
+		newRoute("/v1/instances", methods{http.MethodGet: s.lookupInstances}),
+		newRoute("/v1/hdfs/pick", methods{http.MethodGet: s.hdfsPick}),
+		newRoute("/v1/replication/digest", methods{http.MethodGet: s.peerDigest}),
+		newRoute("/v1/replication/apps/{app}", methods{http.MethodGet: s.peerApp}),
 		// The dashboard (internal/dashboard): its summary, the page at /, its assets at /ui/NAME.
-		newRoute(dashboard.SummaryPath, map[string]handlerFunc{http.MethodGet: func(w http.ResponseWriter, r *http.Request, _ params) error {
+		newRoute(dashboard.SummaryPath, methods{http.MethodGet: func(w http.ResponseWriter, r *http.Request, _ params) error {
 			return dashboard.ServeSummary(w, r, s.reg.Snapshot())
 		}}),
-		newRoute("/", map[string]handlerFunc{http.MethodGet: func(w http.ResponseWriter, r *http.Request, _ params) error { return dashboard.ServeIndex(w, r) }}),
-		newRoute(dashboard.AssetPrefix+"{id}", map[string]handlerFunc{http.MethodGet: func(w http.ResponseWriter, r *http.Request, p params) error { return dashboard.ServeAsset(w, r, p.id) }}),
+		newRoute("/", methods{http.MethodGet: func(w http.ResponseWriter, r *http.Request, _ params) error { return dashboard.ServeIndex(w, r) }}),
+		newRoute(dashboard.AssetPrefix+"{id}", methods{http.MethodGet: func(w http.ResponseWriter, r *http.Request, p params) error { return dashboard.ServeAsset(w, r, p.id) }}),
 	}
 	return eurekaRoutes, own
 }
