@@ -78,7 +78,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request, p params) erro
 // Eureka does.
 func (s *Server) renew(w http.ResponseWriter, r *http.Request, p params) error {
 	q := hotQuery(r.URL.RawQuery)
-	ldt, err := parseTimestamp(q, "lastDirtyTimestamp")
+	ldt, err := parseTimestamp("lastDirtyTimestamp", q.Get("lastDirtyTimestamp"))
 	if err != nil {
 		return err
 	}
@@ -146,7 +146,7 @@ func (s *Server) deleteStatus(w http.ResponseWriter, r *http.Request, p params) 
 // request's lastDirtyTimestamp, and the answer is an empty 200.
 func (s *Server) writeStatus(w http.ResponseWriter, r *http.Request, p params, st heureka.Status,
 	write func(app, id string, st heureka.Status, lastDirty int64, replication bool) error) error {
-	ldt, err := parseTimestamp(r.URL.Query(), "lastDirtyTimestamp")
+	ldt, err := parseTimestamp("lastDirtyTimestamp", r.URL.Query().Get("lastDirtyTimestamp"))
 	if err != nil {
 		return err
 	}
@@ -305,9 +305,9 @@ func writeText(w http.ResponseWriter, code int, msg string) {
 	_, _ = io.WriteString(w, msg)
 }
 
-// parseTimestamp reads an optional millisecond timestamp; absent is 0.
-func parseTimestamp(q interface{ Get(string) string }, name string) (int64, error) {
-	v := q.Get(name)
+// parseTimestamp reads v, the optional millisecond timestamp of query
+// parameter name; absent is 0.
+func parseTimestamp(name, v string) (int64, error) {
 	if v == "" {
 		return 0, nil
 	}

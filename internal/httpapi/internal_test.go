@@ -58,7 +58,7 @@ func TestPathSegmentsAndPrefix(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		segs, err := pathSegments(u)
+		segs, err := appendSegments(nil, u)
 		if err != nil {
 			t.Fatalf("%s: %v", c.raw, err)
 		}

@@ -193,7 +193,8 @@ func newRoute(pattern string, methods map[string]handlerFunc) *route {
 // unknown path and a *methodError (405) when the path is known but the
 // method is not; rt is set in the latter case too, for metrics.
 func (s *Server) match(r *http.Request) (rt *route, h handlerFunc, p params, err error) {
-	segs, err := pathSegments(r.URL)
+	var buf [8]string // deeper paths are no route's; append moves them to the heap
+	segs, err := appendSegments(buf[:0], r.URL)
 	if err != nil {
 		return nil, nil, p, err
 	}
@@ -252,14 +253,11 @@ func (rt *route) allow() []string {
 	return ms
 }
 
-// pathSegments splits the request path into its non-empty segments, which
+// appendSegments appends the request path's non-empty segments to segs, which
 // collapses repeated slashes and drops a trailing one. Each segment is
 // percent-decoded separately, so an encoded slash stays inside its segment.
-func pathSegments(u *url.URL) ([]string, error) {
-	p := u.EscapedPath()
-	// One allocation per request: this runs on every renewal.
-	segs := make([]string, 0, strings.Count(p, "/")+1)
-	for s := range strings.SplitSeq(p, "/") {
+func appendSegments(segs []string, u *url.URL) ([]string, error) {
+	for s := range strings.SplitSeq(u.EscapedPath(), "/") {
 		if s == "" {
 			continue
 		}

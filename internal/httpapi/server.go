@@ -226,8 +226,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(replication.NodeHeader, s.cfg.NodeID)
 	}
 	// Streams replace this deadline with their own, per write. It is set
-	// on every request because a connection keeps its deadline from one
-	// request to the next.
+	// on every request because net/http clears a connection's write
+	// deadline after each answer (TestResponseTimeoutOnAKeptConnection).
 	_ = http.NewResponseController(sw).SetWriteDeadline(time.Now().Add(s.cfg.ResponseTimeout))
 
 	rt, h, p, err := s.match(r)
