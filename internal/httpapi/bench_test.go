@@ -62,11 +62,7 @@ func benchServerClock(b *testing.B, n int) (*httptest.Server, *registry.Registry
 	if err != nil {
 		b.Fatal(err)
 	}
-	for i := range n {
-		if err := reg.Register(benchInstance(i), false); err != nil {
-			b.Fatal(err)
-		}
-	}
+	registerRange(b, reg, 0, n)
 	ts := httptest.NewServer(mustNew(b, DefaultConfig(), reg, nil).Handler())
 	b.Cleanup(ts.Close)
 	return ts, reg, func(d time.Duration) { offset.Add(int64(d)) }

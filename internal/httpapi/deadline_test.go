@@ -26,11 +26,7 @@ func TestResponseTimeoutOnAKeptConnection(t *testing.T) {
 	// ~1 KB each: a listing of ~1 MB, far more than the small socket
 	// buffers below hold, so that its writer blocks on a client that
 	// stops reading.
-	for i := range 1000 {
-		if err := reg.Register(benchInstance(i), false); err != nil {
-			t.Fatal(err)
-		}
-	}
+	registerRange(t, reg, 0, 1000)
 	cfg := DefaultConfig()
 	cfg.ResponseTimeout = 500 * time.Millisecond
 	api := mustNew(t, cfg, reg, nil)

@@ -46,7 +46,8 @@ func clockedEncoder(t *testing.T, clock *testclock.Clock) (*registry.Registry, *
 	return reg, newEncoder(reg, clock.Now)
 }
 
-func registerRange(t *testing.T, reg *registry.Registry, from, to int) {
+// registerRange registers benchInstance(from) to benchInstance(to-1).
+func registerRange(t testing.TB, reg *registry.Registry, from, to int) {
 	t.Helper()
 	for i := from; i < to; i++ {
 		if err := reg.Register(benchInstance(i), false); err != nil {

@@ -33,11 +33,7 @@ func benchFanout(b *testing.B, watchers int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for i := range 1000 {
-		if err := reg.Register(benchInstance(i), false); err != nil {
-			b.Fatal(err)
-		}
-	}
+	registerRange(b, reg, 0, 1000)
 	api := mustNew(b, DefaultConfig(), reg, nil)
 	ts := httptest.NewServer(api.Handler())
 	defer func() { api.CloseStreams(); ts.Close() }()
