@@ -39,6 +39,9 @@ type options struct {
 	repl func(*replication.Config)
 	reg  func(*registry.Config)
 	api  func(*httpapi.Config)
+	// beforeRun writes to the registry once it forwards to the
+	// replicator and before either runs.
+	beforeRun func(*registry.Registry)
 }
 
 // startCluster starts n nodes on one network; each lists every node
@@ -102,6 +105,9 @@ func startNode(t *testing.T, nd *node, peers []string, opt options) {
 	}
 	nd.api = api.Handler()
 	nd.net.Serve(nd.host, nd.api)
+	if opt.beforeRun != nil {
+		opt.beforeRun(reg)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{}, 2)
 	go func() { _ = reg.Run(ctx); done <- struct{}{} }()
@@ -469,6 +475,50 @@ func TestLongOutageIsResyncedInFull(t *testing.T) {
 	}
 	proctest.Eventually(t, 10*time.Second, "peer 2 to hold a and b", everywhere(nodes, "a", heureka.StatusUp))
 	proctest.Eventually(t, 10*time.Second, "peer 2 to hold b", everywhere(nodes, "b", heureka.StatusUp))
+}
+
+// longWaitsNever is the wall clock, except that a wait of a minute or more
+// never ends: a BatchDelay of an hour then holds back any batch that waits
+// for it.
+type longWaitsNever struct{}
+
+func (longWaitsNever) Now() time.Time { return time.Now() }
+
+func (longWaitsNever) After(d time.Duration) <-chan time.Time {
+	if d >= time.Minute {
+		return nil
+	}
+	return time.After(d)
+}
+
+// A backlog of whole batches goes out batch after batch, without a
+// BatchDelay before each: the delay gathers a burst, and a backlog has
+// gathered already. Waiting before every batch capped a peer's
+// replication at BatchSize writes per BatchDelay plus a round trip.
+func TestABacklogGoesOutWithoutBatchDelays(t *testing.T) {
+	network := replication.NewMemNetwork()
+	first, second := newNode(network, "peer1"), newNode(network, "peer2")
+	peers := []string{first.url, second.url}
+	repl := func(c *replication.Config) {
+		c.Clock = longWaitsNever{}
+		c.BatchSize = 10
+		c.BatchDelay = time.Hour
+		c.AntiEntropyInterval = time.Hour // only the batches may deliver
+	}
+	startNode(t, second, peers, options{repl: repl})
+	// Peer 2's start-up sync must be over (it finds no one), or it would
+	// copy the 50 from peer 1 itself.
+	proctest.Eventually(t, 10*time.Second, "peer 2 ready", second.rep.Ready)
+	startNode(t, first, peers, options{repl: repl, beforeRun: func(reg *registry.Registry) {
+		for i := range 50 {
+			if err := reg.Register(dn(fmt.Sprint(i)), false); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}})
+	proctest.Eventually(t, 10*time.Second, "peer 2 to hold all 50, five batches of 10", func() bool {
+		return second.reg.Snapshot().Len() == 50
+	})
 }
 
 func TestConfigZeroIsAValue(t *testing.T) {
