@@ -35,7 +35,7 @@ type methods = map[string]handlerFunc
 type route struct {
 	pattern string
 	segs    []string
-	methods map[string]handlerFunc
+	methods methods
 	access  map[string]access // by method; see accessOf
 }
 
@@ -180,13 +180,13 @@ func (s *Server) peerApp(w http.ResponseWriter, r *http.Request, p params) error
 	return nil
 }
 
-func newRoute(pattern string, methods map[string]handlerFunc) *route {
-	if h, ok := methods[http.MethodGet]; ok {
-		if _, ok := methods[http.MethodHead]; !ok {
-			methods[http.MethodHead] = h // net/http drops the body
+func newRoute(pattern string, hs methods) *route {
+	if h, ok := hs[http.MethodGet]; ok {
+		if _, ok := hs[http.MethodHead]; !ok {
+			hs[http.MethodHead] = h // net/http drops the body
 		}
 	}
-	return &route{pattern: pattern, segs: splitPath(pattern), methods: methods}
+	return &route{pattern: pattern, segs: splitPath(pattern), methods: hs}
 }
 
 // match finds the route and handler for r. The error is ENOTFOUND for an
