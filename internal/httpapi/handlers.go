@@ -18,15 +18,24 @@ import (
 // value to exactly "true".
 const replicationHeader = "x-netflix-discovery-replication"
 
-// replicationKey is the header's canonical form, which Header.Get looks up
-// without making a copy on every request.
+// replicationKey is the header's canonical form, which header looks up.
 var replicationKey = http.CanonicalHeaderKey(replicationHeader)
 
-func isReplication(r *http.Request) bool { return r.Header.Get(replicationKey) == "true" }
+// header is the first value of the header named key, which must be in
+// canonical form. Header.Get canonicalises its key on every call, and a
+// renewal looks up four headers (TestHeaderKeysAreCanonical checks them).
+func header(r *http.Request, key string) string {
+	if v := r.Header[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+func isReplication(r *http.Request) bool { return header(r, replicationKey) == "true" }
 
 // everyPeer reports whether the client sends this write to every peer
 // itself, so that it must not be forwarded (heureka.EveryPeerHeader).
-func everyPeer(r *http.Request) bool { return r.Header.Get(heureka.EveryPeerHeader) == "true" }
+func everyPeer(r *http.Request) bool { return header(r, heureka.EveryPeerHeader) == "true" }
 
 func readFormat(r *http.Request) eureka.Format { return eureka.FormatFor(r.Header.Get("Accept")) }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/eureka"
 	"github.com/heureka-project/heureka/registry"
+	"github.com/heureka-project/heureka/replication"
 )
 
 func TestStatusOf(t *testing.T) {
@@ -300,5 +301,15 @@ func TestHotQueryAgreesWithParseQuery(t *testing.T) {
 	}
 	if got := hotQuery("status=UP&lastDirtyTimestamp=1717171717000&status=DOWN").Get("status"); got != "UP" {
 		t.Errorf("first value wins: got %q", got)
+	}
+}
+
+// header reads the map directly, so every key it is given must already be
+// in canonical form, or its lookup would never match.
+func TestHeaderKeysAreCanonical(t *testing.T) {
+	for _, k := range []string{replicationKey, heureka.EveryPeerHeader, replication.NodeHeader} {
+		if c := http.CanonicalHeaderKey(k); c != k {
+			t.Errorf("header key %q is not canonical (%q); header(r, %q) would miss it", k, c, k)
+		}
 	}
 }

@@ -1,8 +1,11 @@
 package httpapi
 
 import (
+	"maps"
 	"net/http"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,6 +21,20 @@ type metrics struct {
 	registry *prometheus.Registry
 	duration *prometheus.HistogramVec
 	handler  http.Handler
+
+	// observers keeps each label set's histogram, copied on write: a
+	// request reads it without a lock or an allocation, where
+	// WithLabelValues checks and hashes its three labels and takes a lock,
+	// about 1% of a renewal. New label sets are rare (routes × methods ×
+	// codes).
+	observers atomic.Pointer[map[obsKey]prometheus.Observer]
+	addMu     sync.Mutex
+}
+
+// obsKey is one label set of the request histogram.
+type obsKey struct {
+	route, method string
+	code          int
 }
 
 // newMetrics registers the request histogram, the registry's statistics,
@@ -59,7 +76,31 @@ func (m *metrics) observe(route, method string, code int, d time.Duration) {
 	default:
 		method = "OTHER"
 	}
-	m.duration.WithLabelValues(route, method, strconv.Itoa(code)).Observe(d.Seconds())
+	m.observer(obsKey{route, method, code}).Observe(d.Seconds())
+}
+
+func (m *metrics) observer(k obsKey) prometheus.Observer {
+	if all := m.observers.Load(); all != nil {
+		if o, ok := (*all)[k]; ok {
+			return o
+		}
+	}
+	m.addMu.Lock()
+	defer m.addMu.Unlock()
+	old := m.observers.Load()
+	if old != nil {
+		if o, ok := (*old)[k]; ok {
+			return o
+		}
+	}
+	all := make(map[obsKey]prometheus.Observer, 1)
+	if old != nil {
+		all = maps.Clone(*old)
+	}
+	o := m.duration.WithLabelValues(k.route, k.method, strconv.Itoa(k.code))
+	all[k] = o
+	m.observers.Store(&all)
+	return o
 }
 
 // statsCollector turns registry.Stats into metrics at scrape time.

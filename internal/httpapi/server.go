@@ -214,7 +214,7 @@ func (s *Server) Handler() http.Handler { return s }
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := s.now()
 	sw := &statusWriter{ResponseWriter: w}
-	if s.cfg.NodeID != "" && (r.Method == http.MethodGet || r.Method == http.MethodHead || r.Header.Get(replication.NodeHeader) != "") {
+	if s.cfg.NodeID != "" && (r.Method == http.MethodGet || r.Method == http.MethodHead || header(r, replication.NodeHeader) != "") {
 		// Readers learn from it which server process issued a registry
 		// version (package client's resume and restart detection); a peer
 		// sends its own and reads ours back, to recognise its own URL in
@@ -228,7 +228,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Streams replace this deadline with their own, per write. It is set
 	// on every request because net/http clears a connection's write
 	// deadline after each answer (TestResponseTimeoutOnAKeptConnection).
-	_ = http.NewResponseController(sw).SetWriteDeadline(time.Now().Add(s.cfg.ResponseTimeout))
+	_ = http.NewResponseController(sw).SetWriteDeadline(start.Add(s.cfg.ResponseTimeout))
 
 	rt, h, p, err := s.match(r)
 	if err == nil {

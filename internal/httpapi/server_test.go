@@ -491,9 +491,14 @@ func TestHealthAndReady(t *testing.T) {
 func TestMetrics(t *testing.T) {
 	ts := newTestServer(t)
 	ts.registerJSON(newInst("ORDERS", "secret-id-1"))
-	ts.expect(200, "PUT", "/eureka/apps/ORDERS/secret-id-1", nil)
+	// Three renewals, so that the histogram's cached label sets are
+	// counted on every request, not only the first.
+	for range 3 {
+		ts.expect(200, "PUT", "/eureka/apps/ORDERS/secret-id-1", nil)
+	}
 	ts.expect(200, "GET", "/eureka/apps/ORDERS/secret-id-1", nil)
 	ts.expect(404, "GET", "/no/such/path", nil)
+	ts.expect(404, "PUT", "/eureka/apps/ORDERS/no-such-id", nil)
 	body := string(ts.expect(200, "GET", "/metrics", nil).body)
 	for _, want := range []string{
 		`heureka_instances{app="ORDERS",status="UP"} 1`,
@@ -505,7 +510,8 @@ func TestMetrics(t *testing.T) {
 		"heureka_renews_last_minute",
 		"heureka_renews_threshold",
 		`heureka_http_request_duration_seconds_count{code="204",method="POST",route="/apps/{app}"} 1`,
-		`heureka_http_request_duration_seconds_count{code="200",method="PUT",route="/apps/{app}/{id}"} 1`,
+		`heureka_http_request_duration_seconds_count{code="200",method="PUT",route="/apps/{app}/{id}"} 3`,
+		`heureka_http_request_duration_seconds_count{code="404",method="PUT",route="/apps/{app}/{id}"} 1`,
 		`route="unmatched"`,
 		"go_goroutines",
 		"process_",
