@@ -20,6 +20,9 @@ type metrics struct {
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	counter := func(name, help string) prometheus.Counter {
+		return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+	}
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "heureka_gateway_requests_total",
@@ -30,26 +33,18 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help:    "Time to answer a WebHDFS request, retries included, by operation.",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"op"}),
-		failovers: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "heureka_gateway_failovers_total",
-			Help: "Times the gateway started sending to a different active NameNode.",
-		}),
-		standbyRetries: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "heureka_gateway_standby_retries_total",
-			Help: "Requests retried on a newly resolved active NameNode after a StandbyException or a refused connection.",
-		}),
-		excluded: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "heureka_gateway_datanodes_excluded_total",
-			Help: "DataNodes added to excludedatanodes on forwarded requests (a node excluded from ten requests counts ten).",
-		}),
+		failovers: counter("heureka_gateway_failovers_total",
+			"Times the gateway started sending to a different active NameNode."),
+		standbyRetries: counter("heureka_gateway_standby_retries_total",
+			"Requests retried on a newly resolved active NameNode after a StandbyException or a refused connection."),
+		excluded: counter("heureka_gateway_datanodes_excluded_total",
+			"DataNodes added to excludedatanodes on forwarded requests (a node excluded from ten requests counts ten)."),
 		rejectedRedirects: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "heureka_gateway_redirects_rejected_total",
 			Help: "NameNode redirects to a DataNode the gateway would not send a client to, asked again without it, by reason: not_up, draining, full, penalized, probe_failed.",
 		}, []string{"reason"}),
-		unknownRedirects: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "heureka_gateway_redirects_unknown_total",
-			Help: "NameNode redirects to a DataNode the registry does not know, passed on unchecked.",
-		}),
+		unknownRedirects: counter("heureka_gateway_redirects_unknown_total",
+			"NameNode redirects to a DataNode the registry does not know, passed on unchecked."),
 		namenodeKnown: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "heureka_gateway_active_namenode_known",
 			Help: "1 once the registry has named an active NameNode to the gateway.",
