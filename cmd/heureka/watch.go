@@ -17,16 +17,15 @@ import (
 	"github.com/heureka-project/heureka/eureka"
 )
 
-// appsFlag collects repeated --app flags.
+// appsFlag collects repeated or comma-separated --app flags, upper-cased
+// as Eureka names applications.
 type appsFlag []string
 
 func (a *appsFlag) String() string { return strings.Join(*a, ",") }
 
 func (a *appsFlag) Set(v string) error {
-	for s := range strings.SplitSeq(v, ",") {
-		if s = strings.ToUpper(strings.TrimSpace(s)); s != "" {
-			*a = append(*a, s)
-		}
+	for _, s := range commaList(v) {
+		*a = append(*a, strings.ToUpper(s))
 	}
 	return nil
 }
