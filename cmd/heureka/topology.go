@@ -32,24 +32,22 @@ func runTopology(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	rf.add(fset, 3*time.Second)
 	cache := fset.String("cache", "", fmt.Sprintf("cache `file` of the racks the registry answered (at most %d hosts), used when the registry cannot be read (default: heureka/topology.json under the user cache directory)", hdfs.DefaultRackMemorySize))
 	logLevel := fset.String("log-level", "warn", "log level on stderr: debug, info, warn or error")
-	fset.Usage = func() {
-		w := fset.Output()
-		fmt.Fprintf(w, "Usage: heureka topology [flags] HOST|IP ...\n\n")
-		fmt.Fprintf(w, "Prints the rack of each argument on a line of its own, in argument order,\n")
-		fmt.Fprintf(w, "%s for a host the registry does not know, as Hadoop's topology script\n", hdfs.DefaultRack)
-		fmt.Fprintf(w, "protocol requires. Racks come from the registered HDFS agents' rack metadata,\n")
-		fmt.Fprintf(w, "matched by IP address or host name. If the registry cannot be read, the cache\n")
-		fmt.Fprintf(w, "file answers; if that fails too, every argument gets %s. The exit\n", hdfs.DefaultRack)
-		fmt.Fprintf(w, "status is 0 whatever happens (except for bad flags); problems go to stderr.\n")
-		fmt.Fprintf(w, "A registry that answers but knows none of the hosts as an HDFS node (it has\n")
-		fmt.Fprintf(w, "just restarted) is not believed over a cache file that knows some. The registry\n")
-		fmt.Fprintf(w, "is asked once per call for just these hosts (GET /v1/instances?host=...).\n\n")
-		fmt.Fprintf(w, "Hadoop runs the script with the addresses as its only arguments, so point\n")
-		fmt.Fprintf(w, "net.topology.script.file.name at a wrapper such as:\n\n")
-		fmt.Fprintf(w, "\t#!/bin/sh\n\texec heureka topology --registry http://reg1:8761/eureka,http://reg2:8761/eureka \"$@\"\n\n")
-		fmt.Fprintf(w, "Flags:\n")
-		fset.PrintDefaults()
-	}
+	setUsage(fset, "topology [flags] HOST|IP ...", fmt.Sprintf(`
+Prints the rack of each argument on a line of its own, in argument order,
+%[1]s for a host the registry does not know, as Hadoop's topology script
+protocol requires. Racks come from the registered HDFS agents' rack metadata,
+matched by IP address or host name. If the registry cannot be read, the cache
+file answers; if that fails too, every argument gets %[1]s. The exit
+status is 0 whatever happens (except for bad flags); problems go to stderr.
+A registry that answers but knows none of the hosts as an HDFS node (it has
+just restarted) is not believed over a cache file that knows some. The registry
+is asked once per call for just these hosts (GET /v1/instances?host=...).
+
+Hadoop runs the script with the addresses as its only arguments, so point
+net.topology.script.file.name at a wrapper such as:
+
+	#!/bin/sh
+	exec heureka topology --registry http://reg1:8761/eureka,http://reg2:8761/eureka "$@"`, hdfs.DefaultRack))
 	hosts, err := parseArgs(fset, args)
 	if err != nil {
 		return err
