@@ -22,19 +22,24 @@ const registryEnvVar = "HEUREKA_REGISTRY"
 
 func runHadoop(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	usage := func(w io.Writer) {
-		fmt.Fprintf(w, "Usage:\n\n")
-		fmt.Fprintf(w, "\theureka hadoop hdfs-site --cluster NAME --nameservice NS [--registry URL[,URL]]\n")
-		fmt.Fprintf(w, "\theureka hadoop hosts --cluster NAME [--format include|exclude|json] [--registry URL[,URL]]\n\n")
-		fmt.Fprintf(w, "hdfs-site prints the HA client properties (dfs.nameservices, dfs.ha.namenodes.NS,\n")
-		fmt.Fprintf(w, "dfs.namenode.rpc-address.NS.nnN, the failover proxy provider) for the cluster's\n")
-		fmt.Fprintf(w, "registered NameNodes, the active one first.\n\n")
-		fmt.Fprintf(w, "hosts prints the DataNode host files for dfs.hosts / dfs.hosts.exclude, or the JSON\n")
-		fmt.Fprintf(w, "hosts file of CombinedHostFileManager. A DataNode whose registered status (metadata)\n")
-		fmt.Fprintf(w, "is DECOMMISSION_INPROGRESS or DECOMMISSIONED is excluded (JSON: DECOMMISSIONED);\n")
-		fmt.Fprintf(w, "ENTERING_MAINTENANCE or IN_MAINTENANCE is IN_MAINTENANCE in the JSON file and\n")
-		fmt.Fprintf(w, "included in the plain files. Eureka statuses (DOWN, OUT_OF_SERVICE) do not\n")
-		fmt.Fprintf(w, "decommission anything. After writing the files, run 'hdfs dfsadmin -refreshNodes'.\n\n")
-		fmt.Fprintf(w, "The registry URLs come from --registry or $%s.\n", registryEnvVar)
+		fmt.Fprintf(w, `Usage:
+
+	heureka hadoop hdfs-site --cluster NAME --nameservice NS [--registry URL[,URL]]
+	heureka hadoop hosts --cluster NAME [--format include|exclude|json] [--registry URL[,URL]]
+
+hdfs-site prints the HA client properties (dfs.nameservices, dfs.ha.namenodes.NS,
+dfs.namenode.rpc-address.NS.nnN, the failover proxy provider) for the cluster's
+registered NameNodes, the active one first.
+
+hosts prints the DataNode host files for dfs.hosts / dfs.hosts.exclude, or the JSON
+hosts file of CombinedHostFileManager. A DataNode whose registered status (metadata)
+is DECOMMISSION_INPROGRESS or DECOMMISSIONED is excluded (JSON: DECOMMISSIONED);
+ENTERING_MAINTENANCE or IN_MAINTENANCE is IN_MAINTENANCE in the JSON file and
+included in the plain files. Eureka statuses (DOWN, OUT_OF_SERVICE) do not
+decommission anything. After writing the files, run 'hdfs dfsadmin -refreshNodes'.
+
+The registry URLs come from --registry or $%s.
+`, registryEnvVar)
 	}
 	if len(args) == 0 {
 		usage(stderr)
