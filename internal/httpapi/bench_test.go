@@ -124,6 +124,64 @@ func BenchmarkRenew(b *testing.B) {
 	}
 }
 
+// BenchmarkRenewHandler is what heureka adds to a renewal beyond net/http:
+// the handler called directly, with requests as a real client sends them
+// (remote address, query, no body) and a writer that keeps nothing, so
+// neither the connection nor a client is in the figure. The loopback
+// address is the one wrk and the soak send from; "remote" is an agent on
+// another host, which the write-rate limiter sees.
+func BenchmarkRenewHandler(b *testing.B) {
+	for _, from := range []string{"127.0.0.1:40000", "10.1.2.3:40000"} {
+		name := "loopback"
+		if from != "127.0.0.1:40000" {
+			name = "remote"
+		}
+		b.Run(name, func(b *testing.B) {
+			const n = 10_000
+			cfg := registry.DefaultConfig()
+			cfg.PauseThreshold = 0
+			reg, err := registry.New(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			registerRange(b, reg, 0, n)
+			hcfg := DefaultConfig()
+			hcfg.WriteRate = 1e9 // measure the limiter, never trip it
+			h := mustNew(b, hcfg, reg, nil).Handler()
+			reqs := make([]*http.Request, n)
+			for i := range reqs {
+				r := httptest.NewRequest(http.MethodPut, "/eureka/apps/HDFS-DATANODE.PROD/"+benchInstance(i).ID+"?status=UP&lastDirtyTimestamp=1700000000000", nil)
+				r.RemoteAddr = from
+				reqs[i] = r
+			}
+			w := &discardWriter{h: http.Header{}}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				w.code = 0
+				h.ServeHTTP(w, reqs[i%n])
+				if w.code != http.StatusOK {
+					b.Fatalf("status %d, want 200", w.code)
+				}
+			}
+		})
+	}
+}
+
+// discardWriter is a ResponseWriter that remembers only the status.
+type discardWriter struct {
+	h    http.Header
+	code int
+}
+
+func (w *discardWriter) Header() http.Header         { return w.h }
+func (w *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (w *discardWriter) WriteHeader(code int)        { w.code = code }
+
+// SetWriteDeadline lets http.ResponseController set the answer's deadline,
+// as it does on a real connection.
+func (w *discardWriter) SetWriteDeadline(time.Time) error { return nil }
+
 func BenchmarkRegister(b *testing.B) {
 	ts, _ := benchServer(b, 0)
 	bodies := make([][]byte, 100_000)

@@ -40,12 +40,14 @@ func (c caller) name() string {
 }
 
 // admit authenticates and authorises r for route rt when auth is on, and
-// applies the per-client write rate limit. It returns who r comes from.
+// applies the per-client write rate limit at now, the time ServeHTTP
+// took when r came (the clock is read once per request). It returns who r
+// comes from.
 //
 // With auth off every request is served, as in Eureka; writes carrying the
 // replication header and peer endpoints are exempt from the rate limit then,
 // since peers cannot be told from clients.
-func (s *Server) admit(r *http.Request, rt *route, p params) (caller, error) {
+func (s *Server) admit(r *http.Request, rt *route, p params, now time.Time) (caller, error) {
 	acc := rt.access[r.Method]
 	if acc.open {
 		return caller{exempt: true}, nil
@@ -82,7 +84,7 @@ func (s *Server) admit(r *http.Request, rt *route, p params) (caller, error) {
 		}
 	}
 	if isWrite(r.Method) && !c.exempt && s.writes != nil {
-		if ok, wait := s.writes.allow(c.key, s.now()); !ok {
+		if ok, wait := s.writes.allow(c.key, now); !ok {
 			return c, &limitError{retryAfter: wait, msg: fmt.Sprintf(
 				"too many writes from %s: the limit is %g per second with bursts of %d; retry in %s",
 				c.key, s.cfg.WriteRate, s.cfg.WriteBurst, wait.Round(time.Millisecond))}

@@ -86,7 +86,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request, p params) erro
 // peer's copy is older than ours. The status query parameter is ignored, as
 // Eureka does.
 func (s *Server) renew(w http.ResponseWriter, r *http.Request, p params) error {
-	q := hotQuery(r.URL.RawQuery)
+	q := parseHotQuery(r.URL.RawQuery)
 	ldt, err := parseTimestamp("lastDirtyTimestamp", q.Get("lastDirtyTimestamp"))
 	if err != nil {
 		return err
@@ -341,16 +341,27 @@ func orEmpty(apps *heureka.Applications) *heureka.Applications {
 // building url.ParseQuery's map: a third of a kilobyte on every heartbeat of
 // a real client. A query that holds an escape ('%' or '+') or a ';' is
 // parsed by url.ParseQuery, so that both ways agree on every input.
-type hotQuery string
+type hotQuery struct {
+	raw    string     // a query without escapes, read pair by pair
+	parsed url.Values // or, for one with them, url.ParseQuery's map
+}
+
+// parseHotQuery looks at the raw query once, whatever number of
+// parameters are then read from it.
+func parseHotQuery(raw string) hotQuery {
+	if strings.ContainsAny(raw, "%+;") {
+		v, _ := url.ParseQuery(raw) // as r.URL.Query(): a bad pair is dropped
+		return hotQuery{parsed: v}
+	}
+	return hotQuery{raw: raw}
+}
 
 // Get returns the value of the first pair named key, or "".
 func (q hotQuery) Get(key string) string {
-	raw := string(q)
-	if strings.ContainsAny(raw, "%+;") {
-		v, _ := url.ParseQuery(raw) // as r.URL.Query(): a bad pair is dropped
-		return v.Get(key)
+	if q.parsed != nil {
+		return q.parsed.Get(key)
 	}
-	for pair := range strings.SplitSeq(raw, "&") {
+	for pair := range strings.SplitSeq(q.raw, "&") {
 		k, v, _ := strings.Cut(pair, "=")
 		if k == key {
 			return v

@@ -34,9 +34,16 @@ type methods = map[string]handlerFunc
 // the metrics label, so its cardinality is bounded by this table.
 type route struct {
 	pattern string
-	segs    []string
+	segs    []segment
 	methods methods
 	access  map[string]access // by method; see accessOf
+}
+
+// segment is one segment of a route's pattern: a literal, or a parameter
+// ({app}, {id} or {vip}) that takes whatever the request has there.
+type segment struct {
+	lit   string
+	param string // "" for a literal
 }
 
 // access is what a route asks of its caller.
@@ -186,7 +193,15 @@ func newRoute(pattern string, hs methods) *route {
 			hs[http.MethodHead] = h // net/http drops the body
 		}
 	}
-	return &route{pattern: pattern, segs: splitPath(pattern), methods: hs}
+	var segs []segment
+	for _, s := range splitPath(pattern) {
+		if strings.HasPrefix(s, "{") {
+			segs = append(segs, segment{param: s})
+		} else {
+			segs = append(segs, segment{lit: s})
+		}
+	}
+	return &route{pattern: pattern, segs: segs, methods: hs}
 }
 
 // match finds the route and handler for r. The error is ENOTFOUND for an
@@ -221,24 +236,26 @@ func matchRoutes(routes []*route, segs []string) (*route, params) {
 	return nil, params{}
 }
 
+// matchSegments compares the literals first and fills the parameters only
+// for a route that matches: every request is compared with most routes.
 func (rt *route) matchSegments(segs []string) (params, bool) {
 	var p params
 	if len(segs) != len(rt.segs) {
 		return p, false
 	}
 	for i, want := range rt.segs {
-		got := segs[i]
-		switch want {
+		if want.param == "" && segs[i] != want.lit {
+			return p, false
+		}
+	}
+	for i, want := range rt.segs {
+		switch want.param {
 		case "{app}":
-			p.app = strings.ToUpper(got)
+			p.app = strings.ToUpper(segs[i])
 		case "{id}":
-			p.id = got
+			p.id = segs[i]
 		case "{vip}":
-			p.vip = got
-		default:
-			if got != want {
-				return params{}, false
-			}
+			p.vip = segs[i]
 		}
 	}
 	return p, true
@@ -257,7 +274,26 @@ func (rt *route) allow() []string {
 // collapses repeated slashes and drops a trailing one. Each segment is
 // percent-decoded separately, so an encoded slash stays inside its segment.
 func appendSegments(segs []string, u *url.URL) ([]string, error) {
-	for s := range strings.SplitSeq(u.EscapedPath(), "/") {
+	if u.RawPath == "" {
+		// net/url keeps RawPath only when the request escaped its path in
+		// a way Path's default escaping would not reproduce, an escaped
+		// slash above all. Without one, the decoded path splits into the
+		// same segments as the escaped one, unescaped: every renewal
+		// takes this way.
+		for s := range strings.SplitSeq(u.Path, "/") {
+			if s != "" {
+				segs = append(segs, s)
+			}
+		}
+		return segs, nil
+	}
+	return appendUnescaped(segs, u.EscapedPath())
+}
+
+// appendUnescaped splits an escaped path at its slashes and unescapes each
+// segment, so that an escaped slash stays inside its segment.
+func appendUnescaped(segs []string, escaped string) ([]string, error) {
+	for s := range strings.SplitSeq(escaped, "/") {
 		if s == "" {
 			continue
 		}

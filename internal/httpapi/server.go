@@ -232,7 +232,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	rt, h, p, err := s.match(r)
 	if err == nil {
-		p.who, err = s.admit(r, rt, p)
+		p.who, err = s.admit(r, rt, p, start)
 	}
 	if err == nil {
 		err = h(sw, r, p)
