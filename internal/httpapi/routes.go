@@ -213,9 +213,9 @@ func (s *Server) match(r *http.Request) (rt *route, h handlerFunc, p params, err
 	if err != nil {
 		return nil, nil, p, err
 	}
-	rt, p = matchRoutes(s.own, segs)
+	rt, p = s.own.match(segs)
 	if rt == nil {
-		rt, p = matchRoutes(s.routes, stripPrefix(segs))
+		rt, p = s.routes.match(stripPrefix(segs))
 	}
 	if rt == nil {
 		return nil, nil, p, heureka.Errorf(heureka.ENOTFOUND, "no resource at %s", r.URL.Path)
@@ -227,8 +227,27 @@ func (s *Server) match(r *http.Request) (rt *route, h handlerFunc, p params, err
 	return rt, h, p, nil
 }
 
-func matchRoutes(routes []*route, segs []string) (*route, params) {
+// routeSet holds routes by their number of segments, each list in table
+// order, so that a request is compared only with the routes of its depth.
+type routeSet [][]*route
+
+func newRouteSet(routes []*route) routeSet {
+	var rs routeSet
 	for _, rt := range routes {
+		for len(rs) <= len(rt.segs) {
+			rs = append(rs, nil)
+		}
+		rs[len(rt.segs)] = append(rs[len(rt.segs)], rt)
+	}
+	return rs
+}
+
+// match returns the first route, in table order, that segs match.
+func (rs routeSet) match(segs []string) (*route, params) {
+	if len(segs) >= len(rs) {
+		return nil, params{}
+	}
+	for _, rt := range rs[len(segs)] {
 		if p, ok := rt.matchSegments(segs); ok {
 			return rt, p
 		}

@@ -123,8 +123,8 @@ type Server struct {
 	deltas  *payloadCache // /apps/delta, which also moves with its window
 	peers   *replication.Receiver
 	metrics *metrics
-	routes  []*route // Eureka resources, matched after the prefix
-	own     []*route // heureka's endpoints, matched on the whole path
+	routes  routeSet // Eureka resources, matched after the prefix
+	own     routeSet // heureka's endpoints, matched on the whole path
 	now     func() time.Time
 	audit   *slog.Logger
 	writes  *rateLimiter // nil when writes are not limited
@@ -197,8 +197,9 @@ func New(cfg Config, reg *registry.Registry, logger *slog.Logger) (*Server, erro
 	}
 	s.watchState.perClient = map[string]int{}
 	s.metrics = newMetrics(reg, s.Watchers, cfg.Collectors)
-	s.routes, s.own = s.routeTable()
-	classify(s.routes, s.own)
+	eurekaRoutes, own := s.routeTable()
+	classify(eurekaRoutes, own)
+	s.routes, s.own = newRouteSet(eurekaRoutes), newRouteSet(own)
 	if reg != nil {
 		go s.enc.run(s.done)
 	}
