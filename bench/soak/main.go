@@ -22,6 +22,11 @@
 // measured. The load generator pins itself to -gen-cpus and the servers to
 // -server-cpus (taskset), so on a 2-core machine the two never share a core.
 // Only addresses on 127.0.0.1 are used; the servers are stopped at the end.
+//
+// Two other modes measure renewals alone, against a bare net/http handler:
+// -compare drives them with wrk and reports rates, and -instructions counts
+// the servers' instructions per renewal under valgrind's callgrind, a figure
+// that the machine's other load does not move (instructions.go).
 package main
 
 import (
@@ -86,11 +91,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.serverCPUs, "server-cpus", "1", "CPUs the servers run on, for taskset (empty: no pinning)")
 	fs.StringVar(&o.serverArgs, "server-args", "", "extra flags for every 'heureka server', space-separated")
 	compare := fs.Bool("compare", false, "instead of the soak: renewals with wrk against heureka at each -compare-n and against a bare net/http handler")
-	compareN := fs.String("compare-n", "1000,100000", "registry sizes for -compare, comma-separated")
+	compareN := fs.String("compare-n", "1000,100000", "registry sizes for -compare and -instructions, comma-separated")
 	compareConns := fs.Int("compare-conns", 64, "wrk connections for -compare")
 	compareFor := fs.Duration("compare-for", 10*time.Second, "how long wrk runs against each server")
 	compareRounds := fs.Int("compare-rounds", 1, "how many times -compare measures each size, each time after its own bare run; with more than one, it reports medians")
+	instr := fs.Bool("instructions", false, "instead of the soak: count the server's instructions per renewal under valgrind's callgrind, for a bare net/http handler and for heureka at each -compare-n")
+	instrRenewals := fs.Int("instructions-renewals", 20_000, "renewals counted per server for -instructions")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *instrRenewals < 1 || *instrRenewals > 10_000_000 {
+		fmt.Fprintf(stderr, "soak: -instructions-renewals %d: want 1 to 10000000\n", *instrRenewals)
 		return 2
 	}
 	if *compareRounds < 1 || *compareRounds > 20 {
@@ -135,6 +146,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, o.maxRun)
 	defer cancel()
+	if *instr {
+		if err := countInstructions(ctx, o, sizes, *instrRenewals, stdout, stderr); err != nil {
+			fmt.Fprintln(stderr, "soak:", err)
+			return 1
+		}
+		return 0
+	}
 	if *compare {
 		if err := compareRenewals(ctx, o, sizes, *compareRounds, *compareConns, *compareFor, stdout, stderr); err != nil {
 			fmt.Fprintln(stderr, "soak:", err)

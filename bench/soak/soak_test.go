@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -183,6 +184,62 @@ func TestCompareRoundsAreBounded(t *testing.T) {
 		var out, errs bytes.Buffer
 		if code := run([]string{"-compare", "-compare-rounds", rounds}, &out, &errs); code != 2 || !strings.Contains(errs.String(), "want 1 to 20") {
 			t.Errorf("-compare-rounds %s: exit %d, stderr %q", rounds, code, errs.String())
+		}
+	}
+}
+
+// TestInstructionsOfTheBareHandler counts, under a real callgrind, the
+// instructions the bare handler (this test binary) spends on 2,000
+// renewals, as -instructions does for every server, with and without the
+// collector. The count must be that of a real request's work: tens of
+// thousands of instructions, never nothing, and no more with GOGC=off.
+func TestInstructionsOfTheBareHandler(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a server under valgrind")
+	}
+	for _, tool := range []string{"valgrind", "callgrind_control"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s is missing and CI=true (apt-get install -y valgrind): %v", tool, err)
+			}
+			t.Skipf("%s is not installed (apt-get install -y valgrind); CI=true makes this a failure", tool)
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := options{apps: 5, writers: 8, renew: 10 * time.Second, serverCPUs: ""}
+	const renewals = 2000
+	var log bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	counts := map[bool]int64{}
+	for _, gcOff := range []bool{false, true} {
+		n, err := countOne(ctx, o, t.TempDir(), exe, "", 0, renewals, gcOff, &log)
+		if err != nil {
+			t.Fatalf("gcOff=%v: %v\n%s", gcOff, err, log.String())
+		}
+		counts[gcOff] = n
+	}
+	per := counts[false] / renewals
+	if per < 5_000 || per > 1_000_000 {
+		t.Errorf("%d instructions per renewal: not a request's work (%d in all)", per, counts[false])
+	}
+	if counts[true] > counts[false]+counts[false]/20 {
+		t.Errorf("with GOGC=off %d instructions, more than the %d with the collector", counts[true], counts[false])
+	}
+}
+
+func TestParseSummary(t *testing.T) {
+	dump := "version: 1\ncreator: callgrind-3.19.0\npid: 7\ncmd:  ./x\npart: 1\ndesc: Trigger: dump measured\nevents: Ir\nsummary: 777617482\ntotals: 777617591\n"
+	n, err := parseSummary(dump)
+	if err != nil || n != 777617482 {
+		t.Fatalf("parseSummary = %d, %v; want 777617482", n, err)
+	}
+	for _, bad := range []string{"events: Ir\n", "summary: lots\n"} {
+		if _, err := parseSummary(bad); err == nil {
+			t.Errorf("parseSummary(%q): no error", bad)
 		}
 	}
 }
