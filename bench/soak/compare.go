@@ -52,18 +52,24 @@ func startBare(ctx context.Context, cpus, dir string) (string, *proc.Proc, error
 	if err != nil {
 		return "", nil, err
 	}
-	err = p.WaitReady(ctx, 5*time.Second, func(ctx context.Context) error {
-		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
-		if err != nil {
-			return err
-		}
-		return c.Close()
-	})
+	err = p.WaitReady(ctx, 5*time.Second, accepts(addr))
 	if err != nil {
 		p.Kill()
 		return "", nil, err
 	}
 	return addr, p, nil
+}
+
+// accepts is a readiness check for a server with no health endpoint, the
+// bare handler: it is ready once it accepts a connection on addr.
+func accepts(addr string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return err
+		}
+		return c.Close()
+	}
 }
 
 // wrkScript sends heartbeats round-robin over the paths in $SOAK_PATHS,

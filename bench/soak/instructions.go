@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -106,13 +105,7 @@ func countOne(ctx context.Context, o options, dir, exe, bin string, n, renewals 
 	if n == 0 {
 		name, argv = "bare", []string{exe}
 		env = append(env, bareEnv+"="+addr)
-		ready = func(ctx context.Context) error {
-			c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
-			if err != nil {
-				return err
-			}
-			return c.Close()
-		}
+		ready = accepts(addr)
 	}
 	if gcOff {
 		name += "-gcoff"
