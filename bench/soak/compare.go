@@ -100,15 +100,11 @@ func compareRenewals(ctx context.Context, o options, sizes []int, rounds, conns 
 	if _, err := exec.LookPath("wrk"); err != nil {
 		return fmt.Errorf("-compare needs wrk (Debian package wrk): %w", err)
 	}
-	dir, err := os.MkdirTemp("", "heureka-compare-")
+	dir, bin, err := workDir(ctx, o, "compare")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	bin, err := buildHeureka(ctx, o.bin, o.repo, dir)
-	if err != nil {
-		return err
-	}
 	script := filepath.Join(dir, "renew.lua")
 	if err := os.WriteFile(script, []byte(wrkScript), 0o644); err != nil {
 		return err

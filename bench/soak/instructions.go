@@ -39,15 +39,11 @@ func countInstructions(ctx context.Context, o options, sizes []int, renewals int
 			return fmt.Errorf("-instructions needs %s (Debian package valgrind): %w", tool, err)
 		}
 	}
-	dir, err := os.MkdirTemp("", "heureka-instructions-")
+	dir, bin, err := workDir(ctx, o, "instructions")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	bin, err := buildHeureka(ctx, o.bin, o.repo, dir)
-	if err != nil {
-		return err
-	}
 	exe, err := os.Executable()
 	if err != nil {
 		return err

@@ -29,6 +29,22 @@ type peer struct {
 
 func (p *peer) base() string { return "http://" + p.addr + "/eureka" }
 
+// workDir makes a temporary directory for one run's files and logs, named
+// for the run, and builds heureka into it unless o.bin names a binary. The
+// caller removes dir, or keeps it for its logs.
+func workDir(ctx context.Context, o options, run string) (dir, bin string, err error) {
+	dir, err = os.MkdirTemp("", "heureka-"+run+"-")
+	if err != nil {
+		return "", "", err
+	}
+	bin, err = buildHeureka(ctx, o.bin, o.repo, dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", "", err
+	}
+	return dir, bin, nil
+}
+
 // buildHeureka builds repo/cmd/heureka into dir, unless bin is given.
 func buildHeureka(ctx context.Context, bin, repo, dir string) (string, error) {
 	if bin != "" {

@@ -29,15 +29,11 @@ type result struct {
 }
 
 func soak(ctx context.Context, o options, log io.Writer) (*result, error) {
-	dir, err := os.MkdirTemp("", "heureka-soak-")
+	dir, bin, err := workDir(ctx, o, "soak")
 	if err != nil {
 		return nil, err
 	}
 	res := &result{logDir: dir}
-	bin, err := buildHeureka(ctx, o.bin, o.repo, dir)
-	if err != nil {
-		return nil, err
-	}
 	logf(log, "building %d instance records", o.n)
 	f := newFleet(o.n, o.apps, o.renew, o.lease)
 	if !o.sorted {
