@@ -256,7 +256,7 @@ func (rs routeSet) match(segs []string) (*route, params) {
 }
 
 // matchSegments compares the literals first and fills the parameters only
-// for a route that matches: every request is compared with most routes.
+// for a route that matches.
 func (rt *route) matchSegments(segs []string) (params, bool) {
 	var p params
 	if len(segs) != len(rt.segs) {
