@@ -61,6 +61,7 @@ type options struct {
 	sorted, baseline, everyPeer                bool
 	seed                                       int64
 	serverArgs                                 string
+	settle                                     time.Duration // -instructions: rest after the storm
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -97,6 +98,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	compareRounds := fs.Int("compare-rounds", 1, "how many times -compare measures each size, each time after its own bare run; with more than one, it reports medians")
 	instr := fs.Bool("instructions", false, "instead of the soak: count the server's instructions per renewal under valgrind's callgrind, for a bare net/http handler and for heureka at each -compare-n")
 	instrRenewals := fs.Int("instructions-renewals", 20_000, "renewals counted per server for -instructions")
+	fs.DurationVar(&o.settle, "instructions-settle", 0, "how long heureka rests after its storm before -instructions counts; for large sizes set it past the 3 min delta window, which the storm's registrations otherwise leave during the count")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
