@@ -431,6 +431,15 @@ func (g *Gateway) send(ctx context.Context, c *call, nn *heureka.Instance, extra
 	}
 	req.Header.Del("Content-Length")
 	req.Header.Del("Expect")
+	if c.op == "CREATE" || c.op == "APPEND" {
+		// The NameNode's part of these is a redirect to a DataNode that
+		// changes nothing, so net/http may send it again when a kept-alive
+		// connection turns out dead (the NameNode was killed after its
+		// last answer); the new dial is then refused, and the request goes
+		// to the next active NameNode. A key with no value marks the
+		// request so without sending a header.
+		req.Header["Idempotency-Key"] = nil
+	}
 	if g.cfg.Auth != nil {
 		req.Header.Del("Authorization") // the gateway's credentials, not the NameNode's
 	}
