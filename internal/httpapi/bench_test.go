@@ -55,17 +55,27 @@ func benchServer(b *testing.B, n int) (*httptest.Server, *registry.Registry) {
 func benchServerClock(b *testing.B, n int) (*httptest.Server, *registry.Registry, func(time.Duration)) {
 	b.Helper()
 	var offset atomic.Int64
+	reg := benchRegistry(b, func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }, n)
+	ts := httptest.NewServer(mustNew(b, DefaultConfig(), reg, nil).Handler())
+	b.Cleanup(ts.Close)
+	return ts, reg, func(d time.Duration) { offset.Add(int64(d)) }
+}
+
+// benchRegistry is a registry holding benchInstance 0 to n-1, on clock
+// (nil: the real one), that never pauses evictions.
+func benchRegistry(b *testing.B, clock func() time.Time, n int) *registry.Registry {
+	b.Helper()
 	cfg := registry.DefaultConfig()
-	cfg.Clock = func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
+	if clock != nil {
+		cfg.Clock = clock
+	}
 	cfg.PauseThreshold = 0
 	reg, err := registry.New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
 	registerRange(b, reg, 0, n)
-	ts := httptest.NewServer(mustNew(b, DefaultConfig(), reg, nil).Handler())
-	b.Cleanup(ts.Close)
-	return ts, reg, func(d time.Duration) { offset.Add(int64(d)) }
+	return reg
 }
 
 func benchClient() *http.Client {
@@ -131,20 +141,11 @@ func BenchmarkRenew(b *testing.B) {
 // address is the one wrk and the soak send from; "remote" is an agent on
 // another host, which the write-rate limiter sees.
 func BenchmarkRenewHandler(b *testing.B) {
-	for _, from := range []string{"127.0.0.1:40000", "10.1.2.3:40000"} {
-		name := "loopback"
-		if from != "127.0.0.1:40000" {
-			name = "remote"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, c := range []struct{ name, from string }{{"loopback", "127.0.0.1:40000"}, {"remote", "10.1.2.3:40000"}} {
+		from := c.from
+		b.Run(c.name, func(b *testing.B) {
 			const n = 10_000
-			cfg := registry.DefaultConfig()
-			cfg.PauseThreshold = 0
-			reg, err := registry.New(cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			registerRange(b, reg, 0, n)
+			reg := benchRegistry(b, nil, n)
 			hcfg := DefaultConfig()
 			hcfg.WriteRate = 1e9 // measure the limiter, never trip it
 			h := mustNew(b, hcfg, reg, nil).Handler()
