@@ -1,8 +1,11 @@
 package webhdfs_test
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -10,8 +13,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/hdfs"
@@ -245,4 +250,162 @@ func TestBodies(t *testing.T) {
 	if rec.Code != http.StatusRequestEntityTooLarge || !strings.Contains(rec.Body.String(), `"RemoteException"`) {
 		t.Errorf("100 bytes sent outright over a 10-byte bound: %d %s, want 413 and a RemoteException", rec.Code, rec.Body)
 	}
+}
+
+// TestCreateRetriedWhenNameNodeDiesOnKeptAliveConn: the active NameNode
+// reads a CREATE on a kept-alive connection and dies before answering;
+// the gateway's transport sends the CREATE again (it is marked
+// idempotent), the new dial is refused, and the gateway asks the NameNode
+// the registry now names active, so the client gets its 307 and not a 502.
+func TestCreateRetriedWhenNameNodeDiesOnKeptAliveConn(t *testing.T) {
+	dn := httptest.NewServer(http.NotFoundHandler()) // the DataNode's web port, for the probe
+	defer dn.Close()
+	location := func(nn string) string {
+		return "http://" + dn.Listener.Addr().String() + "/webhdfs/v1/f?op=CREATE&namenoderpcaddress=" + nn + ":8020"
+	}
+	var nn2Calls atomic.Int32
+	nn2 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		nn2Calls.Add(1)
+		w.Header().Set("Location", location("nn2"))
+		w.WriteHeader(http.StatusTemporaryRedirect)
+	}))
+	defer nn2.Close()
+	nn1, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nn1Port := nn1.Addr().(*net.TCPAddr).Port
+	var failedOver atomic.Bool
+	cfg := webhdfs.DefaultConfig()
+	cfg.Cluster = "prod"
+	cfg.NameNodes = func() []*heureka.Instance {
+		a, b := hdfs.HAActive, hdfs.HAStandby
+		if failedOver.Load() {
+			a, b = b, a
+		}
+		return []*heureka.Instance{
+			node("nn1", heureka.StatusUp, hdfs.NodeInfo{HAState: a, HATransitionTime: 1, HTTPPort: nn1Port}),
+			node("nn2", heureka.StatusUp, hdfs.NodeInfo{HAState: b, HATransitionTime: 2, HTTPPort: portOf(t, nn2)}),
+		}
+	}
+	cfg.DataNodes = func() []*heureka.Instance {
+		return []*heureka.Instance{node("dn1", heureka.StatusUp, hdfs.NodeInfo{DataPort: 3001, HTTPPort: portOf(t, dn), DiskTotal: 100, DiskUsed: 10})}
+	}
+	g, err := webhdfs.New(cfg)
+	if err != nil {
+		nn1.Close()
+		t.Fatal(err)
+	}
+	died := serveDyingNameNode(t, nn1, location("nn1"), func() {
+		failedOver.Store(true) // nn2 takes over, and the registry says so
+		g.Notify()
+	})
+
+	// The first CREATE leaves a kept-alive connection to nn1 in the
+	// gateway's pool, and the next one goes out on it. Should the
+	// transport not have pooled it (it waits only 50 ms for its own write
+	// to be confirmed), that CREATE opens a second connection and the one
+	// after meets the death.
+	dead := func() bool {
+		select {
+		case <-died:
+			return true
+		default:
+			return false
+		}
+	}
+	var rec *httptest.ResponseRecorder
+	for round := 1; !dead(); round++ {
+		if round > 3 {
+			t.Fatal("in 3 CREATEs none reached nn1 on a kept-alive connection: nothing was tested")
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		rec = httptest.NewRecorder()
+		g.ServeHTTP(rec, httptest.NewRequest("PUT", "/webhdfs/v1/f?op=CREATE", nil).WithContext(ctx))
+		cancel()
+		if rec.Code != http.StatusTemporaryRedirect {
+			t.Fatalf("CREATE %d: status %d, want 307 to the DataNode: %s", round, rec.Code, rec.Body)
+		}
+	}
+	if loc := rec.Header().Get("Location"); loc != location("nn2") || nn2Calls.Load() != 1 {
+		t.Errorf("after nn1 died: Location %q and %d calls to nn2; want nn2's redirect after one call", loc, nn2Calls.Load())
+	}
+}
+
+// serveDyingNameNode serves CREATE's first step on ln as a NameNode does,
+// a 307 to location, on raw connections so that the test decides what
+// each one sees. The second request on a connection (the first one a
+// kept-alive connection carries) is read in full and then meets the
+// NameNode's death: die runs, ln closes so that a new dial is refused,
+// the returned channel closes, and the connection closes unanswered.
+// Everything ends by the test's cleanup.
+func serveDyingNameNode(t *testing.T, ln net.Listener, location string, die func()) <-chan struct{} {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	if d, ok := t.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	died := make(chan struct{})
+	var (
+		once  sync.Once
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		conns []net.Conn
+		ended bool // by the cleanup
+	)
+	serve := func(c net.Conn) {
+		defer wg.Done()
+		defer c.Close()
+		br := bufio.NewReader(c)
+		for n := 1; ; n++ {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return // the gateway closed the connection, or the test ended
+			}
+			if _, err := io.Copy(io.Discard, req.Body); err != nil {
+				return
+			}
+			if n > 1 {
+				once.Do(func() {
+					die()
+					ln.Close()
+					close(died)
+				})
+				return
+			}
+			if _, err := fmt.Fprintf(c, "HTTP/1.1 307 Temporary Redirect\r\nLocation: %s\r\nContent-Length: 0\r\n\r\n", location); err != nil {
+				return
+			}
+		}
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return // closed by the death or the cleanup
+			}
+			c.SetDeadline(deadline)
+			mu.Lock()
+			if ended {
+				c.Close()
+			}
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Add(1)
+			go serve(c)
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		ended = true
+		for _, c := range conns {
+			c.Close() // the gateway keeps idle connections; their readers return
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	return died
 }
