@@ -26,6 +26,13 @@ func TestMetadataKeepsEachKeysLastValueInOrder(t *testing.T) {
 	if md.Len() != 4 || md.Size() != len("empty key")+len("disk_used10")+len("rack/r2")+len("z") {
 		t.Errorf("Len %d, Size %d", md.Len(), md.Size())
 	}
+	if n := testing.AllocsPerRun(10, func() { heureka.NewMetadata("rack", "/r1", "disk_used", "10") }); n != 1 {
+		t.Errorf("NewMetadata made %v heap objects, want one block", n)
+	}
+	var empty heureka.Metadata
+	if empty.Len() != 0 || empty.Size() != 0 || heureka.NewMetadata("", "").Size() != 0 {
+		t.Error("an empty Metadata, or one with an empty key and value, has a size")
+	}
 	if v, ok := md.Lookup("z"); !ok || v != "" {
 		t.Errorf(`Lookup("z") = %q, %v: an empty value is still present`, v, ok)
 	}

@@ -99,8 +99,12 @@ func (r *Registry) Adopt(in *heureka.Instance, lastRenewal time.Time) (bool, err
 	in = in.Clone()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.strs.instance(in)
 	a, l := r.lookupEntry(in.App, in.ID)
+	if l != nil {
+		r.strs.instance(in, l.inst)
+	} else {
+		r.strs.instance(in, nil)
+	}
 	if l == nil {
 		if t, ok := r.tombs[tombKey{in.App, in.ID}]; ok && in.Lease.RegistrationTimestamp <= t.UnixMilli() {
 			return false, nil

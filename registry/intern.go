@@ -50,8 +50,10 @@ func (t *interner) str(s string) string {
 }
 
 // instance points a stored copy's repeated strings at their canonical
-// copies. in must be the registry's own, not yet published.
-func (t *interner) instance(in *heureka.Instance) {
+// copies and puts its own strings into one block (see pack). in must be the
+// registry's own, not yet published; stored is the copy it replaces, or
+// nil.
+func (t *interner) instance(in, stored *heureka.Instance) {
 	in.App = t.str(in.App)
 	in.AppGroupName = t.str(in.AppGroupName)
 	in.Status = canonicalStatus(in.Status)
@@ -59,18 +61,45 @@ func (t *interner) instance(in *heureka.Instance) {
 	in.VIPAddress = t.str(in.VIPAddress)
 	in.SecureVIPAddress = t.str(in.SecureVIPAddress)
 	in.ASGName = t.str(in.ASGName)
+	in.SID = t.str(in.SID)
 	in.DataCenter.Name = t.str(in.DataCenter.Name)
-	packURLs(in)
+	pack(in, stored)
 }
 
-// packURLs puts in's page and health-check URLs, which no other instance
-// shares and no index keys on, into one allocation: one heap object for the
-// collector to mark where a decoder made one per URL. (The ID, host name
-// and address stay apart: the lease table and the host index key on them,
-// and a key into a packed block would keep a replaced instance's whole
-// block alive.)
-func packURLs(in *heureka.Instance) {
-	fields := [...]*string{&in.HomePageURL, &in.StatusPageURL, &in.HealthCheckURL, &in.SecureHealthCheckURL}
+// ownStrings are the strings of an instance that no other instance shares:
+// its ID, host name, address and page and health-check URLs.
+func ownStrings(in *heureka.Instance) [7]*string {
+	return [...]*string{&in.ID, &in.HostName, &in.IPAddr,
+		&in.HomePageURL, &in.StatusPageURL, &in.HealthCheckURL, &in.SecureHealthCheckURL}
+}
+
+// pack puts in's own strings into one allocation: one heap object for the
+// collector to mark, where a decoder made one per string, and the collector
+// pays for each object it marks far more than for each byte.
+//
+// The lease table and the host index key on the ID, host name and address,
+// so a key may point into a block after the instance's value has moved
+// on. When in's own strings are those of stored, the copy it replaces, in
+// takes stored's block and nothing is allocated: a renewal's registration,
+// a status or metadata change never leave a block behind. Only a
+// registration that changes one of them (a new port in a URL, a new
+// address) makes a new block, and the keys may keep the old one, a few
+// hundred bytes, until the instance leaves.
+func pack(in, stored *heureka.Instance) {
+	fields := ownStrings(in)
+	if stored != nil {
+		olds := ownStrings(stored)
+		same := true
+		for i, f := range fields {
+			same = same && *f == *olds[i]
+		}
+		if same {
+			for i, f := range fields {
+				*f = *olds[i]
+			}
+			return
+		}
+	}
 	size, n := 0, 0
 	for _, f := range fields {
 		if *f != "" {

@@ -69,25 +69,46 @@ func TestInternTableIsBounded(t *testing.T) {
 	}
 }
 
-// TestStoredURLsAreOneBlock checks that a stored instance's page and
-// health-check URLs come out unchanged and share one allocation, and that
-// an empty one stays empty.
-func TestStoredURLsAreOneBlock(t *testing.T) {
+// TestStoredOwnStringsAreOneBlock checks that a stored instance's ID, host
+// name, address and URLs come out unchanged and share one allocation, that
+// an empty one stays empty, that registering the same strings again reuses
+// the stored block, and that a changed URL is stored as sent.
+func TestStoredOwnStringsAreOneBlock(t *testing.T) {
 	r, _ := newTestRegistry(t)
-	mustRegister(t, r, inst("HDFS-DATANODE", "dn1", func(in *heureka.Instance) {
-		in.HomePageURL = strings.Clone("http://dn1:9864/")
-		in.StatusPageURL = strings.Clone("http://dn1:9864/jmx")
-		in.HealthCheckURL = strings.Clone("http://dn1:9864/jmx?qry=Hadoop:service=DataNode,name=DataNodeInfo")
-	}))
-	got := get(t, r, "HDFS-DATANODE", "dn1")
-	if got.HomePageURL != "http://dn1:9864/" || got.StatusPageURL != "http://dn1:9864/jmx" ||
-		got.HealthCheckURL != "http://dn1:9864/jmx?qry=Hadoop:service=DataNode,name=DataNodeInfo" || got.SecureHealthCheckURL != "" {
-		t.Fatalf("URLs changed: %q %q %q %q", got.HomePageURL, got.StatusPageURL, got.HealthCheckURL, got.SecureHealthCheckURL)
+	fresh := func(health string) *heureka.Instance {
+		return inst("HDFS-DATANODE", strings.Clone("dn1"), func(in *heureka.Instance) {
+			in.HostName = strings.Clone("dn1.example.com")
+			in.IPAddr = strings.Clone("10.0.0.1")
+			in.HomePageURL = strings.Clone("http://dn1:9864/")
+			in.StatusPageURL = strings.Clone("http://dn1:9864/jmx")
+			in.HealthCheckURL = strings.Clone(health)
+		})
 	}
-	home := uintptr(unsafe.Pointer(unsafe.StringData(got.HomePageURL)))
-	status := uintptr(unsafe.Pointer(unsafe.StringData(got.StatusPageURL)))
-	health := uintptr(unsafe.Pointer(unsafe.StringData(got.HealthCheckURL)))
-	if status != home+uintptr(len(got.HomePageURL)) || health != status+uintptr(len(got.StatusPageURL)) {
-		t.Errorf("the URLs are not one block: %#x %#x %#x", home, status, health)
+	const health = "http://dn1:9864/jmx?qry=Hadoop:service=DataNode,name=DataNodeInfo"
+	mustRegister(t, r, fresh(health))
+	got := get(t, r, "HDFS-DATANODE", "dn1")
+	if got.ID != "dn1" || got.HostName != "dn1.example.com" || got.IPAddr != "10.0.0.1" || got.HomePageURL != "http://dn1:9864/" ||
+		got.StatusPageURL != "http://dn1:9864/jmx" || got.HealthCheckURL != health || got.SecureHealthCheckURL != "" {
+		t.Fatalf("strings changed: %q %q %q %q %q %q %q", got.ID, got.HostName, got.IPAddr,
+			got.HomePageURL, got.StatusPageURL, got.HealthCheckURL, got.SecureHealthCheckURL)
+	}
+	addr := func(s string) uintptr { return uintptr(unsafe.Pointer(unsafe.StringData(s))) }
+	in := []string{got.ID, got.HostName, got.IPAddr, got.HomePageURL, got.StatusPageURL, got.HealthCheckURL}
+	for i := 1; i < len(in); i++ {
+		if addr(in[i]) != addr(in[i-1])+uintptr(len(in[i-1])) {
+			t.Fatalf("%q does not follow %q in one block", in[i], in[i-1])
+		}
+	}
+
+	mustRegister(t, r, fresh(health))
+	again := get(t, r, "HDFS-DATANODE", "dn1")
+	if addr(again.ID) != addr(got.ID) || addr(again.HealthCheckURL) != addr(got.HealthCheckURL) {
+		t.Error("registering the same strings again made a new block")
+	}
+
+	mustRegister(t, r, fresh(health+"&x=1"))
+	changed := get(t, r, "HDFS-DATANODE", "dn1")
+	if changed.HealthCheckURL != health+"&x=1" || changed.HostName != "dn1.example.com" || changed.ID != "dn1" {
+		t.Errorf("after a new URL: %q %q %q", changed.ID, changed.HostName, changed.HealthCheckURL)
 	}
 }

@@ -282,11 +282,15 @@ func (r *Registry) register(in *heureka.Instance, replication, forward, owned bo
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.strs.instance(in)
 	app := r.apps[in.App]
 	var old *lease
 	if app != nil {
 		old = app.leases[in.ID]
+	}
+	if old != nil {
+		r.strs.instance(in, old.inst)
+	} else {
+		r.strs.instance(in, nil)
 	}
 	if old != nil && old.inst.LastDirtyTimestamp > in.LastDirtyTimestamp {
 		r.log.Debug("register: keeping the stored copy, its lastDirtyTimestamp is newer",
