@@ -184,6 +184,33 @@ func (m Metadata) Size() int {
 // blocks.
 func (m Metadata) Equal(o Metadata) bool { return m.block == o.block }
 
+// ChangedKeys returns, in order, the keys whose values differ between m
+// and o, or that only one of them holds; nil when they hold the same.
+func (m Metadata) ChangedKeys(o Metadata) []string {
+	if m.Equal(o) {
+		return nil
+	}
+	var keys []string
+	i, j := 0, 0
+	for i < m.Len() || j < o.Len() {
+		switch {
+		case j == o.Len() || i < m.Len() && m.key(i) < o.key(j):
+			keys = append(keys, m.key(i))
+			i++
+		case i == m.Len() || o.key(j) < m.key(i):
+			keys = append(keys, o.key(j))
+			j++
+		default:
+			if m.value(i) != o.value(j) {
+				keys = append(keys, m.key(i))
+			}
+			i++
+			j++
+		}
+	}
+	return keys
+}
+
 // With returns m with each key, value pair of kv set; a key given more than
 // once keeps its last value. It panics on an odd number of strings.
 func (m Metadata) With(kv ...string) Metadata {

@@ -126,6 +126,7 @@ func TestMetadataAgreesWithAMap(t *testing.T) {
 	for round := range 200 {
 		md, model := heureka.Metadata{}, map[string]string{}
 		for step := range 30 {
+			before, was := md, maps.Clone(model)
 			k := keys[rng.IntN(len(keys))]
 			if rng.IntN(3) == 0 {
 				md = md.Without(k)
@@ -150,6 +151,17 @@ func TestMetadataAgreesWithAMap(t *testing.T) {
 			}
 			if !heureka.MetadataOf(model).Equal(md) {
 				t.Fatalf("round %d step %d: MetadataOf(%v) differs from %v", round, step, model, md)
+			}
+			var changed []string
+			for _, k := range keys {
+				v, ok := model[k]
+				if wv, wok := was[k]; v != wv || ok != wok {
+					changed = append(changed, k)
+				}
+			}
+			slices.Sort(changed)
+			if got := before.ChangedKeys(md); !slices.Equal(got, changed) {
+				t.Fatalf("round %d step %d: ChangedKeys from %v to %v = %q, want %q", round, step, before, md, got, changed)
 			}
 		}
 	}

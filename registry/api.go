@@ -66,7 +66,8 @@ type Config struct {
 	// TombstoneTTL is how long an explicit cancel is remembered, so that a
 	// peer that missed it cannot hand the instance back.
 	TombstoneTTL time.Duration
-	// ChangeLogSize bounds the change log kept for deltas and watchers.
+	// ChangeLogSize bounds the change log kept for deltas and watchers;
+	// changes older than DeltaRetention leave it sooner (appendChange).
 	ChangeLogSize int
 	// Limits bound what one registrant may store.
 	Limits heureka.Limits

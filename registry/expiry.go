@@ -126,7 +126,8 @@ func (s spread) informative() bool { return s.domains >= 2 }
 func (s spread) wide() bool { return s.hit*2 > s.domains }
 
 // rackOf is an instance's failure domain: its rack, else its availability
-// zone.
+// zone. It is a slice of the instance's metadata: a lease keeps the
+// interned copy.
 func rackOf(in *heureka.Instance) string {
 	if rack := in.Metadata.Get("rack"); rack != "" {
 		return rack
@@ -137,7 +138,7 @@ func rackOf(in *heureka.Instance) string {
 // track starts counting a new lease, whose inst, renewed and duration are
 // set, and schedules it; r.mu must be held for writing.
 func (r *Registry) track(l *lease) {
-	l.rack = rackOf(l.inst)
+	l.rack = r.strs.str(rackOf(l.inst))
 	r.census.instances++
 	r.census.expectedMilli += renewsPerMinMilli(l.inst)
 	r.census.racks.add(l.rack, 1, 0)
@@ -170,6 +171,7 @@ func (r *Registry) untrack(l *lease) {
 func (r *Registry) setInst(l *lease, in *heureka.Instance) {
 	r.census.expectedMilli += renewsPerMinMilli(in) - renewsPerMinMilli(l.inst)
 	if rack := rackOf(in); rack != l.rack {
+		rack = r.strs.str(rack) // not a slice of in's metadata, which it would keep alive
 		silent := 0
 		if l.silent {
 			silent = 1

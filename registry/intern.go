@@ -45,6 +45,9 @@ func (t *interner) str(s string) string {
 		// it, in BenchmarkRegisterDataNode).
 		clear(t.m)
 	}
+	// A copy: s may be part of a larger block (a rack is a slice of its
+	// instance's metadata), which the table would otherwise keep alive.
+	s = strings.Clone(s)
 	t.m[s] = s
 	return s
 }

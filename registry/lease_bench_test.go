@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/eureka"
 	"github.com/heureka-project/heureka/registry/registrytest"
 
 	"github.com/heureka-project/heureka/internal/testclock"
@@ -224,6 +226,64 @@ func BenchmarkRegisterDataNode(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkLiveHeapUnderMetadataChurn reports the registry's live heap per
+// instance at 100k DataNodes decoded from JSON, once registered and then
+// after three rounds in which every instance pushes its metadata once, one
+// push every 3 ms (100k in five minutes, the agent's MetadataMaxAge): what
+// a fleet of agents keeps in memory beyond the instances themselves, in
+// the change log and the delta. Run it as
+//
+//	go test -run '^$' -bench MetadataChurn -benchtime 1x ./registry
+func BenchmarkLiveHeapUnderMetadataChurn(b *testing.B) {
+	const n = 100_000
+	for range b.N {
+		clock := testclock.New(time.Unix(1.7e9, 0))
+		cfg := DefaultConfig()
+		cfg.Clock = clock.Now
+		cfg.PauseThreshold = 0
+		cfg.Logger = discardLogger()
+		r, err := New(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		base := liveHeap()
+		for i := range n {
+			in, err := eureka.DecodeInstance(eureka.EncodeInstance(eureka.JSON, registrytest.DataNode(i)), eureka.JSON)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := r.RegisterOwned(in, false, false); err != nil {
+				b.Fatal(err)
+			}
+		}
+		r.Snapshot()
+		runtime.GC()
+		registered := liveHeap()
+		for round := range 3 {
+			for i := range n {
+				clock.Advance(3 * time.Millisecond)
+				id := registrytest.DataNode(i).ID
+				if err := r.UpdateMetadata(registrytest.DataNodeApp, id, map[string]string{"disk_used": fmt.Sprint(round*n + i)}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			r.Snapshot()
+		}
+		runtime.GC()
+		churned := liveHeap()
+		runtime.KeepAlive(r)
+		b.ReportMetric(float64(registered-base)/n, "live-B/instance-registered")
+		b.ReportMetric(float64(churned-base)/n, "live-B/instance-after-churn")
+	}
+}
+
+func liveHeap() uint64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }
 
 // cpuTime is the CPU the process has used: on a machine shared with other

@@ -108,9 +108,13 @@ type Change struct {
 	Seq      uint64
 	Time     time.Time
 	Instance *heureka.Instance // the state after the change; nil for a notice
-	Prev     *heureka.Instance // the state before; nil for a new registration
-	Cause    heureka.Cause     // why the instance changed; unset for a notice
-	Notice   *Notice           // set, instead of Instance, for an event about the registry itself
+	// What the change replaced: the status before it ("" for a new
+	// registration) and the metadata keys it set, changed or removed.
+	// Not the replaced instance itself, which the log would keep alive.
+	PrevStatus heureka.Status
+	Changed    []string
+	Cause      heureka.Cause // why the instance changed; unset for a notice
+	Notice     *Notice       // set, instead of Instance, for an event about the registry itself
 }
 
 // Notice is an event about the registry rather than an instance: it enters
@@ -665,18 +669,48 @@ func (r *Registry) record(now time.Time, a *appEntry, prev, in *heureka.Instance
 	}
 	r.seq++
 	r.gen.Add(1)
-	r.appendChange(Change{Seq: r.seq, Time: now, Instance: in, Prev: prev, Cause: cause})
+	c := Change{Seq: r.seq, Time: now, Instance: in, Cause: cause}
+	if prev != nil {
+		c.PrevStatus, c.Changed = prev.Status, prev.Metadata.ChangedKeys(in.Metadata)
+	}
+	r.appendChange(c)
 }
+
+// changeLogFloor is how many changes the log keeps however old they are,
+// so that on a quiet registry a watcher away for longer than the delta
+// window still resumes from the log rather than a full listing. Each entry
+// can keep one replaced version of an instance alive (~1 KiB for a
+// DataNode), so the floor costs at most ~10 MiB.
+const changeLogFloor = 10_000
 
 // appendChange adds c to the bounded log and wakes the watchers; r.mu must
 // be held for writing.
+//
+// The log keeps the changes of the last DeltaRetention, which a delta or a
+// watcher back within the delta window may ask for, the newest
+// changeLogFloor whatever their age, and never more than ChangeLogSize.
+// Every entry points at the version of an instance its change made, so
+// each one an instance has since replaced stays in memory while its entry
+// does: bounding the log by count alone let a fleet whose agents push
+// metadata every few minutes keep one or two old versions of every
+// instance. Dropped entries are cut off by copying the rest once they are
+// a quarter of the log, so the copy costs O(1) a change and at most a
+// third more than the bound is held.
 func (r *Registry) appendChange(c Change) {
-	if len(r.changes) >= 2*r.cfg.ChangeLogSize {
-		r.changes = slices.Clone(r.changes[len(r.changes)-r.cfg.ChangeLogSize:])
+	if drop := r.staleChanges(c.Time); drop > 0 && drop >= len(r.changes)/4 {
+		r.changes = slices.Clone(r.changes[drop:])
 	}
 	r.changes = append(r.changes, c)
 	close(r.changed)
 	r.changed = make(chan struct{})
+}
+
+// staleChanges is how many of the oldest changes the log no longer needs at
+// now; r.mu must be held.
+func (r *Registry) staleChanges(now time.Time) int {
+	n := len(r.changes)
+	drop := min(firstAfter(r.changes, now.Add(-r.cfg.DeltaRetention)), n-min(changeLogFloor, r.cfg.ChangeLogSize))
+	return max(drop, n-r.cfg.ChangeLogSize, 0)
 }
 
 // Changed returns a channel that is closed at the next change. Take it

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/heureka-project/heureka"
 
@@ -462,6 +463,56 @@ func TestChangesSince(t *testing.T) {
 	}
 }
 
+// TestChangeLogDropsWhatNoDeltaNeeds checks the log's time bound: changes
+// younger than DeltaRetention stay however many there are (within
+// ChangeLogSize), older ones leave once past changeLogFloor, and the ones
+// that left are reported as not in the log.
+func TestChangeLogDropsWhatNoDeltaNeeds(t *testing.T) {
+	r, clk := newTestRegistry(t)
+	const n = 2*changeLogFloor + 1
+	for i := range n {
+		mustRegister(t, r, inst("DN", "a", func(in *heureka.Instance) { in.Metadata = heureka.NewMetadata("i", fmt.Sprint(i)) }))
+	}
+	if _, _, ok := r.ChangesSince(0); !ok {
+		t.Fatalf("%d changes inside the delta window were dropped", n)
+	}
+	clk.Advance(r.cfg.DeltaRetention + time.Second)
+	mustRegister(t, r, inst("DN", "b"))
+	_, latest, _ := r.ChangesSince(0)
+	if _, _, ok := r.ChangesSince(0); ok {
+		t.Fatal("changes older than the delta window, beyond the floor, are still in the log")
+	}
+	if ch, _, ok := r.ChangesSince(latest - changeLogFloor); !ok || len(ch) != changeLogFloor {
+		t.Fatalf("the newest %d changes: %d kept, ok %v", changeLogFloor, len(ch), ok)
+	}
+}
+
+// TestLeaseRackDoesNotPinMetadata checks that the rack a lease is counted
+// in is not a slice of its instance's metadata, which would keep every
+// replaced version's metadata block alive.
+func TestLeaseRackDoesNotPinMetadata(t *testing.T) {
+	r, _ := newTestRegistry(t)
+	in := inst("DN", "a", func(in *heureka.Instance) {
+		in.Metadata = heureka.NewMetadata("rack", "/dc1/r1", "disk_used", "1")
+	})
+	mustRegister(t, r, in) // the stored copy shares in's metadata block
+	if err := r.UpdateMetadata("DN", "a", map[string]string{"disk_used": "2"}); err != nil {
+		t.Fatal(err)
+	}
+	r.mu.RLock()
+	l := r.lookup("DN", "a")
+	rack, now := l.rack, l.inst.Metadata.Get("rack")
+	r.mu.RUnlock()
+	if rack != "/dc1/r1" {
+		t.Fatalf("rack %q", rack)
+	}
+	for _, md := range []string{in.Metadata.Get("rack"), now} {
+		if unsafe.StringData(rack) == unsafe.StringData(md) {
+			t.Fatal("the lease's rack is a slice of a version's metadata")
+		}
+	}
+}
+
 func TestConcurrentWritersAndReaders(t *testing.T) {
 	r, _ := newTestRegistry(t)
 	var wg sync.WaitGroup
@@ -556,7 +607,7 @@ func TestSnapshotMatchesRegistryUnderRandomChanges(t *testing.T) {
 	}
 }
 
-func TestChangedWakesWaitersAndChangesSinceCarriesPrev(t *testing.T) {
+func TestChangedWakesWaitersAndChangesSinceCarriesWhatChanged(t *testing.T) {
 	r, _ := newTestRegistry(t)
 	mustRegister(t, r, inst("DN", "a"))
 	_, v, ok := r.ChangesSince(0)
@@ -582,8 +633,17 @@ func TestChangedWakesWaitersAndChangesSinceCarriesPrev(t *testing.T) {
 		t.Fatalf("ChangesSince(%d) = %d changes, latest %d, ok %v", v, len(changes), latest, ok)
 	}
 	c := changes[0]
-	if c.Cause != "status" || c.Prev == nil || c.Prev.Status != heureka.StatusUp || c.Instance.Status != heureka.StatusOutOfService {
-		t.Fatalf("change %+v: want cause status, UP → OUT_OF_SERVICE", c)
+	if c.Cause != "status" || c.PrevStatus != heureka.StatusUp || c.Instance.Status != heureka.StatusOutOfService || c.Changed != nil {
+		t.Fatalf("change %+v: want cause status, UP → OUT_OF_SERVICE, no metadata", c)
+	}
+	if first, _, _ := r.ChangesSince(0); first[0].PrevStatus != "" {
+		t.Errorf("a new registration's change has a status before it: %q", first[0].PrevStatus)
+	}
+	if err := r.UpdateMetadata("DN", "a", map[string]string{"rack": "/r2"}); err != nil {
+		t.Fatal(err)
+	}
+	if last, _, _ := r.ChangesSince(latest); len(last) != 1 || !slices.Equal(last[0].Changed, []string{"rack"}) || last[0].PrevStatus != heureka.StatusOutOfService {
+		t.Fatalf("metadata change %+v: want rack changed, status OUT_OF_SERVICE before", last)
 	}
 	if _, _, ok := r.ChangesSince(latest + 5); ok {
 		t.Fatal("a version from the future was accepted")

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"time"
 
@@ -63,7 +62,7 @@ func eventsOf(c registry.Change) []heureka.Event {
 		return []heureka.Event{{Seq: c.Seq, Type: n.Kind, Time: c.Time.UnixMilli(), By: heureka.ByRegistry,
 			Peer: n.Peer, Cause: n.Detail}}
 	}
-	in, prev := c.Instance, c.Prev
+	in := c.Instance
 	base := heureka.Event{Seq: c.Seq, Time: c.Time.UnixMilli(), App: in.App, ID: in.ID, HostName: in.HostName, Status: in.Status}
 	by := causedBy[c.Cause]
 	switch c.Cause {
@@ -79,39 +78,23 @@ func eventsOf(c registry.Change) []heureka.Event {
 			time.UnixMilli(in.Lease.LastRenewalTimestamp).UTC().Format(time.RFC3339))
 		return []heureka.Event{e}
 	}
-	if prev == nil {
+	if c.PrevStatus == "" {
 		e := base
 		e.Type, e.By, e.Metadata = heureka.EventRegistered, by, in.Metadata
 		return []heureka.Event{e}
 	}
 	var out []heureka.Event
-	if prev.Status != in.Status {
+	if c.PrevStatus != in.Status {
 		e := base
-		e.Type, e.Old, e.By = heureka.EventStatusChanged, prev.Status, by
+		e.Type, e.Old, e.By = heureka.EventStatusChanged, c.PrevStatus, by
 		out = append(out, e)
 	}
-	if keys := changedKeys(prev.Metadata, in.Metadata); len(keys) > 0 {
+	if len(c.Changed) > 0 {
 		e := base
-		e.Type, e.By, e.Keys, e.Metadata = heureka.EventMetadataChanged, by, keys, in.Metadata
+		e.Type, e.By, e.Keys, e.Metadata = heureka.EventMetadataChanged, by, c.Changed, in.Metadata
 		out = append(out, e)
 	}
 	return out
-}
-
-func changedKeys(old, new heureka.Metadata) []string {
-	var keys []string
-	for k, v := range new.All() {
-		if ov, ok := old.Lookup(k); !ok || ov != v {
-			keys = append(keys, k)
-		}
-	}
-	for k := range old.Keys() {
-		if !new.Has(k) {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 func encodeEvents(c registry.Change) []byte {
