@@ -230,8 +230,8 @@ func BenchmarkRegisterDataNode(b *testing.B) {
 
 // BenchmarkLiveHeapUnderMetadataChurn reports the registry's live heap per
 // instance at 100k DataNodes decoded from JSON, once registered and then
-// after three rounds in which every instance pushes its metadata once, one
-// push every 3 ms (100k in five minutes, the agent's MetadataMaxAge): what
+// after three rounds in which every instance pushes its metadata once by
+// registering again, as the agent does, one push every 3 ms (100k in five minutes, the agent's MetadataMaxAge): what
 // a fleet of agents keeps in memory beyond the instances themselves, in
 // the change log and the delta. Run it as
 //
@@ -265,8 +265,16 @@ func BenchmarkLiveHeapUnderMetadataChurn(b *testing.B) {
 		for round := range 3 {
 			for i := range n {
 				clock.Advance(3 * time.Millisecond)
-				id := registrytest.DataNode(i).ID
-				if err := r.UpdateMetadata(registrytest.DataNodeApp, id, map[string]string{"disk_used": fmt.Sprint(round*n + i)}); err != nil {
+				// As the agent pushes: a registration with the new figure
+				// and a newer lastDirtyTimestamp.
+				dn := registrytest.DataNode(i)
+				dn.Metadata = dn.Metadata.With("disk_used", fmt.Sprint(round*n+i))
+				dn.LastDirtyTimestamp = clock.Now().UnixMilli()
+				in, err := eureka.DecodeInstance(eureka.EncodeInstance(eureka.JSON, dn), eureka.JSON)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := r.RegisterOwned(in, false, false); err != nil {
 					b.Fatal(err)
 				}
 			}
