@@ -352,10 +352,86 @@ func (r *renewers) recovered() int {
 	return n
 }
 
+// diskUsed is where a registration body's disk_used figure starts.
+var diskUsed = []byte(`"disk_used":"`)
+
+// pushBody is instance i's registration for its k-th push (k ≥ 0): its
+// body with the last digit of disk_used moved by k+1, so each push stores
+// a figure that differs from the one before, as an agent's push does.
+func (f *fleet) pushBody(i, k int) ([]byte, error) {
+	b := bytes.Clone(f.bodies[i])
+	at := bytes.Index(b, diskUsed)
+	if at < 0 {
+		return nil, fmt.Errorf("instance %s: no disk_used in its registration", f.ids[i])
+	}
+	end := at + len(diskUsed) + bytes.IndexByte(b[at+len(diskUsed):], '"') - 1
+	if end < at+len(diskUsed) || b[end] < '0' || b[end] > '9' {
+		return nil, fmt.Errorf("instance %s: disk_used is not a number", f.ids[i])
+	}
+	b[end] = '0' + byte((int(b[end]-'0')+k+1)%10)
+	return b, nil
+}
+
+// pushers has every instance register again with a changed figure once per
+// period, spread evenly as the renewals are, from conns connections; a push
+// a whole period late is dropped, as a renewal is. While paused is set
+// they send nothing.
+func pushers(ctx context.Context, c *http.Client, base string, f *fleet, period time.Duration, conns int, ph *phases, paused *atomic.Bool) {
+	var wg sync.WaitGroup
+	n := len(f.ids)
+	t0 := time.Now()
+	for w := range conns {
+		wg.Go(func() {
+			for k := 0; ; k++ {
+				for i := w; i < n; i += conns {
+					at := t0.Add(time.Duration(k)*period + time.Duration(int64(period)*int64(i)/int64(n)))
+					if d := time.Until(at); d > 0 {
+						select {
+						case <-ctx.Done():
+							return
+						case <-time.After(d):
+						}
+					}
+					if ctx.Err() != nil {
+						return
+					}
+					if time.Since(at) > period || paused.Load() {
+						continue
+					}
+					st := ph.current()
+					body, err := f.pushBody(i, k)
+					if err != nil {
+						st.pushErrors.Add(1)
+						continue
+					}
+					req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/apps/"+f.apps[i], bytes.NewReader(body))
+					if err != nil {
+						st.pushErrors.Add(1)
+						continue
+					}
+					req.Header.Set("Content-Type", "application/json")
+					d, code, err := do(c, req)
+					switch {
+					case ctx.Err() != nil:
+						return
+					case err != nil || code != http.StatusNoContent:
+						st.pushErrors.Add(1)
+					default:
+						st.pushes.observe(d)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
 var hashRE = regexp.MustCompile(`"apps__hashcode":"([A-Z_0-9]*)"`)
 
 // reader polls one server's delta every period and fetches the whole
 // registry when the delta's hash code differs from the last one it saw.
+// The hash code counts instances by status, so figures pushed with -push
+// do not change it.
 func reader(ctx context.Context, c *http.Client, base string, period, offset time.Duration, ph *phases, paused *atomic.Bool) {
 	select {
 	case <-ctx.Done():

@@ -102,13 +102,19 @@ func soak(ctx context.Context, o options, log io.Writer) (*result, error) {
 			reader(load, c, peers[i%len(peers)].base(), o.poll, o.poll*time.Duration(i)/time.Duration(o.readers), ph, &paused)
 		}()
 	}
+	if o.push > 0 {
+		wg.Go(func() { pushers(load, c, peers[0].base(), f, o.push, pushConns, ph, &paused) })
+	}
 	logf(log, "soak: renewing every %s, %d readers polling every %s, for %s", o.renew, o.readers, o.poll, o.soak)
+	if o.push > 0 {
+		logf(log, "soak: every instance pushing a changed figure every %s (%.0f/s) from %d connections", o.push, float64(o.n)/o.push.Seconds(), pushConns)
+	}
 	sleep(ctx, o.soak)
 	end(st)
 
 	paused.Store(true)
 	st = ph.begin("quiet")
-	logf(log, "quiet: renewals only, for %s", o.quiet)
+	logf(log, "quiet: renewals only (no reads, no pushes), for %s", o.quiet)
 	sleep(ctx, o.quiet)
 	end(st)
 	paused.Store(false)
@@ -153,6 +159,9 @@ func soak(ctx context.Context, o options, log io.Writer) (*result, error) {
 	res.phases = ph.all
 	return res, ctx.Err()
 }
+
+// pushConns is how many connections -push sends from.
+const pushConns = 16
 
 // baseline renews the fleet against a bare net/http handler on the
 // servers' CPUs (its log in dir) for o.quiet: what the generator measures
@@ -315,6 +324,17 @@ func (r *result) report(w io.Writer, o options) {
 			ms(st.fulls.quantile(0.5)), ms(st.fulls.quantile(0.99)), st.fulls.count.Load(),
 			st.serverP99("renew"), st.serverP99("delta"), st.serverP99("full"),
 			strings.Join(cpu, " "), strings.Join(rss, " "), st.genCPU/secs)
+	}
+	if o.push > 0 {
+		fmt.Fprintf(w, "\nPushes (each instance registering again with a changed figure every %s; none in the quiet phase):\n\n", o.push)
+		fmt.Fprintln(w, "| phase | pushes | push p50 / p99 | errors |")
+		fmt.Fprintln(w, "|---|---|---|---|")
+		for _, st := range r.phases {
+			if n := st.pushes.count.Load() + st.pushErrors.Load(); n > 0 {
+				fmt.Fprintf(w, "| %s | %d | %s / %s | %d |\n", st.name, st.pushes.count.Load(),
+					ms(st.pushes.quantile(0.5)), ms(st.pushes.quantile(0.99)), st.pushErrors.Load())
+			}
+		}
 	}
 	for _, st := range r.phases {
 		if st.name != "quiet" || len(st.cpu) == 0 {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/heureka-project/heureka/eureka"
 )
 
 // TestMain lets the test binary serve as the bare handler, as the soak's
@@ -71,6 +74,65 @@ func TestTinySoak(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestTinySoakWithPushes: with -push, every instance registers again with a
+// changed figure, none while the quiet phase measures heartbeats alone, and
+// the readers, whose hash code counts instances by status, fetch the
+// registry in full once each rather than at every poll.
+func TestTinySoakWithPushes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real server processes")
+	}
+	o := options{n: 300, apps: 5, writers: 8, renewers: 16, readers: 4, peers: 1,
+		renew: time.Second, lease: 4 * time.Second, poll: 500 * time.Millisecond, push: time.Second,
+		soak: 3 * time.Second, quiet: 2 * time.Second, maxRun: 2 * time.Minute, repo: "../.."}
+	var log bytes.Buffer
+	res, err := soak(context.Background(), o, &log)
+	if err != nil {
+		t.Fatalf("soak: %v\n%s", err, log.String())
+	}
+	sk, q := res.phase("soak"), res.phase("quiet")
+	if sk.pushes.count.Load() < int64(o.n) || sk.pushErrors.Load() != 0 {
+		t.Errorf("soak phase: %d pushes, %d errors; want every instance pushed at least once, without errors", sk.pushes.count.Load(), sk.pushErrors.Load())
+	}
+	if n := q.pushes.count.Load(); n > int64(o.n/10) {
+		t.Errorf("quiet phase: %d pushes; it measures heartbeats alone", n)
+	}
+	if d, f := sk.deltas.count.Load(), sk.fulls.count.Load(); d < 2*int64(o.readers) || f != int64(o.readers) {
+		t.Errorf("soak phase: %d deltas and %d full fetches; want several deltas and one full fetch per reader", d, f)
+	}
+	var out bytes.Buffer
+	res.report(&out, o)
+	if want := "| soak | " + fmt.Sprint(sk.pushes.count.Load()) + " |"; !strings.Contains(out.String(), want) {
+		t.Errorf("report lacks %q:\n%s", want, out.String())
+	}
+}
+
+// TestPushBodyChangesTheFigure: each push carries a disk_used that differs
+// from the registration's and from the push before, in a body that still
+// decodes.
+func TestPushBodyChangesTheFigure(t *testing.T) {
+	f := newFleet(3, 1, 10*time.Second, 30*time.Second)
+	figure := func(b []byte) string {
+		in, err := eureka.DecodeInstance(b, eureka.JSON)
+		if err != nil {
+			t.Fatalf("%v: %s", err, b)
+		}
+		return in.Metadata.Get("disk_used")
+	}
+	prev := figure(f.bodies[1])
+	for k := range 3 {
+		b, err := f.pushBody(1, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := figure(b)
+		if got == prev || len(got) != len(prev) {
+			t.Fatalf("push %d: disk_used %q after %q", k, got, prev)
+		}
+		prev = got
 	}
 }
 

@@ -66,6 +66,8 @@ type phaseStats struct {
 	deltas       histogram
 	fulls        histogram
 	readErrors   atomic.Int64
+	pushes       histogram // -push: registrations with changed figures
+	pushErrors   atomic.Int64
 	// per peer: CPU seconds over the phase, resident bytes at its end
 	cpu []float64
 	rss []int64
