@@ -28,8 +28,8 @@ type Metadata struct {
 
 // u32 reads the 32-bit little-endian number at s[o:].
 func u32(s string, o int) int {
-	_ = s[o+3]
-	return int(uint32(s[o]) | uint32(s[o+1])<<8 | uint32(s[o+2])<<16 | uint32(s[o+3])<<24)
+	s = s[o : o+4] // one bounds check, and one 32-bit load
+	return int(uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24)
 }
 
 func writeU32(b *strings.Builder, v int) {
@@ -113,16 +113,25 @@ func (m Metadata) value(i int) string { return m.block[m.end(2*i):m.end(2*i+1)] 
 
 // find is the index of key k, or where it would go, and whether it is there.
 func (m Metadata) find(k string) (int, bool) {
-	lo, hi := 0, m.Len()
+	n := m.Len()
+	text := 4 + 8*n
+	key := func(i int) string { // m.key, with the text's start known
+		start := text
+		if i > 0 {
+			start = u32(m.block, 8*i)
+		}
+		return m.block[start:u32(m.block, 4+8*i)]
+	}
+	lo, hi := 0, n
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		if m.key(mid) < k {
+		if key(mid) < k {
 			lo = mid + 1
 		} else {
 			hi = mid
 		}
 	}
-	return lo, lo < m.Len() && m.key(lo) == k
+	return lo, lo < n && key(lo) == k
 }
 
 // Lookup returns k's value and whether k is present.
