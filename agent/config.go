@@ -166,8 +166,14 @@ func DefaultConfig() Config {
 		// under write load.
 		DiskChange:  0.01,
 		BlockChange: 0.01,
-		// Small drifts still reach the registry every few minutes.
-		MetadataMaxAge: 5 * time.Minute,
+		// Small drifts still reach the registry, within half an hour. Every
+		// push is a registration that enters the delta for 3 minutes: at
+		// 5 minutes a fleet of 100k DataNodes under write load sent 333 a
+		// second, every delta poll carried 60k instances, and the server
+		// spent ~0.3 of a core more on it (docs/benchmarks.md, "A fleet
+		// that pushes its figures"); below 1% of capacity the figures are
+		// not worth that.
+		MetadataMaxAge: 30 * time.Minute,
 		// Long enough for clients that watch (sub-second) and clients that
 		// poll every 5 s to stop sending new work before the instance
 		// disappears.

@@ -231,7 +231,8 @@ func BenchmarkRegisterDataNode(b *testing.B) {
 // BenchmarkLiveHeapUnderMetadataChurn reports the registry's live heap per
 // instance at 100k DataNodes decoded from JSON, once registered and then
 // after three rounds in which every instance pushes its metadata once by
-// registering again, as the agent does, one push every 3 ms (100k in five minutes, the agent's MetadataMaxAge): what
+// registering again, as the agent does, one push every 3 ms (100k in five
+// minutes, the agent's MetadataMaxAge until 3 December; 30 minutes since): what
 // a fleet of agents keeps in memory beyond the instances themselves, in
 // the change log and the delta. Run it as
 //
