@@ -77,7 +77,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&o.renew, "renew", 10*time.Second, "renewal interval")
 	fs.DurationVar(&o.lease, "lease", 30*time.Second, "lease duration")
 	fs.DurationVar(&o.poll, "poll", 5*time.Second, "readers' delta poll interval")
-	fs.DurationVar(&o.push, "push", 0, "each instance registers again with a changed figure once per this, as heureka's agent pushes its daemon's figures (its MetadataMaxAge is 5m); 0: no pushes")
+	fs.DurationVar(&o.push, "push", 30*time.Minute, "each instance registers again with a changed figure once per this, as heureka's agent pushes its daemon's figures when they drift (its MetadataMaxAge, 30m; 5m before 3 December); 0: no pushes")
 	fs.DurationVar(&o.soak, "soak", 3*time.Minute+30*time.Second, "renewals plus readers after the storm (the delta window is 3 min)")
 	fs.DurationVar(&o.quiet, "quiet", 30*time.Second, "renewals only, to measure CPU per heartbeat")
 	fs.DurationVar(&o.after, "after", time.Minute, "how long to go on once every instance is back after the restart")

@@ -292,8 +292,12 @@ func (r *result) report(w io.Writer, o options) {
 	if o.sorted {
 		order = "ID order"
 	}
-	fmt.Fprintf(w, "\n### soak: %d instances in %d apps, %d peer(s), renew %s / lease %s, %d readers every %s, %s\n\n",
-		o.n, o.apps, o.peers, o.renew, o.lease, o.readers, o.poll, order)
+	pushes := "no pushes"
+	if o.push > 0 {
+		pushes = "each instance pushing its figures every " + o.push.String()
+	}
+	fmt.Fprintf(w, "\n### soak: %d instances in %d apps, %d peer(s), renew %s / lease %s, %d readers every %s, %s, %s\n\n",
+		o.n, o.apps, o.peers, o.renew, o.lease, o.readers, o.poll, pushes, order)
 	fmt.Fprintf(w, "Command: `cd bench && go run ./soak %s`\n\n", strings.Join(os.Args[1:], " "))
 	fmt.Fprintf(w, "Storm: %d registrations in %s, %.0f/s; registration p50 %s, p99 %s.\n",
 		o.n, r.stormTook.Round(time.Millisecond), float64(o.n)/r.stormTook.Seconds(),
