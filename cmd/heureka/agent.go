@@ -63,6 +63,7 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs.DurationVar(&cfg.FlapWindow, "flap-window", cfg.FlapWindow, "each DOWN within this window doubles --up-after (flap damping)")
 	fs.DurationVar(&cfg.FlapHoldMax, "flap-hold-max", cfg.FlapHoldMax, "the longest a flapping daemon is held DOWN once it answers")
 	fs.DurationVar(&cfg.MetadataInterval, "metadata-interval", cfg.MetadataInterval, "how often the daemon's figures are read in full")
+	fs.DurationVar(&cfg.MetadataMaxAge, "metadata-max-age", cfg.MetadataMaxAge, "how old the registry's figures may grow before a drift too small to push at once (under 1% of capacity or blocks) is pushed; each push enters every delta poll for 3 minutes")
 	fs.DurationVar(&cfg.DrainPeriod, "drain", cfg.DrainPeriod, "how long to stay OUT_OF_SERVICE before deregistering on SIGTERM")
 	newLog := logFlags(fs, stderr)
 	setUsage(fs, "agent --role datanode|namenode --cluster NAME --registry URL[,URL] --jmx URL [flags]", `

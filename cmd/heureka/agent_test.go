@@ -42,6 +42,7 @@ func TestAgentCommandLine(t *testing.T) {
 		{append([]string{"agent", "--role", "datanode", "--pid", "12", "--pid-file", "/run/dn.pid"}, common...), 2, "at most one"},
 		{append([]string{"agent", "--role", "datanode", "--systemd-unit", "--all"}, common...), 2, "SystemdUnit"},
 		{append([]string{"agent", "--role", "datanode", "--hang-after", "0s"}, common...), 2, "HangAfter"},
+		{append([]string{"agent", "--role", "datanode", "--metadata-max-age", "0s"}, common...), 2, "MetadataMaxAge"},
 		{append([]string{"agent", "--role", "datanode", "--up-after", "10m"}, common...), 2, "FlapHoldMax"},
 	} {
 		t.Setenv(registryEnvVar, "")
