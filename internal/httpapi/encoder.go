@@ -31,7 +31,10 @@ import (
 // the end of a storm reads are stale for one pass and never wait for it.
 // A read encodes inline only what an ordinary write leaves (a block or
 // two), or when no ready snapshot is close enough; so after ordinary
-// writes a read sees the newest snapshot.
+// writes a read sees the newest snapshot. The full listing and the delta
+// are ready apart: changes spread over many blocks of the full listing sit
+// in a block or two of the delta, and a delta read that encodes those must
+// not leave a full read the rest to encode.
 const (
 	syncBlocks  = 8
 	budgetBurst = time.Second
@@ -57,10 +60,20 @@ type encoder struct {
 	// tokens is the budget left (negative: in debt) as of filled.
 	tokens time.Duration
 	filled time.Time
-	// ready is, per format, the newest snapshot whose listing blocks are
-	// encoded (or being encoded by the read that chose it).
-	ready [2]*registry.Snapshot
+	// ready is, per listing and format, the newest snapshot whose blocks
+	// of that listing are encoded (or being encoded by the read that chose
+	// it). The full listing and the delta are ready apart: a delta read
+	// that encodes its few new blocks says nothing of the full listing's.
+	ready [2][2]*registry.Snapshot
 }
+
+// listing is which of a snapshot's listings a read assembles.
+type listing int
+
+const (
+	listFull  listing = iota // the whole registry; per-application reads too
+	listDelta                // the delta
+)
 
 func newEncoder(reg *registry.Registry, now func() time.Time) *encoder {
 	return &encoder{reg: reg, now: now, tokens: budgetBurst, filled: now(), wanted: make(chan struct{}, 1)}
@@ -99,42 +112,49 @@ func (e *encoder) build(fn func() *payload) func() *payload {
 	}
 }
 
-// snapshot returns the snapshot a listing read in f is served from; blocks
-// picks the blocks the read assembles from a snapshot.
-func (e *encoder) snapshot(f eureka.Format, blocks func(*registry.Snapshot) []registry.AppBlocks) *registry.Snapshot {
+// snapshot returns the snapshot a read in f of listing l is served from:
+// of the whole listing, or with app set of that application's blocks of
+// the full listing. Only a read of a whole listing makes the snapshot it
+// encoded ready.
+func (e *encoder) snapshot(f eureka.Format, l listing, app string) *registry.Snapshot {
 	i := formatIndex(f)
 	if f == eureka.XML {
 		e.xmlAsked.Store(time.Now().UnixNano())
 	}
 	cur := e.reg.Snapshot()
 	e.mu.Lock()
-	ready := e.ready[i]
+	ready := e.ready[l][i]
 	e.mu.Unlock()
 	if ready == cur {
 		return cur
 	}
-	if ready != nil && ready.Version <= cur.Version && behind(ready, cur) <= maxStale && pending(blocks(cur), f, syncBlocks) > syncBlocks {
+	if ready != nil && ready.Version <= cur.Version && behind(ready, cur) <= maxStale && pending(blocksOf(cur, l, app), f, syncBlocks) > syncBlocks {
 		select {
 		case e.wanted <- struct{}{}:
 		default: // already asked
 		}
 		return ready
 	}
-	e.publish(i, cur)
+	if app == "" {
+		e.publish(l, i, cur)
+	}
 	return cur
 }
 
-// The blocks each listing read assembles from.
-func fullBlocks(s *registry.Snapshot) []registry.AppBlocks  { return s.Blocks() }
-func deltaBlocks(s *registry.Snapshot) []registry.AppBlocks { return s.DeltaBlocks() }
-func appBlocks(name string) func(*registry.Snapshot) []registry.AppBlocks {
-	return func(s *registry.Snapshot) []registry.AppBlocks {
-		app, ok := s.AppBlocks(name)
-		if !ok {
-			return nil
-		}
-		return []registry.AppBlocks{app}
+// blocksOf returns the blocks a read of listing l (or of app's part of the
+// full listing) assembles from s.
+func blocksOf(s *registry.Snapshot, l listing, app string) []registry.AppBlocks {
+	switch {
+	case l == listDelta:
+		return s.DeltaBlocks()
+	case app == "":
+		return s.Blocks()
 	}
+	a, ok := s.AppBlocks(app)
+	if !ok {
+		return nil
+	}
+	return []registry.AppBlocks{a}
 }
 
 // behind is how long ready has been behind cur: from the first change
@@ -150,12 +170,13 @@ func behind(ready, cur *registry.Snapshot) time.Duration {
 	return cur.Built().Sub(ch[0].Time)
 }
 
-// publish records s as ready in format i, if it is newer than what is.
-func (e *encoder) publish(i int, s *registry.Snapshot) {
+// publish records s as ready for listing l in format i, if it is newer
+// than what is.
+func (e *encoder) publish(l listing, i int, s *registry.Snapshot) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if r := e.ready[i]; r == nil || s.Version > r.Version || (s.Version == r.Version && s.Built().After(r.Built())) {
-		e.ready[i] = s
+	if r := e.ready[l][i]; r == nil || s.Version > r.Version || (s.Version == r.Version && s.Built().After(r.Built())) {
+		e.ready[l][i] = s
 	}
 }
 
@@ -224,9 +245,14 @@ func (e *encoder) run(done <-chan struct{}) {
 // otherwise leave readers on an ever older snapshot.
 func (e *encoder) overdue(s *registry.Snapshot) bool {
 	e.mu.Lock()
-	ready := e.ready[0]
+	ready := [...]*registry.Snapshot{e.ready[listFull][0], e.ready[listDelta][0]}
 	e.mu.Unlock()
-	return ready == nil || behind(ready, s) > maxStale/2
+	for _, r := range ready {
+		if r == nil || behind(r, s) > maxStale/2 {
+			return true
+		}
+	}
+	return false
 }
 
 // pass encodes the newest snapshot's blocks that have lasted lastFor since
@@ -242,8 +268,8 @@ func (e *encoder) pass(seen map[*registry.Block]time.Time, now time.Time, whole 
 		formats = append(formats, eureka.XML)
 	}
 	next := make(map[*registry.Block]time.Time, len(seen))
-	left := [2]bool{}
-	for _, list := range [][]registry.AppBlocks{s.Blocks(), s.DeltaBlocks()} {
+	left := [2][2]bool{} // by listing and format
+	for l, list := range [][]registry.AppBlocks{listFull: s.Blocks(), listDelta: s.DeltaBlocks()} {
 		for _, app := range list {
 			for _, b := range app.Blocks {
 				first, ok := seen[b]
@@ -257,16 +283,21 @@ func (e *encoder) pass(seen map[*registry.Block]time.Time, now time.Time, whole 
 					case all || now.Sub(first) >= lastFor:
 						blockPart(b, f)
 					default:
-						left[formatIndex(f)] = true
+						left[l][formatIndex(f)] = true
 					}
 				}
 			}
 		}
 	}
-	for _, f := range formats {
-		if !left[formatIndex(f)] {
-			e.publish(formatIndex(f), s)
+	again := false
+	for l := range left {
+		for _, f := range formats {
+			if left[l][formatIndex(f)] {
+				again = true
+			} else {
+				e.publish(listing(l), formatIndex(f), s)
+			}
 		}
 	}
-	return next, left[0] || left[1]
+	return next, again
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/eureka"
 	"github.com/heureka-project/heureka/internal/proctest"
 	"github.com/heureka-project/heureka/registry"
@@ -118,6 +119,44 @@ func TestABulkWriteIsReadAfterOnePass(t *testing.T) {
 	}
 }
 
+// TestADeltaReadLeavesTheFullListingPending: changes spread over many
+// blocks of the full listing fit in one block of the delta. A delta read
+// then encodes that block and is served the newest snapshot, but the full
+// listing's blocks are still to encode: a full read after it is served the
+// full listing's ready snapshot, not left to encode them all itself.
+func TestADeltaReadLeavesTheFullListingPending(t *testing.T) {
+	clock := testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	s, reg, hs := encoderServer(t, clock)
+	const blocks = 4 * syncBlocks
+	registerRange(t, reg, 0, blocks*registry.BlockSize)
+	clock.Advance(4 * time.Minute) // the registrations leave the delta
+	ready, _ := readApps(t, hs.URL)
+	for b := range blocks {
+		if err := reg.SetStatus("HDFS-DATANODE.PROD", benchInstance(b*registry.BlockSize).ID, heureka.StatusOutOfService, 0, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cur := reg.Snapshot()
+	if n := pending(cur.DeltaBlocks(), eureka.JSON, 1000); n > syncBlocks {
+		t.Fatalf("the delta has %d blocks to encode; the test needs a delta read to encode its own", n)
+	}
+	req, _ := http.NewRequest(http.MethodGet, hs.URL+"/eureka/apps/delta", nil)
+	req.Header.Set("Accept", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if got := s.enc.ready[listDelta][0]; got != cur {
+		t.Fatalf("the delta read did not make the newest snapshot the delta's ready one")
+	}
+	if v, _ := readApps(t, hs.URL); v != ready {
+		t.Fatalf("full read after a delta read at version %d, want the full listing's ready %d (newest %d, %d blocks to encode)",
+			v, ready, cur.Version, pending(cur.Blocks(), eureka.JSON, 1000))
+	}
+}
+
 // TestReadsInAStormGetTheReadySnapshot: while writes keep leaving many
 // blocks to encode, reads are served the last snapshot that was ready,
 // whole and consistent, until it falls maxStale behind; then a read
@@ -209,13 +248,14 @@ func TestEncoderPassEncodesBlocksThatLasted(t *testing.T) {
 	clock := testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
 	reg, e := clockedEncoder(t, clock)
 	empty := reg.Snapshot()
-	e.publish(0, empty) // something is ready, so passes wait for blocks to last
+	e.publish(listFull, 0, empty) // something is ready, so passes wait for blocks to last
+	e.publish(listDelta, 0, empty)
 	registerRange(t, reg, 0, 4*registry.BlockSize)
 	seen, again := e.pass(map[*registry.Block]time.Time{}, clock.Now(), false)
 	if !again || pending(reg.Snapshot().Blocks(), eureka.JSON, 0) == 0 {
 		t.Fatalf("first pass: again=%v, pending %d; want nothing encoded and another pass", again, pending(reg.Snapshot().Blocks(), eureka.JSON, 0))
 	}
-	if e.ready[0] != empty {
+	if e.ready[listFull][0] != empty {
 		t.Fatalf("a snapshot with blocks left was made ready")
 	}
 	registerRange(t, reg, 4*registry.BlockSize, 4*registry.BlockSize+1) // replaces the last block
@@ -230,8 +270,8 @@ func TestEncoderPassEncodesBlocksThatLasted(t *testing.T) {
 		t.Fatalf("second pass: again=%v, %d full blocks pending; want only the replaced one left", again, n)
 	}
 	clock.Advance(lastFor)
-	if _, again = e.pass(seen, clock.Now(), false); again || e.ready[0] != s {
-		t.Fatalf("third pass: again=%v, ready %v; want everything encoded and the snapshot ready", again, e.ready[0] == s)
+	if _, again = e.pass(seen, clock.Now(), false); again || e.ready[listFull][0] != s {
+		t.Fatalf("third pass: again=%v, ready %v; want everything encoded and the snapshot ready", again, e.ready[listFull][0] == s)
 	}
 }
 
@@ -245,8 +285,8 @@ func TestEncoderFirstPassEncodesEverything(t *testing.T) {
 	if _, again := e.pass(map[*registry.Block]time.Time{}, clock.Now(), false); again {
 		t.Fatalf("the first pass left blocks for later")
 	}
-	if s := reg.Snapshot(); e.ready[0] != s || pending(s.Blocks(), eureka.JSON, 0) != 0 {
-		t.Fatalf("after the first pass: ready is the newest %v, %d blocks pending", e.ready[0] == s, pending(s.Blocks(), eureka.JSON, 0))
+	if s := reg.Snapshot(); e.ready[listFull][0] != s || pending(s.Blocks(), eureka.JSON, 0) != 0 {
+		t.Fatalf("after the first pass: ready is the newest %v, %d blocks pending", e.ready[listFull][0] == s, pending(s.Blocks(), eureka.JSON, 0))
 	}
 }
 
@@ -258,7 +298,8 @@ func TestEncoderPassCatchesUpWhenOverdue(t *testing.T) {
 	clock := testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
 	reg, e := clockedEncoder(t, clock)
 	registerRange(t, reg, 0, registry.BlockSize)
-	e.publish(0, reg.Snapshot())
+	e.publish(listFull, 0, reg.Snapshot())
+	e.publish(listDelta, 0, reg.Snapshot())
 	registerRange(t, reg, registry.BlockSize, 2*registry.BlockSize) // the first change after ready
 	clock.Advance(maxStale/2 + time.Second)
 	registerRange(t, reg, 2*registry.BlockSize, 6*registry.BlockSize)
@@ -266,7 +307,7 @@ func TestEncoderPassCatchesUpWhenOverdue(t *testing.T) {
 		t.Fatalf("an overdue pass left blocks for later")
 	}
 	s := reg.Snapshot()
-	if n := pending(s.Blocks(), eureka.JSON, 1000) + pending(s.DeltaBlocks(), eureka.JSON, 1000); n != 0 || e.ready[0] != s {
-		t.Fatalf("after an overdue pass: %d blocks pending, ready is the newest: %v", n, e.ready[0] == s)
+	if n := pending(s.Blocks(), eureka.JSON, 1000) + pending(s.DeltaBlocks(), eureka.JSON, 1000); n != 0 || e.ready[listFull][0] != s {
+		t.Fatalf("after an overdue pass: %d blocks pending, ready is the newest: %v", n, e.ready[listFull][0] == s)
 	}
 }

@@ -194,7 +194,7 @@ func (s *Server) updateMetadata(w http.ResponseWriter, r *http.Request, p params
 // accepted and ignored: there is one region.
 func (s *Server) getApps(w http.ResponseWriter, r *http.Request, _ params) error {
 	f := readFormat(r)
-	snap := s.enc.snapshot(f, fullBlocks)
+	snap := s.enc.snapshot(f, listFull, "")
 	// heureka's clients watch from the version this listing was read at.
 	w.Header().Set(versionHeader, strconv.FormatUint(snap.Version, 10))
 	writePayload(w, r, http.StatusOK, s.cache.get(versionOf(snap), cacheKey{res: resApps, format: f}, s.enc.build(func() *payload {
@@ -208,7 +208,7 @@ func (s *Server) getApps(w http.ResponseWriter, r *http.Request, _ params) error
 // oldest entry leaves the window, and then only in the blocks touched.
 func (s *Server) getDelta(w http.ResponseWriter, r *http.Request, _ params) error {
 	f := readFormat(r)
-	snap := s.enc.snapshot(f, deltaBlocks)
+	snap := s.enc.snapshot(f, listDelta, "")
 	writePayload(w, r, http.StatusOK, s.deltas.get(stampOf(snap), cacheKey{res: resDelta, format: f}, s.enc.build(func() *payload {
 		return listingPayload(f, int64(snap.Version), snap.HashCode(), snap.DeltaBlocks())
 	})))
@@ -218,7 +218,7 @@ func (s *Server) getDelta(w http.ResponseWriter, r *http.Request, _ params) erro
 // getApp is GET /apps/{APP}: 404 when the application has no instances.
 func (s *Server) getApp(w http.ResponseWriter, r *http.Request, p params) error {
 	f := readFormat(r)
-	snap := s.enc.snapshot(f, appBlocks(p.app))
+	snap := s.enc.snapshot(f, listFull, p.app)
 	app, ok := snap.AppBlocks(p.app)
 	if !ok || app.Len() == 0 {
 		return heureka.Errorf(heureka.ENOTFOUND, "application %s has no instances", p.app)
