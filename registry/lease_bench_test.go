@@ -249,16 +249,19 @@ func BenchmarkLiveHeapUnderMetadataChurn(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		runtime.GC()
-		base := liveHeap()
-		for i := range n {
-			in, err := eureka.DecodeInstance(eureka.EncodeInstance(eureka.JSON, registrytest.DataNode(i)), eureka.JSON)
+		register := func(dn *heureka.Instance) { // as a registration over HTTP is stored
+			in, err := eureka.DecodeInstance(eureka.EncodeInstance(eureka.JSON, dn), eureka.JSON)
 			if err != nil {
 				b.Fatal(err)
 			}
 			if err := r.RegisterOwned(in, false, false); err != nil {
 				b.Fatal(err)
 			}
+		}
+		runtime.GC()
+		base := liveHeap()
+		for i := range n {
+			register(registrytest.DataNode(i))
 		}
 		r.Snapshot()
 		runtime.GC()
@@ -271,13 +274,7 @@ func BenchmarkLiveHeapUnderMetadataChurn(b *testing.B) {
 				dn := registrytest.DataNode(i)
 				dn.Metadata = dn.Metadata.With("disk_used", fmt.Sprint(round*n+i))
 				dn.LastDirtyTimestamp = clock.Now().UnixMilli()
-				in, err := eureka.DecodeInstance(eureka.EncodeInstance(eureka.JSON, dn), eureka.JSON)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := r.RegisterOwned(in, false, false); err != nil {
-					b.Fatal(err)
-				}
+				register(dn)
 			}
 			r.Snapshot()
 		}

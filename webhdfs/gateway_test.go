@@ -36,6 +36,21 @@ func node(id string, st heureka.Status, info hdfs.NodeInfo) *heureka.Instance {
 	return &heureka.Instance{ID: id, HostName: id + ".test", IPAddr: "127.0.0.1", Status: st, Metadata: info.WriteMetadata(heureka.Metadata{})}
 }
 
+// haPair is an HA pair of NameNodes nn1 and nn2 on port1 and port2: nn1
+// active until flipped is set, then nn2.
+func haPair(flipped *atomic.Bool, port1, port2 int) func() []*heureka.Instance {
+	return func() []*heureka.Instance {
+		a, b := hdfs.HAActive, hdfs.HAStandby
+		if flipped.Load() {
+			a, b = b, a
+		}
+		return []*heureka.Instance{
+			node("nn1", heureka.StatusUp, hdfs.NodeInfo{HAState: a, HATransitionTime: 1, HTTPPort: port1}),
+			node("nn2", heureka.StatusUp, hdfs.NodeInfo{HAState: b, HATransitionTime: 2, HTTPPort: port2}),
+		}
+	}
+}
+
 // TestStandbyRetriedOnNewActive: a StandbyException from the resolved
 // active is retried once on the NameNode the registry names next.
 func TestStandbyRetriedOnNewActive(t *testing.T) {
@@ -60,16 +75,7 @@ func TestStandbyRetriedOnNewActive(t *testing.T) {
 	defer nn2.Close()
 	cfg := webhdfs.DefaultConfig()
 	cfg.Cluster = "prod"
-	cfg.NameNodes = func() []*heureka.Instance {
-		a, b := hdfs.HAActive, hdfs.HAStandby
-		if flipped.Load() {
-			a, b = b, a
-		}
-		return []*heureka.Instance{
-			node("nn1", heureka.StatusUp, hdfs.NodeInfo{HAState: a, HATransitionTime: 1, HTTPPort: portOf(t, nn1)}),
-			node("nn2", heureka.StatusUp, hdfs.NodeInfo{HAState: b, HATransitionTime: 2, HTTPPort: portOf(t, nn2)}),
-		}
-	}
+	cfg.NameNodes = haPair(&flipped, portOf(t, nn1), portOf(t, nn2))
 	cfg.DataNodes = func() []*heureka.Instance { return nil }
 	var err error
 	if g, err = webhdfs.New(cfg); err != nil {
@@ -278,16 +284,7 @@ func TestCreateRetriedWhenNameNodeDiesOnKeptAliveConn(t *testing.T) {
 	var failedOver atomic.Bool
 	cfg := webhdfs.DefaultConfig()
 	cfg.Cluster = "prod"
-	cfg.NameNodes = func() []*heureka.Instance {
-		a, b := hdfs.HAActive, hdfs.HAStandby
-		if failedOver.Load() {
-			a, b = b, a
-		}
-		return []*heureka.Instance{
-			node("nn1", heureka.StatusUp, hdfs.NodeInfo{HAState: a, HATransitionTime: 1, HTTPPort: nn1Port}),
-			node("nn2", heureka.StatusUp, hdfs.NodeInfo{HAState: b, HATransitionTime: 2, HTTPPort: portOf(t, nn2)}),
-		}
-	}
+	cfg.NameNodes = haPair(&failedOver, nn1Port, portOf(t, nn2))
 	cfg.DataNodes = func() []*heureka.Instance {
 		return []*heureka.Instance{node("dn1", heureka.StatusUp, hdfs.NodeInfo{DataPort: 3001, HTTPPort: portOf(t, dn), DiskTotal: 100, DiskUsed: 10})}
 	}

@@ -226,15 +226,31 @@ func (r *renewers) run(ctx context.Context, conns int) {
 		r.othersOK = make([]atomic.Bool, len(r.f.ids))
 		r.inRound = make([]atomic.Bool, len(r.f.ids))
 	}
+	spread(ctx, r.t0, r.period, len(r.f.ids), conns, func(i, _ int, at time.Time, late time.Duration) {
+		if late > r.period {
+			// A whole period late, the next beat is due too. An agent sends
+			// one heartbeat then, not both: it renews an interval after its
+			// last heartbeat finished, as Eureka's client does. So this one
+			// is dropped: due, and not kept.
+			r.phases.at(at).scheduled.Add(1)
+			return
+		}
+		r.beat(ctx, i, at)
+	})
+}
+
+// spread calls beat for each of n items once per period from t0, item i at
+// period·i/n into each round k, from conns goroutines (goroutine w takes
+// the items w, w+conns, …), until ctx is done. late is how far behind its
+// time the goroutine reached the beat; it is not positive when the
+// goroutine waited for it.
+func spread(ctx context.Context, t0 time.Time, period time.Duration, n, conns int, beat func(i, k int, at time.Time, late time.Duration)) {
 	var wg sync.WaitGroup
-	n := len(r.f.ids)
 	for w := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for k := 0; ; k++ {
 				for i := w; i < n; i += conns {
-					at := r.t0.Add(time.Duration(k)*r.period + time.Duration(int64(r.period)*int64(i)/int64(n)))
+					at := t0.Add(time.Duration(k)*period + time.Duration(int64(period)*int64(i)/int64(n)))
 					d := time.Until(at)
 					if d > 0 {
 						select {
@@ -246,19 +262,10 @@ func (r *renewers) run(ctx context.Context, conns int) {
 					if ctx.Err() != nil {
 						return
 					}
-					if -d > r.period {
-						// A whole period late, the next beat is due too. An
-						// agent sends one heartbeat then, not both: it renews
-						// an interval after its last heartbeat finished, as
-						// Eureka's client does. So this one is dropped: due,
-						// and not kept.
-						r.phases.at(at).scheduled.Add(1)
-						continue
-					}
-					r.beat(ctx, i, at)
+					beat(i, k, at, -d)
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 }
@@ -377,53 +384,31 @@ func (f *fleet) pushBody(i, k int) ([]byte, error) {
 // a whole period late is dropped, as a renewal is. While paused is set
 // they send nothing.
 func pushers(ctx context.Context, c *http.Client, base string, f *fleet, period time.Duration, conns int, ph *phases, paused *atomic.Bool) {
-	var wg sync.WaitGroup
-	n := len(f.ids)
-	t0 := time.Now()
-	for w := range conns {
-		wg.Go(func() {
-			for k := 0; ; k++ {
-				for i := w; i < n; i += conns {
-					at := t0.Add(time.Duration(k)*period + time.Duration(int64(period)*int64(i)/int64(n)))
-					if d := time.Until(at); d > 0 {
-						select {
-						case <-ctx.Done():
-							return
-						case <-time.After(d):
-						}
-					}
-					if ctx.Err() != nil {
-						return
-					}
-					if time.Since(at) > period || paused.Load() {
-						continue
-					}
-					st := ph.current()
-					body, err := f.pushBody(i, k)
-					if err != nil {
-						st.pushErrors.Add(1)
-						continue
-					}
-					req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/apps/"+f.apps[i], bytes.NewReader(body))
-					if err != nil {
-						st.pushErrors.Add(1)
-						continue
-					}
-					req.Header.Set("Content-Type", "application/json")
-					d, code, err := do(c, req)
-					switch {
-					case ctx.Err() != nil:
-						return
-					case err != nil || code != http.StatusNoContent:
-						st.pushErrors.Add(1)
-					default:
-						st.pushes.observe(d)
-					}
-				}
-			}
-		})
-	}
-	wg.Wait()
+	spread(ctx, time.Now(), period, len(f.ids), conns, func(i, k int, _ time.Time, late time.Duration) {
+		if late > period || paused.Load() {
+			return
+		}
+		st := ph.current()
+		body, err := f.pushBody(i, k)
+		if err != nil {
+			st.pushErrors.Add(1)
+			return
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/apps/"+f.apps[i], bytes.NewReader(body))
+		if err != nil {
+			st.pushErrors.Add(1)
+			return
+		}
+		req.Header.Set("Content-Type", "application/json")
+		d, code, err := do(c, req)
+		switch {
+		case ctx.Err() != nil:
+		case err != nil || code != http.StatusNoContent:
+			st.pushErrors.Add(1)
+		default:
+			st.pushes.observe(d)
+		}
+	})
 }
 
 var hashRE = regexp.MustCompile(`"apps__hashcode":"([A-Z_0-9]*)"`)
