@@ -100,11 +100,11 @@ func (r *Registry) Adopt(in *heureka.Instance, lastRenewal time.Time) (bool, err
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	a, l := r.lookupEntry(in.App, in.ID)
+	var stored *heureka.Instance
 	if l != nil {
-		r.strs.instance(in, l.inst)
-	} else {
-		r.strs.instance(in, nil)
+		stored = l.inst
 	}
+	r.strs.instance(in, stored)
 	if l == nil {
 		if t, ok := r.tombs[tombKey{in.App, in.ID}]; ok && in.Lease.RegistrationTimestamp <= t.UnixMilli() {
 			return false, nil

@@ -288,14 +288,14 @@ func (r *Registry) register(in *heureka.Instance, replication, forward, owned bo
 	defer r.mu.Unlock()
 	app := r.apps[in.App]
 	var old *lease
+	var stored *heureka.Instance
 	if app != nil {
 		old = app.leases[in.ID]
 	}
 	if old != nil {
-		r.strs.instance(in, old.inst)
-	} else {
-		r.strs.instance(in, nil)
+		stored = old.inst
 	}
+	r.strs.instance(in, stored)
 	if old != nil && old.inst.LastDirtyTimestamp > in.LastDirtyTimestamp {
 		r.log.Debug("register: keeping the stored copy, its lastDirtyTimestamp is newer",
 			"instance", in.String(), "stored", old.inst.LastDirtyTimestamp, "incoming", in.LastDirtyTimestamp)
