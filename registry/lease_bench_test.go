@@ -240,15 +240,7 @@ func BenchmarkRegisterDataNode(b *testing.B) {
 func BenchmarkLiveHeapUnderMetadataChurn(b *testing.B) {
 	const n = 100_000
 	for range b.N {
-		clock := testclock.New(time.Unix(1.7e9, 0))
-		cfg := DefaultConfig()
-		cfg.Clock = clock.Now
-		cfg.PauseThreshold = 0
-		cfg.Logger = discardLogger()
-		r, err := New(cfg)
-		if err != nil {
-			b.Fatal(err)
-		}
+		r, clock := fakeClockRegistry(b)
 		register := func(dn *heureka.Instance) { // as a registration over HTTP is stored
 			in, err := eureka.DecodeInstance(eureka.EncodeInstance(eureka.JSON, dn), eureka.JSON)
 			if err != nil {
