@@ -107,31 +107,29 @@ func (m Metadata) end(j int) int {
 	return u32(m.block, 4+4*j)
 }
 
-func (m Metadata) key(i int) string { return m.block[m.end(2*i-1):m.end(2*i)] }
+func (m Metadata) key(i int) string {
+	end := u32(m.block, 4+8*i)
+	if i == 0 {
+		return m.block[4+8*m.Len() : end]
+	}
+	return m.block[u32(m.block, 8*i):end] // where value i-1 ends
+}
 
 func (m Metadata) value(i int) string { return m.block[m.end(2*i):m.end(2*i+1)] }
 
 // find is the index of key k, or where it would go, and whether it is there.
 func (m Metadata) find(k string) (int, bool) {
 	n := m.Len()
-	text := 4 + 8*n
-	key := func(i int) string { // m.key, with the text's start known
-		start := text
-		if i > 0 {
-			start = u32(m.block, 8*i)
-		}
-		return m.block[start:u32(m.block, 4+8*i)]
-	}
 	lo, hi := 0, n
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		if key(mid) < k {
+		if m.key(mid) < k {
 			lo = mid + 1
 		} else {
 			hi = mid
 		}
 	}
-	return lo, lo < n && key(lo) == k
+	return lo, lo < n && m.key(lo) == k
 }
 
 // Lookup returns k's value and whether k is present.
