@@ -61,7 +61,19 @@ func registerRange(t testing.TB, reg *registry.Registry, from, to int) {
 // read at and the plain body.
 func readApps(t *testing.T, url string) (uint64, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest("GET", url+"/eureka/apps/", nil)
+	h, body := readListing(t, url, "/eureka/apps/")
+	v, err := strconv.ParseUint(h.Get(versionHeader), 10, 64)
+	if err != nil {
+		t.Fatalf("version header %q: %v", h.Get(versionHeader), err)
+	}
+	return v, body
+}
+
+// readListing fetches path in JSON, gzipped as Eureka clients ask, and
+// returns the answer's header and plain body; anything but a 200 fails t.
+func readListing(t *testing.T, url, path string) (http.Header, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url+path, nil)
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("Accept-Encoding", "gzip")
 	resp, err := (&http.Client{Transport: &http.Transport{DisableCompression: true}}).Do(req)
@@ -69,6 +81,9 @@ func readApps(t *testing.T, url string) (uint64, []byte) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: status %d", path, resp.StatusCode)
+	}
 	zr, err := gzip.NewReader(resp.Body)
 	if err != nil {
 		t.Fatal(err)
@@ -77,11 +92,7 @@ func readApps(t *testing.T, url string) (uint64, []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := strconv.ParseUint(resp.Header.Get(versionHeader), 10, 64)
-	if err != nil {
-		t.Fatalf("version header %q: %v", resp.Header.Get(versionHeader), err)
-	}
-	return v, body
+	return resp.Header, body
 }
 
 // TestABulkWriteIsReadAfterOnePass: a read after a write that left many
@@ -140,14 +151,7 @@ func TestADeltaReadLeavesTheFullListingPending(t *testing.T) {
 	if n := pending(cur.DeltaBlocks(), eureka.JSON, 1000); n > syncBlocks {
 		t.Fatalf("the delta has %d blocks to encode; the test needs a delta read to encode its own", n)
 	}
-	req, _ := http.NewRequest(http.MethodGet, hs.URL+"/eureka/apps/delta", nil)
-	req.Header.Set("Accept", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	readListing(t, hs.URL, "/eureka/apps/delta")
 	if got := s.enc.ready[listDelta][0]; got != cur {
 		t.Fatalf("the delta read did not make the newest snapshot the delta's ready one")
 	}
