@@ -20,11 +20,15 @@ import (
 // So encoding draws on a budget of CPU time: up to budgetBurst at once,
 // refilled at 1/budgetShare of one core, and at most budgetBurst in debt
 // (the encoder never waits more than budgetShare·budgetBurst for it). An
-// encoder goroutine follows the registry's changes and, while the budget
-// allows, encodes the newest snapshot's blocks once they have lasted
-// lastFor. A read whose listing has more than syncBlocks blocks still to
-// encode is served the newest snapshot that is ready instead, if it is at
-// most maxStale behind: a consistent listing with its own version and hash
+// encoder goroutine follows the registry's changes. It encodes the
+// delta's blocks once they have lasted lastFor, since every client polls
+// the delta. The full listing it encodes only as often as it is read, and
+// in any case before its ready snapshot is maxStale/2 behind: a fleet that
+// pushes its figures changes most blocks every few seconds, while clients
+// read the full listing only when their delta's hash code does not match.
+// A read whose listing has more than syncBlocks blocks still to encode is
+// served the newest snapshot that is ready instead, if it is at most
+// maxStale behind: a consistent listing with its own version and hash
 // code (Eureka's own response cache is up to 30 s behind at all times). The
 // read then asks the encoder to encode the newest snapshot whole, lasting
 // or not, as soon as the budget allows, so that after a bulk write or at
@@ -42,6 +46,13 @@ const (
 	minRest     = 100 * time.Millisecond
 	lastFor     = time.Second // how long a block must last before the encoder encodes it
 	maxStale    = 30 * time.Second
+	// askAfter is how far behind a ready snapshot served to a read must be
+	// for the read to ask for a pass over its listing. Under a steady
+	// stream of changes every application's first and last delta blocks
+	// change between any two reads; a pass per read re-encoded them at the
+	// rate clients poll, a quarter of a core at 100k instances pushing
+	// every 5 minutes (docs/benchmarks.md).
+	askAfter = 2 * time.Second
 	// xmlWanted is how long after an XML listing read the encoder keeps
 	// XML members ready as well as JSON ones.
 	xmlWanted = 10 * time.Minute
@@ -52,8 +63,10 @@ type encoder struct {
 	now func() time.Time // the budget's clock
 
 	xmlAsked atomic.Int64 // unix nanoseconds of the last XML listing read
-	// wanted asks the encoder for a pass over every block: a read was
-	// served a ready snapshot because the newest had too many to encode.
+	// asked[l] asks the encoder for a pass over every block of listing l:
+	// a read of it was served a ready snapshot because the newest had too
+	// many to encode. wanted wakes the encoder to look.
+	asked  [2]atomic.Bool
 	wanted chan struct{}
 
 	mu sync.Mutex
@@ -128,17 +141,32 @@ func (e *encoder) snapshot(f eureka.Format, l listing, app string) *registry.Sna
 	if ready == cur {
 		return cur
 	}
-	if ready != nil && ready.Version <= cur.Version && behind(ready, cur) <= maxStale && pending(blocksOf(cur, l, app), f, syncBlocks) > syncBlocks {
+	var d time.Duration // how far behind cur ready is
+	served := ready != nil && ready.Version <= cur.Version && pending(blocksOf(cur, l, app), f, syncBlocks) > syncBlocks
+	if served {
+		d = behind(ready, cur, e.now())
+		served = d <= maxStale
+	}
+	if !served {
+		if app == "" {
+			e.publish(l, i, cur)
+		}
+		return cur
+	}
+	if d > askAfter {
+		e.asked[l].Store(true)
 		select {
 		case e.wanted <- struct{}{}:
 		default: // already asked
 		}
-		return ready
 	}
-	if app == "" {
-		e.publish(l, i, cur)
-	}
-	return cur
+	return ready
+}
+
+// takeAsked returns, per listing, whether a read asked for a pass over
+// all of it since the last call.
+func (e *encoder) takeAsked() [2]bool {
+	return [2]bool{e.asked[listFull].Swap(false), e.asked[listDelta].Swap(false)}
 }
 
 // blocksOf returns the blocks a read of listing l (or of app's part of the
@@ -157,9 +185,10 @@ func blocksOf(s *registry.Snapshot, l listing, app string) []registry.AppBlocks 
 	return []registry.AppBlocks{a}
 }
 
-// behind is how long ready has been behind cur: from the first change
-// after it to when cur was built.
-func behind(ready, cur *registry.Snapshot) time.Duration {
+// behind is how long ready has been behind cur as of at: from the first
+// change after it to at, or to when cur was built if that is later (the
+// registry may run on a clock of its own).
+func behind(ready, cur *registry.Snapshot, at time.Time) time.Duration {
 	ch, ok := cur.Changes(ready.Version)
 	switch {
 	case !ok:
@@ -167,7 +196,10 @@ func behind(ready, cur *registry.Snapshot) time.Duration {
 	case len(ch) == 0:
 		return 0
 	}
-	return cur.Built().Sub(ch[0].Time)
+	if b := cur.Built(); b.After(at) {
+		at = b
+	}
+	return at.Sub(ch[0].Time)
 }
 
 // publish records s as ready for listing l in format i, if it is newer
@@ -197,25 +229,27 @@ func pending(apps []registry.AppBlocks, f eureka.Format, limit int) int {
 }
 
 // run encodes new snapshots' blocks until done is closed, at most every
-// minRest and only while the budget allows. A block is encoded once it
-// has lasted lastFor: in a storm in no order of IDs most blocks are
-// replaced within a second, and encoding them would be wasted. A pass that
-// left blocks for that reason is followed by another one, change or not.
-// A pass a read asked for (wanted) encodes every block.
+// minRest and only while the budget allows. It passes over the newest
+// snapshot when the registry changes, when a read asks (a pass over every
+// block of the listing it read), when a pass left delta blocks that had not lasted
+// lastFor (in a storm in no order of IDs most blocks are replaced within a
+// second, and encoding them would be wasted), and when the full listing,
+// left for want of reads, falls overdue.
 func (e *encoder) run(done <-chan struct{}) {
 	var last time.Time
 	seen := map[*registry.Block]time.Time{}
 	changed := e.reg.Changed()
+	due := time.NewTimer(time.Hour)
+	due.Stop()
 	again := false
 	for {
-		whole := false
 		if !again {
 			select {
 			case <-done:
 				return
 			case <-changed:
+			case <-due.C:
 			case <-e.wanted:
-				whole = true
 			}
 		}
 		wait := max(time.Until(last.Add(minRest)), e.debt())
@@ -229,58 +263,81 @@ func (e *encoder) run(done <-chan struct{}) {
 		last = time.Now()
 		select {
 		case <-e.wanted:
-			whole = true
 		default:
 		}
-		seen, again = e.pass(seen, last, whole)
+		whole := e.takeAsked()
+		var fullDue time.Duration
+		seen, again, fullDue = e.pass(seen, last, whole)
+		if fullDue > 0 {
+			due.Reset(max(fullDue, minRest))
+		} else {
+			due.Stop()
+		}
 		e.spend(time.Since(last))
 	}
 }
 
-// overdue reports whether a pass over s must encode every block, lasting
-// or not: when no JSON snapshot is ready yet, so that the first storm a
-// server sees leaves one to serve instead of the first reads after it
-// encoding the registry inline; and when the ready one is halfway to
-// maxStale behind s, since a storm that never lets blocks last would
-// otherwise leave readers on an ever older snapshot.
-func (e *encoder) overdue(s *registry.Snapshot) bool {
+// overdue reports, per listing, whether a pass over s must encode every
+// block of it in formats, and how long until it must: at once when a
+// format has no snapshot ready yet, so that the first storm a server sees
+// leaves one to serve instead of the first reads after it encoding the
+// registry inline; otherwise once the ready one is halfway to maxStale
+// behind s as of now, so that readers are never served one too old to
+// serve.
+func (e *encoder) overdue(s *registry.Snapshot, now time.Time, formats []eureka.Format) (late [2]bool, due [2]time.Duration) {
 	e.mu.Lock()
-	ready := [...]*registry.Snapshot{e.ready[listFull][0], e.ready[listDelta][0]}
+	ready := e.ready
 	e.mu.Unlock()
-	for _, r := range ready {
-		if r == nil || behind(r, s) > maxStale/2 {
-			return true
+	for l := range ready {
+		due[l] = maxStale / 2
+		for _, f := range formats {
+			r := ready[l][formatIndex(f)]
+			if r == nil {
+				due[l] = 0
+				continue
+			}
+			due[l] = min(due[l], maxStale/2-behind(r, s, now))
 		}
+		late[l] = due[l] <= 0
 	}
-	return false
+	return late, due
 }
 
-// pass encodes the newest snapshot's blocks that have lasted lastFor since
-// a pass first saw them (seen), or all of them if whole or overdue, in JSON and,
-// if XML listings were read lately, XML. It returns when it saw each block
-// and whether it left any unencoded; when it left none, the snapshot is
-// ready.
-func (e *encoder) pass(seen map[*registry.Block]time.Time, now time.Time, whole bool) (map[*registry.Block]time.Time, bool) {
+// pass encodes blocks of the newest snapshot in JSON and, if XML listings
+// were read lately, XML: every block of a listing that is overdue or that
+// whole names;
+// otherwise the delta's blocks that have lasted lastFor since a pass first
+// saw them (seen), and none of the full listing's, which waits for a read
+// to ask or for falling overdue. A listing it left no block of in a format
+// is made ready. It returns when it saw each block of the delta, whether
+// it left any of them to last, and, if it left blocks of the full listing,
+// how long until that listing falls overdue (otherwise 0).
+func (e *encoder) pass(seen map[*registry.Block]time.Time, now time.Time, whole [2]bool) (next map[*registry.Block]time.Time, again bool, fullDue time.Duration) {
 	s := e.reg.Snapshot()
-	all := whole || e.overdue(s)
 	formats := []eureka.Format{eureka.JSON}
 	if now.UnixNano()-e.xmlAsked.Load() < int64(xmlWanted) {
 		formats = append(formats, eureka.XML)
 	}
-	next := make(map[*registry.Block]time.Time, len(seen))
+	late, due := e.overdue(s, now, formats)
+	next = make(map[*registry.Block]time.Time, len(seen))
 	left := [2][2]bool{} // by listing and format
 	for l, list := range [][]registry.AppBlocks{listFull: s.Blocks(), listDelta: s.DeltaBlocks()} {
+		all := whole[l] || late[l]
 		for _, app := range list {
 			for _, b := range app.Blocks {
-				first, ok := seen[b]
-				if !ok {
-					first = now
+				lasted := false
+				if listing(l) == listDelta {
+					first, ok := seen[b]
+					if !ok {
+						first = now
+					}
+					next[b] = first
+					lasted = now.Sub(first) >= lastFor
 				}
-				next[b] = first
 				for _, f := range formats {
 					switch {
 					case encoded(b, f):
-					case all || now.Sub(first) >= lastFor:
+					case all || lasted:
 						blockPart(b, f)
 					default:
 						left[l][formatIndex(f)] = true
@@ -289,15 +346,17 @@ func (e *encoder) pass(seen map[*registry.Block]time.Time, now time.Time, whole 
 			}
 		}
 	}
-	again := false
 	for l := range left {
 		for _, f := range formats {
-			if left[l][formatIndex(f)] {
-				again = true
-			} else {
+			switch {
+			case !left[l][formatIndex(f)]:
 				e.publish(listing(l), formatIndex(f), s)
+			case listing(l) == listDelta:
+				again = true
+			default:
+				fullDue = due[l]
 			}
 		}
 	}
-	return next, again
+	return next, again, fullDue
 }

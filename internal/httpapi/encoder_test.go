@@ -97,9 +97,10 @@ func readListing(t *testing.T, url, path string) (http.Header, []byte) {
 
 // TestABulkWriteIsReadAfterOnePass: a read after a write that left many
 // blocks to encode is served the ready snapshot at once, whole, and asks
-// the encoder for a pass over every block; once that pass has run, reads
-// see the newest snapshot. A read after an ordinary write (a block or two)
-// is always fresh.
+// the encoder for a pass over every block of its listing once the ready
+// snapshot is askAfter behind; once that pass has run, reads see the
+// newest snapshot. A read after an ordinary write (a block or two) is
+// always fresh.
 func TestABulkWriteIsReadAfterOnePass(t *testing.T) {
 	clock := testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
 	s, reg, hs := encoderServer(t, clock)
@@ -112,17 +113,27 @@ func TestABulkWriteIsReadAfterOnePass(t *testing.T) {
 	ready := reg.Snapshot()
 
 	registerRange(t, reg, 12, 30*registry.BlockSize)
-	v, body := readApps(t, hs.URL)
-	if v != ready.Version || !bytes.Equal(body, eureka.EncodeApplications(eureka.JSON, ready.Apps())) {
-		t.Fatalf("after a bulk write: read at %d, want the ready snapshot's %d, whole", v, ready.Version)
+	for _, wait := range []time.Duration{0, askAfter + time.Second} {
+		clock.Advance(wait)
+		v, body := readApps(t, hs.URL)
+		if v != ready.Version || !bytes.Equal(body, eureka.EncodeApplications(eureka.JSON, ready.Apps())) {
+			t.Fatalf("%s after a bulk write: read at %d, want the ready snapshot's %d, whole", wait, v, ready.Version)
+		}
+		if wait == 0 && s.enc.takeAsked() != [2]bool{} {
+			t.Fatalf("a read served a ready snapshot less than askAfter behind asked for a pass")
+		}
 	}
 	select {
 	case <-s.enc.wanted:
 	default:
 		t.Fatalf("a read served the ready snapshot did not ask the encoder for a pass")
 	}
-	if _, again := s.enc.pass(map[*registry.Block]time.Time{}, clock.Now(), true); again {
-		t.Fatalf("a whole pass left blocks for later")
+	asked := s.enc.takeAsked()
+	if asked != [2]bool{listFull: true} {
+		t.Fatalf("a full read asked for a pass over (full, delta) %v, want the full listing only", asked)
+	}
+	if _, _, due := s.enc.pass(map[*registry.Block]time.Time{}, clock.Now(), asked); due != 0 {
+		t.Fatalf("the pass a read asked for left the full listing's blocks for later (due in %s)", due)
 	}
 	snap := reg.Snapshot()
 	if v, body := readApps(t, hs.URL); v != snap.Version || !bytes.Equal(body, eureka.EncodeApplications(eureka.JSON, snap.Apps())) {
@@ -161,6 +172,40 @@ func TestADeltaReadLeavesTheFullListingPending(t *testing.T) {
 	}
 }
 
+// TestAReadAsksOnlyForItsListing: a delta read served the delta's ready
+// snapshot asks for a pass over the delta, and that pass leaves the full
+// listing, which nobody read, as it was. Delta reads come from every
+// client every poll; were each to have the full listing encoded, a fleet
+// that pushes its figures would have the registry re-gzipped at the rate
+// clients poll.
+func TestAReadAsksOnlyForItsListing(t *testing.T) {
+	clock := testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	s, reg, hs := encoderServer(t, clock)
+	registerRange(t, reg, 0, 4*registry.BlockSize)
+	readApps(t, hs.URL)
+	readListing(t, hs.URL, "/eureka/apps/delta")
+	ready := reg.Snapshot()
+
+	registerRange(t, reg, 4*registry.BlockSize, 8*syncBlocks*registry.BlockSize)
+	clock.Advance(askAfter + time.Second)
+	_, body := readListing(t, hs.URL, "/eureka/apps/delta")
+	if want := `"versions__delta":"` + strconv.FormatUint(ready.Version, 10) + `"`; !bytes.Contains(body, []byte(want)) {
+		t.Fatalf("delta read after a bulk write: want the ready snapshot's %s in %.200s", want, body)
+	}
+	asked := s.enc.takeAsked()
+	if asked != [2]bool{listDelta: true} {
+		t.Fatalf("a delta read asked for a pass over (full, delta) %v, want the delta only", asked)
+	}
+	s.enc.pass(map[*registry.Block]time.Time{}, clock.Now(), asked)
+	cur := reg.Snapshot()
+	if s.enc.ready[listDelta][0] != cur || pending(cur.DeltaBlocks(), eureka.JSON, 0) != 0 {
+		t.Fatalf("the pass the delta read asked for left delta blocks")
+	}
+	if n := pending(cur.Blocks(), eureka.JSON, 1000); n < 8*syncBlocks-4 || s.enc.ready[listFull][0] != ready {
+		t.Fatalf("the pass the delta read asked for encoded the full listing: %d blocks left, ready moved %v", n, s.enc.ready[listFull][0] != ready)
+	}
+}
+
 // TestReadsInAStormGetTheReadySnapshot: while writes keep leaving many
 // blocks to encode, reads are served the last snapshot that was ready,
 // whole and consistent, until it falls maxStale behind; then a read
@@ -195,9 +240,12 @@ func TestReadsInAStormGetTheReadySnapshot(t *testing.T) {
 }
 
 // TestEncoderEncodesAheadOfReads: after a storm no read has seen, the
-// background encoder has every block ready, so the first reads find
-// nothing to encode.
+// background encoder, on the real clock, makes the delta ready once its
+// blocks last, and the full listing ready once it falls overdue (a timer,
+// since no change wakes it then), so reads after a storm find nothing to
+// encode themselves.
 func TestEncoderEncodesAheadOfReads(t *testing.T) {
+	t.Parallel() // waits maxStale/2 for the full listing
 	reg, err := registry.New(registry.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
@@ -245,37 +293,117 @@ func TestEncodingBudget(t *testing.T) {
 	}
 }
 
-// TestEncoderPassEncodesBlocksThatLasted: a pass encodes only the blocks
-// that lasted lastFor since a pass first saw them, asks for another pass
-// while it left some, and makes the snapshot ready once it left none.
-func TestEncoderPassEncodesBlocksThatLasted(t *testing.T) {
+// TestEncoderPassEncodesDeltaBlocksThatLasted: a pass encodes only the
+// delta's blocks that lasted lastFor since a pass first saw them, asks for
+// another pass while it left some, and makes the delta ready once it left
+// none. The full listing's blocks it leaves, however long they last, and
+// says when that listing falls overdue.
+func TestEncoderPassEncodesDeltaBlocksThatLasted(t *testing.T) {
 	clock := testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
 	reg, e := clockedEncoder(t, clock)
 	empty := reg.Snapshot()
 	e.publish(listFull, 0, empty) // something is ready, so passes wait for blocks to last
 	e.publish(listDelta, 0, empty)
 	registerRange(t, reg, 0, 4*registry.BlockSize)
-	seen, again := e.pass(map[*registry.Block]time.Time{}, clock.Now(), false)
-	if !again || pending(reg.Snapshot().Blocks(), eureka.JSON, 0) == 0 {
-		t.Fatalf("first pass: again=%v, pending %d; want nothing encoded and another pass", again, pending(reg.Snapshot().Blocks(), eureka.JSON, 0))
+	seen, again, _ := e.pass(map[*registry.Block]time.Time{}, clock.Now(), [2]bool{})
+	if !again || pending(reg.Snapshot().DeltaBlocks(), eureka.JSON, 0) == 0 {
+		t.Fatalf("first pass: again=%v, pending %d; want nothing encoded and another pass", again, pending(reg.Snapshot().DeltaBlocks(), eureka.JSON, 0))
 	}
-	if e.ready[listFull][0] != empty {
-		t.Fatalf("a snapshot with blocks left was made ready")
+	if e.ready[listDelta][0] != empty {
+		t.Fatalf("a delta with blocks left was made ready")
 	}
-	registerRange(t, reg, 4*registry.BlockSize, 4*registry.BlockSize+1) // replaces the last block
+	registerRange(t, reg, 4*registry.BlockSize, 4*registry.BlockSize+1) // a new block or a replaced one
 	clock.Advance(lastFor / 2)
-	if seen, again = e.pass(seen, clock.Now(), false); !again || pending(reg.Snapshot().Blocks(), eureka.JSON, 0) == 0 {
+	if seen, again, _ = e.pass(seen, clock.Now(), [2]bool{}); !again || pending(reg.Snapshot().DeltaBlocks(), eureka.JSON, 0) == 0 {
 		t.Fatalf("a pass before lastFor encoded blocks")
 	}
 	clock.Advance(lastFor / 2)
-	seen, again = e.pass(seen, clock.Now(), false)
+	seen, again, _ = e.pass(seen, clock.Now(), [2]bool{})
 	s := reg.Snapshot()
-	if n := pending(s.Blocks(), eureka.JSON, 1000); !again || n != 1 {
-		t.Fatalf("second pass: again=%v, %d full blocks pending; want only the replaced one left", again, n)
+	if n := pending(s.DeltaBlocks(), eureka.JSON, 1000); !again || n != 1 {
+		t.Fatalf("second pass: again=%v, %d delta blocks pending; want only the last write's left", again, n)
 	}
 	clock.Advance(lastFor)
-	if _, again = e.pass(seen, clock.Now(), false); again || e.ready[listFull][0] != s {
-		t.Fatalf("third pass: again=%v, ready %v; want everything encoded and the snapshot ready", again, e.ready[listFull][0] == s)
+	_, again, due := e.pass(seen, clock.Now(), [2]bool{})
+	if again || e.ready[listDelta][0] != s {
+		t.Fatalf("third pass: again=%v, delta ready %v; want everything encoded and the snapshot ready", again, e.ready[listDelta][0] == s)
+	}
+	if n := pending(s.Blocks(), eureka.JSON, 1000); n != len(s.Blocks()[0].Blocks) || e.ready[listFull][0] != empty {
+		t.Fatalf("unread full listing: %d of %d blocks pending, ready moved %v; want all left and ready where it was",
+			n, len(s.Blocks()[0].Blocks), e.ready[listFull][0] != empty)
+	}
+	if want := maxStale/2 - 2*lastFor; due != want {
+		t.Fatalf("full listing due in %s, want %s (maxStale/2 after the first change)", due, want)
+	}
+}
+
+// TestUnreadFullListingIsEncodedWhenOverdueOrAsked: a full listing nobody
+// reads is encoded only when its ready snapshot falls maxStale/2 behind,
+// however often its blocks change; a read of it in between is served the
+// ready snapshot and asks for a pass, which makes the newest ready.
+func TestUnreadFullListingIsEncodedWhenOverdueOrAsked(t *testing.T) {
+	clock := testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	s, reg, hs := encoderServer(t, clock)
+	const blocks = 4 * syncBlocks
+	registerRange(t, reg, 0, blocks*registry.BlockSize)
+	ready, _ := readApps(t, hs.URL)
+	id := func(b int) string { return benchInstance(b*registry.BlockSize + 1).ID }
+
+	// Every block changes every other second, and the encoder passes
+	// every second: each block lasts lastFor between changes.
+	seen := map[*registry.Block]time.Time{}
+	status := []heureka.Status{heureka.StatusOutOfService, heureka.StatusUp}
+	var due time.Duration
+	for sec := range int(maxStale/2/time.Second) - 1 {
+		for b := range blocks {
+			if sec%2 != 0 {
+				break
+			}
+			if err := reg.SetStatus("HDFS-DATANODE.PROD", id(b), status[sec/2%2], 0, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clock.Advance(time.Second)
+		seen, _, due = s.enc.pass(seen, clock.Now(), [2]bool{})
+		if got := s.enc.ready[listFull][0]; got.Version != ready {
+			t.Fatalf("after %d s of changes: full listing ready at %d, want %d still", sec+1, got.Version, ready)
+		}
+	}
+	if n := pending(reg.Snapshot().Blocks(), eureka.JSON, 1000); n != blocks {
+		t.Fatalf("%d of %d changed full-listing blocks encoded by passes nobody asked for", blocks-n, blocks)
+	}
+	if due != time.Second {
+		t.Fatalf("full listing due in %s, want 1s", due)
+	}
+
+	// A read now is served the ready snapshot, and asks.
+	if v, _ := readApps(t, hs.URL); v != ready {
+		t.Fatalf("full read at %d, want the ready %d", v, ready)
+	}
+	select {
+	case <-s.enc.wanted:
+	default:
+		t.Fatalf("a read served the ready snapshot did not ask for a pass")
+	}
+	s.enc.pass(seen, clock.Now(), s.enc.takeAsked())
+	cur := reg.Snapshot()
+	if v, _ := readApps(t, hs.URL); v != cur.Version {
+		t.Fatalf("after the pass it asked for: full read at %d, want the newest %d", v, cur.Version)
+	}
+
+	// Unasked, a pass encodes the full listing once it is overdue.
+	for b := range blocks {
+		if err := reg.SetStatus("HDFS-DATANODE.PROD", id(b), heureka.StatusDown, 0, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Advance(maxStale/2 - time.Second)
+	if _, _, due = s.enc.pass(seen, clock.Now(), [2]bool{}); due != time.Second || s.enc.ready[listFull][0] != cur {
+		t.Fatalf("before it is overdue: due %s, ready moved %v; want 1s and not moved", due, s.enc.ready[listFull][0] != cur)
+	}
+	clock.Advance(time.Second)
+	if _, _, due = s.enc.pass(seen, clock.Now(), [2]bool{}); due != 0 || s.enc.ready[listFull][0] != reg.Snapshot() {
+		t.Fatalf("overdue pass: due %s, newest ready %v; want 0 and the newest ready", due, s.enc.ready[listFull][0] == reg.Snapshot())
 	}
 }
 
@@ -286,8 +414,8 @@ func TestEncoderFirstPassEncodesEverything(t *testing.T) {
 	clock := testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
 	reg, e := clockedEncoder(t, clock)
 	registerRange(t, reg, 0, 4*registry.BlockSize)
-	if _, again := e.pass(map[*registry.Block]time.Time{}, clock.Now(), false); again {
-		t.Fatalf("the first pass left blocks for later")
+	if _, again, due := e.pass(map[*registry.Block]time.Time{}, clock.Now(), [2]bool{}); again || due != 0 {
+		t.Fatalf("the first pass left blocks for later: again %v, full listing due in %s", again, due)
 	}
 	if s := reg.Snapshot(); e.ready[listFull][0] != s || pending(s.Blocks(), eureka.JSON, 0) != 0 {
 		t.Fatalf("after the first pass: ready is the newest %v, %d blocks pending", e.ready[listFull][0] == s, pending(s.Blocks(), eureka.JSON, 0))
@@ -307,8 +435,8 @@ func TestEncoderPassCatchesUpWhenOverdue(t *testing.T) {
 	registerRange(t, reg, registry.BlockSize, 2*registry.BlockSize) // the first change after ready
 	clock.Advance(maxStale/2 + time.Second)
 	registerRange(t, reg, 2*registry.BlockSize, 6*registry.BlockSize)
-	if _, again := e.pass(map[*registry.Block]time.Time{}, clock.Now(), false); again {
-		t.Fatalf("an overdue pass left blocks for later")
+	if _, again, due := e.pass(map[*registry.Block]time.Time{}, clock.Now(), [2]bool{}); again || due != 0 {
+		t.Fatalf("an overdue pass left blocks for later: again %v, full listing due in %s", again, due)
 	}
 	s := reg.Snapshot()
 	if n := pending(s.Blocks(), eureka.JSON, 1000) + pending(s.DeltaBlocks(), eureka.JSON, 1000); n != 0 || e.ready[listFull][0] != s {
