@@ -244,6 +244,10 @@ func (r *Registry) Tick() int {
 
 func (r *Registry) now() time.Time { return r.cfg.Clock() }
 
+// Now returns the time on the registry's clock (Config.Clock), which its
+// snapshots' and changes' times are on.
+func (r *Registry) Now() time.Time { return r.now() }
+
 // MaxAhead is how far ahead of the registry's clock a timestamp it takes
 // may be (Config.MaxAhead).
 func (r *Registry) MaxAhead() time.Duration { return r.cfg.MaxAhead }

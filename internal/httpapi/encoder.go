@@ -144,7 +144,7 @@ func (e *encoder) snapshot(f eureka.Format, l listing, app string) *registry.Sna
 	var d time.Duration // how far behind cur ready is
 	served := ready != nil && ready.Version <= cur.Version && pending(blocksOf(cur, l, app), f, syncBlocks) > syncBlocks
 	if served {
-		d = behind(ready, cur, e.now())
+		d = behind(ready, cur, e.reg.Now())
 		served = d <= maxStale
 	}
 	if !served {
@@ -304,7 +304,8 @@ func (e *encoder) overdue(s *registry.Snapshot, now time.Time, formats []eureka.
 }
 
 // pass encodes blocks of the newest snapshot in JSON and, if XML listings
-// were read lately, XML: every block of a listing that is overdue or that
+// were read lately (both as of now, the encoder's clock; how far behind a
+// listing is goes by the registry's), XML: every block of a listing that is overdue or that
 // whole names;
 // otherwise the delta's blocks that have lasted lastFor since a pass first
 // saw them (seen), and none of the full listing's, which waits for a read
@@ -318,7 +319,7 @@ func (e *encoder) pass(seen map[*registry.Block]time.Time, now time.Time, whole 
 	if now.UnixNano()-e.xmlAsked.Load() < int64(xmlWanted) {
 		formats = append(formats, eureka.XML)
 	}
-	late, due := e.overdue(s, now, formats)
+	late, due := e.overdue(s, e.reg.Now(), formats)
 	next = make(map[*registry.Block]time.Time, len(seen))
 	left := [2][2]bool{} // by listing and format
 	for l, list := range [][]registry.AppBlocks{listFull: s.Blocks(), listDelta: s.DeltaBlocks()} {
