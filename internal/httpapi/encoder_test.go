@@ -443,3 +443,28 @@ func TestEncoderPassCatchesUpWhenOverdue(t *testing.T) {
 		t.Fatalf("after an overdue pass: %d blocks pending, ready is the newest: %v", n, e.ready[listFull][0] == s)
 	}
 }
+
+// TestStalenessGoesByTheRegistrysClock: how far behind a ready snapshot
+// is goes by the registry's clock, which a server with --debug-listen
+// moves ahead of the encoder's own.
+func TestStalenessGoesByTheRegistrysClock(t *testing.T) {
+	start := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	clock := testclock.New(start)
+	s, reg, hs := encoderServer(t, clock)
+	s.enc.now = testclock.New(start).Now // the encoder's clock stands still
+	registerRange(t, reg, 0, 4*registry.BlockSize)
+	ready, _ := readApps(t, hs.URL)
+	registerRange(t, reg, 4*registry.BlockSize, 8*syncBlocks*registry.BlockSize)
+
+	clock.Advance(askAfter + time.Second)
+	if v, _ := readApps(t, hs.URL); v != ready {
+		t.Fatalf("read at %d, want the ready %d", v, ready)
+	}
+	if asked := s.enc.takeAsked(); asked != [2]bool{listFull: true} {
+		t.Fatalf("ready %s behind on the registry's clock: asked (full, delta) %v, want the full listing", askAfter+time.Second, asked)
+	}
+	clock.Advance(maxStale)
+	if v, _ := readApps(t, hs.URL); v != reg.Snapshot().Version {
+		t.Fatalf("ready more than maxStale behind on the registry's clock: read at %d, want the newest %d", v, reg.Snapshot().Version)
+	}
+}
