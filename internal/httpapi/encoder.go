@@ -44,7 +44,12 @@ const (
 	budgetBurst = time.Second
 	budgetShare = 4 // the budget refills at 1/budgetShare of a core
 	minRest     = 100 * time.Millisecond
-	lastFor     = time.Second // how long a block must last before the encoder encodes it
+	lastFor     = time.Second // how long a delta block must last before the encoder encodes it
+	// fullLastFor is how long a block of the full listing must last before
+	// the encoder encodes it unasked. However fast changes come, that
+	// bounds the encoder's work on the full listing to about B/(e·T)
+	// blocks a second (B blocks, T fullLastFor), spread over time.
+	fullLastFor = 5 * time.Second
 	maxStale    = 30 * time.Second
 	// askAfter is how far behind a ready snapshot served to a read must be
 	// for the read to ask for a pass over its listing. Under a steady
@@ -326,14 +331,14 @@ func (e *encoder) pass(seen map[*registry.Block]time.Time, now time.Time, whole 
 		all := whole[l] || late[l]
 		for _, app := range list {
 			for _, b := range app.Blocks {
-				lasted := false
-				if listing(l) == listDelta {
-					first, ok := seen[b]
-					if !ok {
-						first = now
-					}
-					next[b] = first
-					lasted = now.Sub(first) >= lastFor
+				first, ok := seen[b]
+				if !ok {
+					first = now
+				}
+				next[b] = first
+				lasted := now.Sub(first) >= lastFor
+				if listing(l) == listFull {
+					lasted = now.Sub(first) >= fullLastFor
 				}
 				for _, f := range formats {
 					switch {
@@ -355,7 +360,7 @@ func (e *encoder) pass(seen map[*registry.Block]time.Time, now time.Time, whole 
 			case listing(l) == listDelta:
 				again = true
 			default:
-				fullDue = due[l]
+				fullDue = min(due[l], fullLastFor)
 			}
 		}
 	}

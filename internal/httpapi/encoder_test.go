@@ -332,8 +332,13 @@ func TestEncoderPassEncodesDeltaBlocksThatLasted(t *testing.T) {
 		t.Fatalf("unread full listing: %d of %d blocks pending, ready moved %v; want all left and ready where it was",
 			n, len(s.Blocks()[0].Blocks), e.ready[listFull][0] != empty)
 	}
-	if want := maxStale/2 - 2*lastFor; due != want {
-		t.Fatalf("full listing due in %s, want %s (maxStale/2 after the first change)", due, want)
+	if due != fullLastFor {
+		t.Fatalf("full listing due in %s, want fullLastFor, %s (before maxStale/2 after the first change)", due, fullLastFor)
+	}
+	clock.Advance(fullLastFor)
+	if _, _, due = e.pass(seen, clock.Now(), [2]bool{}); due != 0 || pending(s.Blocks(), eureka.JSON, 1000) != 0 || e.ready[listFull][0] != s {
+		t.Fatalf("full blocks that lasted fullLastFor: due %s, %d pending, ready is the newest %v; want all encoded and ready",
+			due, pending(s.Blocks(), eureka.JSON, 1000), e.ready[listFull][0] == s)
 	}
 }
 
