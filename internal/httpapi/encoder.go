@@ -22,17 +22,19 @@ import (
 // (the encoder never waits more than budgetShare·budgetBurst for it). An
 // encoder goroutine follows the registry's changes. It encodes the
 // delta's blocks once they have lasted lastFor, since every client polls
-// the delta. The full listing it encodes only as often as it is read, and
-// in any case before its ready snapshot is maxStale/2 behind: a fleet that
-// pushes its figures changes most blocks every few seconds, while clients
-// read the full listing only when their delta's hash code does not match.
+// the delta. The full listing's blocks it encodes once they have lasted
+// fullLastFor, when a read asks, and in any case before its ready snapshot
+// is maxStale/2 behind: a fleet that pushes its figures changes most
+// blocks every few seconds, while clients read the full listing only when
+// their delta's hash code does not match.
 // A read whose listing has more than syncBlocks blocks still to encode is
 // served the newest snapshot that is ready instead, if it is at most
 // maxStale behind: a consistent listing with its own version and hash
-// code (Eureka's own response cache is up to 30 s behind at all times). The
-// read then asks the encoder to encode the newest snapshot whole, lasting
-// or not, as soon as the budget allows, so that after a bulk write or at
-// the end of a storm reads are stale for one pass and never wait for it.
+// code (Eureka's own response cache is up to 30 s behind at all times). If
+// that snapshot is more than askAfter behind, the read asks the encoder to
+// encode its listing in the newest snapshot whole, lasting or not, as soon
+// as the budget allows, so that after a bulk write or at the end of a storm
+// reads are stale for one pass and never wait for it.
 // A read encodes inline only what an ordinary write leaves (a block or
 // two), or when no ready snapshot is close enough; so after ordinary
 // writes a read sees the newest snapshot. The full listing and the delta
@@ -236,10 +238,11 @@ func pending(apps []registry.AppBlocks, f eureka.Format, limit int) int {
 // run encodes new snapshots' blocks until done is closed, at most every
 // minRest and only while the budget allows. It passes over the newest
 // snapshot when the registry changes, when a read asks (a pass over every
-// block of the listing it read), when a pass left delta blocks that had not lasted
-// lastFor (in a storm in no order of IDs most blocks are replaced within a
-// second, and encoding them would be wasted), and when the full listing,
-// left for want of reads, falls overdue.
+// block of the listing it read), when a pass left delta blocks that had
+// not lasted lastFor (in a storm in no order of IDs most blocks are
+// replaced within a second, and encoding them would be wasted), and when
+// the full listing's blocks it left would have lasted fullLastFor or the
+// listing falls overdue.
 func (e *encoder) run(done <-chan struct{}) {
 	var last time.Time
 	seen := map[*registry.Block]time.Time{}
@@ -309,15 +312,15 @@ func (e *encoder) overdue(s *registry.Snapshot, now time.Time, formats []eureka.
 }
 
 // pass encodes blocks of the newest snapshot in JSON and, if XML listings
-// were read lately (both as of now, the encoder's clock; how far behind a
-// listing is goes by the registry's), XML: every block of a listing that is overdue or that
-// whole names;
-// otherwise the delta's blocks that have lasted lastFor since a pass first
-// saw them (seen), and none of the full listing's, which waits for a read
-// to ask or for falling overdue. A listing it left no block of in a format
-// is made ready. It returns when it saw each block of the delta, whether
-// it left any of them to last, and, if it left blocks of the full listing,
-// how long until that listing falls overdue (otherwise 0).
+// were read lately, XML: every block of a listing that is overdue or that
+// whole names; otherwise the blocks that have lasted since a pass first saw
+// them (seen), lastFor for the delta's and fullLastFor for the full
+// listing's. lastFor and XML go by now, the encoder's clock; how far
+// behind a listing is goes by the registry's. A listing it left no block
+// of in a format is made ready. It returns when it saw each block, whether
+// it left delta blocks to last, and, if it left blocks of the full
+// listing, how long to wait before passing again for them: fullLastFor,
+// or until the listing falls overdue if that is sooner (otherwise 0).
 func (e *encoder) pass(seen map[*registry.Block]time.Time, now time.Time, whole [2]bool) (next map[*registry.Block]time.Time, again bool, fullDue time.Duration) {
 	s := e.reg.Snapshot()
 	formats := []eureka.Format{eureka.JSON}
