@@ -65,6 +65,10 @@ const (
 	xmlWanted = 10 * time.Minute
 )
 
+// lastingFor is, per listing, how long a block must last before the
+// encoder encodes it unasked.
+var lastingFor = [2]time.Duration{listFull: fullLastFor, listDelta: lastFor}
+
 type encoder struct {
 	reg *registry.Registry
 	now func() time.Time // the budget's clock
@@ -339,10 +343,7 @@ func (e *encoder) pass(seen map[*registry.Block]time.Time, now time.Time, whole 
 					first = now
 				}
 				next[b] = first
-				lasted := now.Sub(first) >= lastFor
-				if listing(l) == listFull {
-					lasted = now.Sub(first) >= fullLastFor
-				}
+				lasted := now.Sub(first) >= lastingFor[l]
 				for _, f := range formats {
 					switch {
 					case encoded(b, f):
