@@ -178,13 +178,24 @@ func storm(ctx context.Context, c *http.Client, base string, f *fleet, w int, st
 }
 
 // renewers heartbeats every instance every period, instance i at offset
-// i·period/n within the period, from conns workers. A heartbeat answered
-// 404 registers the instance again. Each outcome is counted in the phase
-// the heartbeat was due in. A worker that reaches a heartbeat a whole
-// period late drops it and sends the next: an agent renews an interval
-// after its last heartbeat finished, so it never sends two to catch up,
-// and a real fleet has no shared queue for its heartbeats to wait in, so
-// the generator's own backlog must not turn into a burst of stale ones.
+// i·period/n within the period. A heartbeat answered 404 registers the
+// instance again. Each outcome is counted in the phase the heartbeat was
+// due in.
+//
+// conns workers send the beats that are due, oldest first across the whole
+// fleet (dueQueue): a real fleet's agents do not wait for one another, so
+// no instance's beat waits behind others that happen to share a
+// connection, and when the server falls behind, its backlog is served in
+// order, as a server's queue serves it. A beat that waited a whole period
+// for a worker is given up, due and not kept: Eureka's client gives a
+// heartbeat up after an interval (heureka's agent sooner), and neither
+// sends two to catch up.
+//
+// The schedule is a fixed grid, not an interval after each heartbeat
+// finished as in an agent: a pause of the generator's own (its collector,
+// its one core) would otherwise bunch every beat due in it, and fixed
+// delays would carry that bunch from round to round, which no fleet of
+// separate machines does.
 type renewers struct {
 	f    *fleet
 	c    *http.Client
@@ -213,6 +224,10 @@ type renewers struct {
 	// after the restart mark.
 	okAfter   []atomic.Bool
 	restarted atomic.Bool
+	// lastOK[i] is when instance i last renewed or registered successfully
+	// (unix nanoseconds): the time between two is its silence, which its
+	// lease must outlast.
+	lastOK []atomic.Int64
 }
 
 // othersInFlight bounds the rounds of heartbeats to the other peers that
@@ -226,17 +241,32 @@ func (r *renewers) run(ctx context.Context, conns int) {
 		r.othersOK = make([]atomic.Bool, len(r.f.ids))
 		r.inRound = make([]atomic.Bool, len(r.f.ids))
 	}
-	spread(ctx, r.t0, r.period, len(r.f.ids), conns, func(i, _ int, at time.Time, late time.Duration) {
-		if late > r.period {
-			// A whole period late, the next beat is due too. An agent sends
-			// one heartbeat then, not both: it renews an interval after its
-			// last heartbeat finished, as Eureka's client does. So this one
-			// is dropped: due, and not kept.
-			r.phases.at(at).scheduled.Add(1)
-			return
-		}
-		r.beat(ctx, i, at)
-	})
+	if r.lastOK == nil {
+		r.lastOK = make([]atomic.Int64, len(r.f.ids))
+	}
+	q := newDueQueue(r.t0, r.period, len(r.f.ids))
+	beats := make(chan due)
+	var wg sync.WaitGroup
+	for range conns {
+		wg.Go(func() {
+			for {
+				var b due
+				select {
+				case <-ctx.Done():
+					return
+				case b = <-beats:
+				}
+				if time.Since(b.at) > r.period {
+					r.phases.at(b.at).scheduled.Add(1)
+				} else {
+					r.beat(ctx, b.i, b.at)
+				}
+				q.put(b.i, b.at.Add(r.period))
+			}
+		})
+	}
+	q.dispatch(ctx, beats)
+	wg.Wait()
 }
 
 // spread calls beat for each of n items once per period from t0, item i at
@@ -300,8 +330,12 @@ func (r *renewers) beat(ctx context.Context, i int, at time.Time) {
 	default:
 		st.renews.observe(d)
 	}
-	if time.Since(at) <= r.period {
+	now := time.Now()
+	if now.Sub(at) <= r.period {
 		st.kept.Add(1)
+	}
+	if last := r.lastOK[i].Swap(now.UnixNano()); last != 0 {
+		st.silences.observe(time.Duration(now.UnixNano() - last))
 	}
 	if len(r.others) > 0 {
 		r.round(ctx, st, i)

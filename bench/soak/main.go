@@ -7,10 +7,12 @@
 //  1. storm: every instance registers, from -writers concurrent clients, in
 //     a random order (-sorted: in ID order);
 //  2. soak: every instance renews every -renew (30 s leases by default),
-//     evenly spread, while -readers clients poll /apps/delta every -poll and
-//     do a full fetch whenever the delta's apps__hashcode differs from the
-//     last one they saw (a harsher rule than a real client's, which compares
-//     against the hash of its own reconciled copy);
+//     evenly spread, each heartbeat sent when due from whichever of the
+//     -renewers connections is free, oldest first, while -readers clients
+//     poll /apps/delta every -poll and do a full fetch whenever the delta's
+//     apps__hashcode differs from the last one they saw (a harsher rule
+//     than a real client's, which compares against the hash of its own
+//     reconciled copy);
 //  3. quiet: renewals only, to measure the CPU one heartbeat costs;
 //  4. restart: the first peer is stopped and started again on the same
 //     address; renewals answered 404 register again, as Eureka clients and
@@ -71,7 +73,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.n, "n", 100_000, "instances")
 	fs.IntVar(&o.apps, "apps", 50, "applications the instances are spread over")
 	fs.IntVar(&o.writers, "writers", 64, "concurrent clients in the registration storm")
-	fs.IntVar(&o.renewers, "renewers", 512, "concurrent renewing connections (each owns n/renewers instances)")
+	fs.IntVar(&o.renewers, "renewers", 512, "connections the renewals are sent from: each sends whichever heartbeat is due next, oldest first")
 	fs.IntVar(&o.readers, "readers", 32, "polling readers")
 	fs.IntVar(&o.peers, "peers", 1, "registry peers: 1 or 3 (with 3, writes go to the first and replicate)")
 	fs.DurationVar(&o.renew, "renew", 10*time.Second, "renewal interval")

@@ -307,8 +307,8 @@ func (r *result) report(w io.Writer, o options) {
 			r.restartGap.Round(time.Millisecond), r.recovered, o.n, r.recovery.Round(time.Millisecond))
 	}
 	fmt.Fprintf(w, "Instances held at the end, per peer: %v.\n\n", r.peerInstances)
-	fmt.Fprintln(w, "| phase | s | renewals scheduled | kept | renew p50 / p99 | 404 → registered | errors | delta p50 / p99 (n) | full p50 / p99 (n) | server-side p99: renew / delta / full | server CPU, cores (per peer) | RSS MiB (per peer) | generator CPU, cores |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| phase | s | renewals scheduled | kept | renew p50 / p99 | 404 → registered | errors | delta p50 / p99 (n) | full p50 / p99 (n) | server-side p99: renew / delta / full | server CPU, cores (per peer) | RSS MiB (per peer) | generator CPU, cores | silence p99 / max |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, st := range r.phases {
 		secs := st.end.Sub(st.start).Seconds()
 		kept := "-"
@@ -320,14 +320,15 @@ func (r *result) report(w io.Writer, o options) {
 			cpu = append(cpu, fmt.Sprintf("%.2f", st.cpu[i]/secs))
 			rss = append(rss, fmt.Sprintf("%.0f", float64(st.rss[i])/(1<<20)))
 		}
-		fmt.Fprintf(w, "| %s | %.0f | %d | %s | %s / %s | %d → %d | %d | %s / %s (%d) | %s / %s (%d) | %s / %s / %s | %s | %s | %.2f |\n",
+		fmt.Fprintf(w, "| %s | %.0f | %d | %s | %s / %s | %d → %d | %d | %s / %s (%d) | %s / %s (%d) | %s / %s / %s | %s | %s | %.2f | %s / %s |\n",
 			st.name, secs, st.scheduled.Load(), kept,
 			ms(st.renews.quantile(0.5)), ms(st.renews.quantile(0.99)),
 			st.notFound.Load(), st.reregistered.Load(), st.renewErrors.Load()+st.readErrors.Load()+st.writeErrors.Load(),
 			ms(st.deltas.quantile(0.5)), ms(st.deltas.quantile(0.99)), st.deltas.count.Load(),
 			ms(st.fulls.quantile(0.5)), ms(st.fulls.quantile(0.99)), st.fulls.count.Load(),
 			st.serverP99("renew"), st.serverP99("delta"), st.serverP99("full"),
-			strings.Join(cpu, " "), strings.Join(rss, " "), st.genCPU/secs)
+			strings.Join(cpu, " "), strings.Join(rss, " "), st.genCPU/secs,
+			secs1(st.silences.quantile(0.99)), secs1(st.silences.quantile(1)))
 	}
 	if o.push > 0 {
 		fmt.Fprintf(w, "\nPushes (each instance registering again with a changed figure every %s; none in the quiet phase):\n\n", o.push)
@@ -377,6 +378,14 @@ func (r *result) report(w io.Writer, o options) {
 		}
 		fmt.Fprintf(w, "- %s %s\n", mark, c.what)
 	}
+}
+
+// secs1 formats d in seconds to a tenth, "-" for none.
+func secs1(d time.Duration) string {
+	if d == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f s", d.Seconds())
 }
 
 func ms(d time.Duration) string {

@@ -184,12 +184,12 @@ func TestBucketsQuantile(t *testing.T) {
 	}
 }
 
-// TestALateHeartbeatIsDroppedAndCountedWhereItWasDue starts a renewer two
+// TestALateHeartbeatIsGivenUpAndCountedWhereItWasDue starts a renewer two
 // and a half periods behind its schedule, against a loopback server that
-// counts heartbeats. Its first two beats are a whole period late: they are
-// dropped, counted as due and not kept in the phase they were due in, and
-// only the third reaches the server.
-func TestALateHeartbeatIsDroppedAndCountedWhereItWasDue(t *testing.T) {
+// counts heartbeats. Its first two beats have waited a whole period: they
+// are given up, counted as due and not kept in the phase they were due in,
+// and only the third reaches the server.
+func TestALateHeartbeatIsGivenUpAndCountedWhereItWasDue(t *testing.T) {
 	const n, period = 1, time.Second
 	var beats atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -213,7 +213,7 @@ func TestALateHeartbeatIsDroppedAndCountedWhereItWasDue(t *testing.T) {
 	r.run(ctx, 1)
 
 	if got := beats.Load(); got != n {
-		t.Fatalf("%d heartbeats reached the server, want %d: the stale ones dropped", got, n)
+		t.Fatalf("%d heartbeats reached the server, want %d: the stale ones given up", got, n)
 	}
 	if s, k := early.scheduled.Load(), early.kept.Load(); s != 2*n || k != 0 {
 		t.Errorf("the phase the late beats were due in: %d due, %d kept; want %d due, none kept", s, k, 2*n)
@@ -223,6 +223,51 @@ func TestALateHeartbeatIsDroppedAndCountedWhereItWasDue(t *testing.T) {
 	}
 	if s := later.scheduled.Load(); s != 0 {
 		t.Errorf("the phase the beat was sent in counted %d due, want 0", s)
+	}
+}
+
+// TestABeatDoesNotWaitBehindAnotherInstance: with two connections and
+// four instances, the server holds the first instance's heartbeat until it
+// has seen every other instance's. An agent does not wait for another
+// agent, so the other three must get through on the second connection,
+// whichever connection a partition by index would have given them.
+func TestABeatDoesNotWaitBehindAnotherInstance(t *testing.T) {
+	const n, period = 4, 400 * time.Millisecond
+	f := newFleet(n, 1, period, 3*period)
+	seen := make(chan string, 16)
+	others := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPut {
+			return
+		}
+		if strings.HasSuffix(r.URL.Path, "/"+f.ids[0]) {
+			select {
+			case <-others:
+			case <-time.After(5 * time.Second):
+			}
+			return
+		}
+		seen <- r.URL.Path
+	}))
+	defer srv.Close()
+	go func() {
+		got := map[string]bool{}
+		for len(got) < n-1 {
+			got[<-seen] = true
+		}
+		close(others)
+	}()
+
+	var ph phases
+	st := ph.begin("now")
+	r := &renewers{f: f, c: srv.Client(), base: srv.URL, period: period,
+		t0: time.Now(), phases: &ph, okAfter: make([]atomic.Bool, n)}
+	ctx, cancel := context.WithTimeout(context.Background(), period)
+	defer cancel()
+	r.run(ctx, 2)
+
+	if k := st.kept.Load(); k != n {
+		t.Errorf("%d of %d first heartbeats kept, want all: one held heartbeat must not hold back the others", k, n)
 	}
 }
 

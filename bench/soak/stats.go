@@ -60,6 +60,7 @@ type phaseStats struct {
 	renews       histogram // successful heartbeats
 	scheduled    atomic.Int64
 	kept         atomic.Int64 // succeeded within one period of their schedule
+	silences     histogram    // time since the instance's last success, at each success
 	notFound     atomic.Int64
 	reregistered atomic.Int64
 	renewErrors  atomic.Int64
