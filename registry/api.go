@@ -52,6 +52,14 @@ type Config struct {
 	// MaxProtection bounds how long ModeSmart holds back evictions: a loss
 	// that lasts longer is taken as real.
 	MaxProtection time.Duration
+	// StartupHold is how long after it starts the registry evicts nothing
+	// (ModeSmart). A restarted registry hears its fleet again only as fast
+	// as it can take the fleet's registrations, all due in the same
+	// renewal interval; a heartbeat that waits behind that storm is the
+	// registry's delay, not the instance's death. Eureka evicts nothing in
+	// its first minute either: its renewal rate has no last minute yet
+	// (ModeEureka keeps that rule). Zero disables.
+	StartupHold time.Duration
 	// PauseThreshold is the gap between two ticks taken as the process having
 	// been paused (or the clock having jumped); leases then get the gap as
 	// grace, since nobody could renew during it. Zero disables the check.
@@ -94,6 +102,10 @@ func DefaultConfig() Config {
 		// Long enough to ride out a switch reboot or a registry partition;
 		// short enough that a real mass failure is reported the same hour.
 		MaxProtection: 15 * time.Minute,
+		// Two minutes: Eureka's first minute, plus the one its renewal rate
+		// needs to be measured; four 30 s leases, so an instance that
+		// registered in the storm's last second has had three to renew.
+		StartupHold: 2 * time.Minute,
 		// Ten missed ticks: a stop-the-world pause, SIGSTOP or a VM freeze.
 		PauseThreshold:                5 * time.Second,
 		ExpectedClientRenewalInterval: 30 * time.Second,

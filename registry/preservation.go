@@ -222,6 +222,14 @@ func (r *Registry) decide(now time.Time, v lossView) ([]*heureka.Instance, bool,
 	case ModeSmart:
 		// Protection holds back expired leases; while none has expired
 		// there is nothing to hold, however many are late.
+		if up := now.Sub(r.started); up < r.cfg.StartupHold && v.expired > 0 {
+			p.Active = true
+			p.Reason = fmt.Sprintf("the registry started %s ago and holds evictions for its first %s, while its fleet registers again",
+				up.Round(time.Second), r.cfg.StartupHold)
+			p.Since = r.started
+			evict = nil
+			break
+		}
 		if reason := r.massLoss(v); reason != "" && v.expired > 0 {
 			since := r.protection.Since
 			if since.IsZero() {

@@ -336,3 +336,39 @@ func TestAClockStepIsGraced(t *testing.T) {
 		})
 	}
 }
+
+// TestStartupHold: a registry evicts nothing in its first StartupHold, and
+// says why; once the hold is over, what has expired goes at the next tick,
+// and a lease that expires later goes on time.
+func TestStartupHold(t *testing.T) {
+	r, clk := newTestRegistry(t, func(c *Config) { c.StartupHold = 2 * time.Minute })
+	lease := func(in *heureka.Instance) { in.Lease.RenewalIntervalSecs, in.Lease.DurationSecs = 10, 30 }
+	mustRegister(t, r, inst("DN", "early", lease))
+	alive := func(id string) bool { _, ok := r.Snapshot().Instance("DN", id); return ok }
+
+	clk.Advance(30*time.Second + time.Millisecond) // expired, inside the hold
+	if n := r.Tick(); n != 0 || !alive("early") {
+		t.Fatalf("evicted %d inside the startup hold; want none, early kept", n)
+	}
+	p := r.Protection()
+	if !p.Active || !strings.Contains(p.Reason, "started 30s ago") || p.Expired != 1 {
+		t.Errorf("protection inside the hold: %+v; want active, saying the registry started 30s ago, 1 expired", p)
+	}
+
+	clk.Advance(80 * time.Second) // 1m50s: still inside
+	mustRegister(t, r, inst("DN", "late", lease))
+	if n := r.Tick(); n != 0 {
+		t.Fatalf("evicted %d at 1m50s, inside the 2m hold", n)
+	}
+	clk.Advance(10 * time.Second) // 2m00.001s: the hold is over
+	if n := r.Tick(); n != 1 || alive("early") || !alive("late") {
+		t.Fatalf("at the hold's end: evicted %d, early alive %v, late alive %v; want early alone evicted", n, alive("early"), alive("late"))
+	}
+	if p := r.Protection(); p.Active {
+		t.Errorf("protection after the hold: %+v; want inactive", p)
+	}
+	clk.Advance(21 * time.Second) // late's lease ran out at 2m20s: on time
+	if n := r.Tick(); n != 1 || alive("late") {
+		t.Fatalf("late's lease past its end after the hold: evicted %d, alive %v; want evicted on time", n, alive("late"))
+	}
+}

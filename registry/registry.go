@@ -57,6 +57,7 @@ type Registry struct {
 	renewsLastMin int64
 	lastTick      time.Time
 	lastElapsed   time.Duration // Config.Elapsed at lastTick
+	started       time.Time     // when New ran, on Config.Clock (Config.StartupHold)
 	protection    Protection
 	peers         struct{ reachable, total int }
 }
@@ -166,6 +167,7 @@ func New(cfg Config) (*Registry, error) {
 		windowStart: cfg.Clock(),
 		protection:  Protection{Mode: cfg.SelfPreservation},
 	}
+	r.started = r.windowStart
 	return r, nil
 }
 
@@ -187,6 +189,8 @@ func (c Config) Validate() error {
 	switch l := c.Limits; {
 	case c.Clock == nil:
 		return heureka.Errorf(heureka.EINVALID, "clock is nil: start from DefaultConfig")
+	case c.StartupHold < 0:
+		return heureka.Errorf(heureka.EINVALID, "startup hold %v: want 0 (off) or more", c.StartupHold)
 	case c.PauseThreshold < 0:
 		return heureka.Errorf(heureka.EINVALID, "pause threshold %v: want 0 (off) or more", c.PauseThreshold)
 	case c.ChangeLogSize <= 0:

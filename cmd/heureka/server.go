@@ -30,6 +30,7 @@ func runServer(ctx context.Context, args []string, _, stderr io.Writer) error {
 	newLog := logFlags(fs, stderr)
 	mode := fs.String("self-preservation", string(cfg.Registry.SelfPreservation), "self-preservation mode: off, eureka or smart")
 	fs.DurationVar(&cfg.Registry.DeltaRetention, "delta-retention", cfg.Registry.DeltaRetention, "how long a change stays in /apps/delta")
+	fs.DurationVar(&cfg.Registry.StartupHold, "startup-hold", cfg.Registry.StartupHold, "how long after starting the registry evicts nothing (smart self-preservation), while its fleet registers again; 0: evict from the first second")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long in-flight requests may take to finish on stop")
 	peers := fs.String("peers", "", "comma-separated Eureka base `URLs` of the other registry servers (this server's own may be listed)")
 	fs.StringVar(&cfg.Replication.SelfURL, "self-url", "", "this server's base `URL` as peers know it (default http://LISTEN/eureka)")
