@@ -44,6 +44,7 @@ func startPeer(t *testing.T) *peer {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(api.CloseStreams)
 	p := &peer{reg: reg}
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// PUT /eureka/apps/APP/ID is a heartbeat; .../status and

@@ -116,7 +116,10 @@ func (s *testServer) restartEmpty(t testing.TB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.api.Store(api)
+	if old := s.api.Swap(api); old != nil {
+		old.CloseStreams() // stops its background encoder, as a restart would
+	}
+	t.Cleanup(api.CloseStreams)
 }
 
 func (s *testServer) registry() *registry.Registry { return s.reg.Load() }

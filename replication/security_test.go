@@ -114,6 +114,7 @@ func TestSlowAndGarbagePeers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer api.CloseStreams()
 	good := httptest.NewServer(api.Handler())
 	defer good.Close()
 

@@ -327,5 +327,6 @@ func newAPI(tb testing.TB, cfg httpapi.Config, reg *registry.Registry, logger *s
 	if err != nil {
 		tb.Fatal(err)
 	}
+	tb.Cleanup(api.CloseStreams) // stops the background encoder, which holds reg
 	return api
 }

@@ -219,6 +219,7 @@ func mustNew(tb testing.TB, cfg Config, reg *registry.Registry, logger *slog.Log
 	if err != nil {
 		tb.Fatal(err)
 	}
+	tb.Cleanup(s.CloseStreams) // stops the background encoder, which holds reg
 	return s
 }
 

@@ -167,9 +167,10 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// New returns a Server that serves reg, or the error of cfg.Validate. It has
-// no side effects: nothing listens until the caller mounts Handler on an
-// http.Server.
+// New returns a Server that serves reg, or the error of cfg.Validate.
+// Nothing listens until the caller mounts Handler on an http.Server, but
+// with a registry New starts the background encoder, which holds reg until
+// CloseStreams stops it.
 func New(cfg Config, reg *registry.Registry, logger *slog.Logger) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
