@@ -80,6 +80,8 @@ type encoder struct {
 	asked  [2]atomic.Bool
 	wanted chan struct{}
 
+	passes atomic.Int64 // the passes run has made
+
 	mu sync.Mutex
 	// tokens is the budget left (negative: in debt) as of filled.
 	tokens time.Duration
@@ -242,27 +244,39 @@ func pending(apps []registry.AppBlocks, f eureka.Format, limit int) int {
 // run encodes new snapshots' blocks until done is closed, at most every
 // minRest and only while the budget allows. It passes over the newest
 // snapshot when the registry changes, when a read asks (a pass over every
-// block of the listing it read), when a pass left delta blocks that had
-// not lasted lastFor (in a storm in no order of IDs most blocks are
-// replaced within a second, and encoding them would be wasted), and when
-// the full listing's blocks it left would have lasted fullLastFor or the
-// listing falls overdue.
-func (e *encoder) run(done <-chan struct{}) {
+// block of the listing it read), when the delta blocks a pass left will
+// have lasted lastFor, and when the full listing's blocks it left would
+// have lasted fullLastFor or the listing falls overdue.
+//
+// While a pass has left delta blocks to last, changes do not wake it: no
+// block a change makes can be encoded before it has lasted, so a pass
+// before then would only build a snapshot to look at blocks it must
+// leave. In a storm, or under a fleet's steady pushes, that was a pass
+// every minRest, each building a snapshot whose blocks the next write
+// replaced (8–10% of the server's CPU in a 100k registration storm,
+// docs/benchmarks.md). A block a change makes meanwhile is seen at the
+// next pass, and encoded within 2·lastFor of its making; a read that
+// meets it first encodes it itself or is served the ready snapshot.
+//
+// changed is the registry's Changed channel as of when the encoder was
+// made, so that writes before run starts wake it too.
+func (e *encoder) run(done <-chan struct{}, changed <-chan struct{}) {
 	var last time.Time
 	seen := map[*registry.Block]time.Time{}
-	changed := e.reg.Changed()
 	due := time.NewTimer(time.Hour)
 	due.Stop()
-	again := false
+	waitLasting := false
 	for {
-		if !again {
-			select {
-			case <-done:
-				return
-			case <-changed:
-			case <-due.C:
-			case <-e.wanted:
-			}
+		wake := changed
+		if waitLasting {
+			wake = nil // see above
+		}
+		select {
+		case <-done:
+			return
+		case <-wake:
+		case <-due.C:
+		case <-e.wanted:
 		}
 		wait := max(time.Until(last.Add(minRest)), e.debt())
 		select {
@@ -278,13 +292,19 @@ func (e *encoder) run(done <-chan struct{}) {
 		default:
 		}
 		whole := e.takeAsked()
-		var fullDue time.Duration
-		seen, again, fullDue = e.pass(seen, last, whole)
-		if fullDue > 0 {
-			due.Reset(max(fullDue, minRest))
+		var deltaDue, fullDue time.Duration
+		seen, deltaDue, fullDue = e.pass(seen, last, whole)
+		waitLasting = deltaDue > 0
+		next := fullDue
+		if waitLasting && (next == 0 || deltaDue < next) {
+			next = deltaDue
+		}
+		if next > 0 {
+			due.Reset(max(next, minRest))
 		} else {
 			due.Stop()
 		}
+		e.passes.Add(1)
 		e.spend(time.Since(last))
 	}
 }
@@ -321,11 +341,12 @@ func (e *encoder) overdue(s *registry.Snapshot, now time.Time, formats []eureka.
 // them (seen), lastFor for the delta's and fullLastFor for the full
 // listing's. lastFor and XML go by now, the encoder's clock; how far
 // behind a listing is goes by the registry's. A listing it left no block
-// of in a format is made ready. It returns when it saw each block, whether
-// it left delta blocks to last, and, if it left blocks of the full
+// of in a format is made ready. It returns when it saw each block; if it
+// left delta blocks to last, how long until the first of them will have
+// lasted lastFor (otherwise 0); and, if it left blocks of the full
 // listing, how long to wait before passing again for them: fullLastFor,
 // or until the listing falls overdue if that is sooner (otherwise 0).
-func (e *encoder) pass(seen map[*registry.Block]time.Time, now time.Time, whole [2]bool) (next map[*registry.Block]time.Time, again bool, fullDue time.Duration) {
+func (e *encoder) pass(seen map[*registry.Block]time.Time, now time.Time, whole [2]bool) (next map[*registry.Block]time.Time, deltaDue, fullDue time.Duration) {
 	s := e.reg.Snapshot()
 	formats := []eureka.Format{eureka.JSON}
 	if now.UnixNano()-e.xmlAsked.Load() < int64(xmlWanted) {
@@ -351,6 +372,11 @@ func (e *encoder) pass(seen map[*registry.Block]time.Time, now time.Time, whole 
 						blockPart(b, f)
 					default:
 						left[l][formatIndex(f)] = true
+						if listing(l) == listDelta {
+							if d := first.Add(lastFor).Sub(now); deltaDue == 0 || d < deltaDue {
+								deltaDue = d
+							}
+						}
 					}
 				}
 			}
@@ -361,12 +387,11 @@ func (e *encoder) pass(seen map[*registry.Block]time.Time, now time.Time, whole 
 			switch {
 			case !left[l][formatIndex(f)]:
 				e.publish(listing(l), formatIndex(f), s)
-			case listing(l) == listDelta:
-				again = true
+			case listing(l) == listDelta: // deltaDue is set
 			default:
 				fullDue = min(due[l], fullLastFor)
 			}
 		}
 	}
-	return next, again, fullDue
+	return next, deltaDue, fullDue
 }

@@ -294,10 +294,10 @@ func TestEncodingBudget(t *testing.T) {
 }
 
 // TestEncoderPassEncodesDeltaBlocksThatLasted: a pass encodes only the
-// delta's blocks that lasted lastFor since a pass first saw them, asks for
-// another pass while it left some, and makes the delta ready once it left
-// none. The full listing's blocks it leaves, however long they last, and
-// says when that listing falls overdue.
+// delta's blocks that lasted lastFor since a pass first saw them, says
+// when the first block it left will have lasted, and makes the delta
+// ready once it left none. The full listing's blocks it leaves, however
+// long they last, and says when that listing falls overdue.
 func TestEncoderPassEncodesDeltaBlocksThatLasted(t *testing.T) {
 	clock := testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
 	reg, e := clockedEncoder(t, clock)
@@ -305,28 +305,28 @@ func TestEncoderPassEncodesDeltaBlocksThatLasted(t *testing.T) {
 	e.publish(listFull, 0, empty) // something is ready, so passes wait for blocks to last
 	e.publish(listDelta, 0, empty)
 	registerRange(t, reg, 0, 4*registry.BlockSize)
-	seen, again, _ := e.pass(map[*registry.Block]time.Time{}, clock.Now(), [2]bool{})
-	if !again || pending(reg.Snapshot().DeltaBlocks(), eureka.JSON, 0) == 0 {
-		t.Fatalf("first pass: again=%v, pending %d; want nothing encoded and another pass", again, pending(reg.Snapshot().DeltaBlocks(), eureka.JSON, 0))
+	seen, deltaDue, _ := e.pass(map[*registry.Block]time.Time{}, clock.Now(), [2]bool{})
+	if deltaDue != lastFor || pending(reg.Snapshot().DeltaBlocks(), eureka.JSON, 0) == 0 {
+		t.Fatalf("first pass: delta due in %s, pending %d; want nothing encoded and another pass in lastFor", deltaDue, pending(reg.Snapshot().DeltaBlocks(), eureka.JSON, 0))
 	}
 	if e.ready[listDelta][0] != empty {
 		t.Fatalf("a delta with blocks left was made ready")
 	}
 	registerRange(t, reg, 4*registry.BlockSize, 4*registry.BlockSize+1) // a new block or a replaced one
 	clock.Advance(lastFor / 2)
-	if seen, again, _ = e.pass(seen, clock.Now(), [2]bool{}); !again || pending(reg.Snapshot().DeltaBlocks(), eureka.JSON, 0) == 0 {
-		t.Fatalf("a pass before lastFor encoded blocks")
+	if seen, deltaDue, _ = e.pass(seen, clock.Now(), [2]bool{}); deltaDue != lastFor/2 || pending(reg.Snapshot().DeltaBlocks(), eureka.JSON, 0) == 0 {
+		t.Fatalf("a pass before lastFor: delta due in %s, want %s, when the blocks the first pass saw will have lasted", deltaDue, lastFor/2)
 	}
 	clock.Advance(lastFor / 2)
-	seen, again, _ = e.pass(seen, clock.Now(), [2]bool{})
+	seen, deltaDue, _ = e.pass(seen, clock.Now(), [2]bool{})
 	s := reg.Snapshot()
-	if n := pending(s.DeltaBlocks(), eureka.JSON, 1000); !again || n != 1 {
-		t.Fatalf("second pass: again=%v, %d delta blocks pending; want only the last write's left", again, n)
+	if n := pending(s.DeltaBlocks(), eureka.JSON, 1000); deltaDue != lastFor/2 || n != 1 {
+		t.Fatalf("second pass: delta due in %s, %d delta blocks pending; want only the last write's left, due in %s", deltaDue, n, lastFor/2)
 	}
 	clock.Advance(lastFor)
-	_, again, due := e.pass(seen, clock.Now(), [2]bool{})
-	if again || e.ready[listDelta][0] != s {
-		t.Fatalf("third pass: again=%v, delta ready %v; want everything encoded and the snapshot ready", again, e.ready[listDelta][0] == s)
+	_, deltaDue, due := e.pass(seen, clock.Now(), [2]bool{})
+	if deltaDue != 0 || e.ready[listDelta][0] != s {
+		t.Fatalf("third pass: delta due in %s, delta ready %v; want everything encoded and the snapshot ready", deltaDue, e.ready[listDelta][0] == s)
 	}
 	if n := pending(s.Blocks(), eureka.JSON, 1000); n != len(s.Blocks()[0].Blocks) || e.ready[listFull][0] != empty {
 		t.Fatalf("unread full listing: %d of %d blocks pending, ready moved %v; want all left and ready where it was",
@@ -340,6 +340,42 @@ func TestEncoderPassEncodesDeltaBlocksThatLasted(t *testing.T) {
 		t.Fatalf("full blocks that lasted fullLastFor: due %s, %d pending, ready is the newest %v; want all encoded and ready",
 			due, pending(s.Blocks(), eureka.JSON, 1000), e.ready[listFull][0] == s)
 	}
+}
+
+// TestChangesDoNotWakeTheEncoderWhileBlocksLast: on the real clock, a
+// stream of writes every 10 ms for 2 s wakes the background encoder only
+// when the blocks it left will have lasted lastFor, not at every change:
+// a pass per minRest would be 20 passes, each building a snapshot to find
+// nothing it may encode. Once the writes stop, the blocks they left are
+// encoded all the same.
+func TestChangesDoNotWakeTheEncoderWhileBlocksLast(t *testing.T) {
+	t.Parallel() // two seconds of writes, and the wait for the last blocks
+	reg, err := registry.New(registry.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := mustNew(t, DefaultConfig(), reg, nil)
+	registerRange(t, reg, 0, 4*registry.BlockSize)
+	proctest.Eventually(t, time.Minute, "the first pass to make the delta ready", func() bool {
+		return pending(reg.Snapshot().DeltaBlocks(), eureka.JSON, 0) == 0
+	})
+	before := s.enc.passes.Load()
+	const writes, every = 200, 10 * time.Millisecond
+	start := time.Now()
+	for i := range writes {
+		registerRange(t, reg, 4*registry.BlockSize+i, 4*registry.BlockSize+i+1)
+		time.Sleep(every)
+	}
+	elapsed := time.Since(start)
+	passes := s.enc.passes.Load() - before
+	// One pass when the writes begin, then one a lastFor; two spare for
+	// the timer's edges and the full listing's own due time.
+	if limit := int64(elapsed/lastFor) + 4; passes > limit {
+		t.Fatalf("%d passes during %s of writes every %s; want at most %d, one per lastFor", passes, elapsed.Round(time.Millisecond), every, limit)
+	}
+	proctest.Eventually(t, time.Minute, "the encoder to encode the delta blocks the writes left", func() bool {
+		return pending(reg.Snapshot().DeltaBlocks(), eureka.JSON, 0) == 0
+	})
 }
 
 // TestUnreadFullListingIsEncodedWhenOverdueOrAsked: a full listing nobody
@@ -419,8 +455,8 @@ func TestEncoderFirstPassEncodesEverything(t *testing.T) {
 	clock := testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
 	reg, e := clockedEncoder(t, clock)
 	registerRange(t, reg, 0, 4*registry.BlockSize)
-	if _, again, due := e.pass(map[*registry.Block]time.Time{}, clock.Now(), [2]bool{}); again || due != 0 {
-		t.Fatalf("the first pass left blocks for later: again %v, full listing due in %s", again, due)
+	if _, deltaDue, due := e.pass(map[*registry.Block]time.Time{}, clock.Now(), [2]bool{}); deltaDue != 0 || due != 0 {
+		t.Fatalf("the first pass left blocks for later: delta due in %s, full listing due in %s", deltaDue, due)
 	}
 	if s := reg.Snapshot(); e.ready[listFull][0] != s || pending(s.Blocks(), eureka.JSON, 0) != 0 {
 		t.Fatalf("after the first pass: ready is the newest %v, %d blocks pending", e.ready[listFull][0] == s, pending(s.Blocks(), eureka.JSON, 0))
@@ -440,8 +476,8 @@ func TestEncoderPassCatchesUpWhenOverdue(t *testing.T) {
 	registerRange(t, reg, registry.BlockSize, 2*registry.BlockSize) // the first change after ready
 	clock.Advance(maxStale/2 + time.Second)
 	registerRange(t, reg, 2*registry.BlockSize, 6*registry.BlockSize)
-	if _, again, due := e.pass(map[*registry.Block]time.Time{}, clock.Now(), [2]bool{}); again || due != 0 {
-		t.Fatalf("an overdue pass left blocks for later: again %v, full listing due in %s", again, due)
+	if _, deltaDue, due := e.pass(map[*registry.Block]time.Time{}, clock.Now(), [2]bool{}); deltaDue != 0 || due != 0 {
+		t.Fatalf("an overdue pass left blocks for later: delta due in %s, full listing due in %s", deltaDue, due)
 	}
 	s := reg.Snapshot()
 	if n := pending(s.Blocks(), eureka.JSON, 1000) + pending(s.DeltaBlocks(), eureka.JSON, 1000); n != 0 || e.ready[listFull][0] != s {

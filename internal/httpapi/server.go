@@ -202,7 +202,7 @@ func New(cfg Config, reg *registry.Registry, logger *slog.Logger) (*Server, erro
 	classify(eurekaRoutes, own)
 	s.routes, s.own = newRouteSet(eurekaRoutes), newRouteSet(own)
 	if reg != nil {
-		go s.enc.run(s.done)
+		go s.enc.run(s.done, reg.Changed())
 	}
 	return s, nil
 }
