@@ -3,6 +3,7 @@ module github.com/heureka-project/heureka
 go 1.26.8
 
 require (
+	github.com/klauspost/compress v1.20.1
 	github.com/prometheus/client_golang v1.25.0
 	golang.org/x/crypto v0.59.0
 	golang.org/x/sync v0.25.0

@@ -2,7 +2,7 @@ package httpapi
 
 import (
 	"bytes"
-	"compress/gzip"
+	stdgzip "compress/gzip"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/klauspost/compress/gzip"
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/eureka"
@@ -398,35 +400,50 @@ func BenchmarkResident(b *testing.B) {
 }
 
 // BenchmarkBlockGzip encodes and gzips 10k instances in blocks of each
-// size, at BestSpeed and at the default level, one gzip member per block,
-// as the read path does when every block is new: ns/op is per 10k
-// instances, gz-B/inst the compressed size per instance.
+// size, at BestSpeed and at the default level, with the standard
+// library's gzip and with klauspost/compress's (which the read path
+// uses), one gzip member per block, as the read path does when every
+// block is new: ns/op is per 10k instances, gz-B/inst the compressed size
+// per instance.
 func BenchmarkBlockGzip(b *testing.B) {
 	const n = 10_000
 	ins := make([]*heureka.Instance, n)
 	for i := range ins {
 		ins[i] = benchInstance(i)
 	}
-	for _, level := range []int{gzip.BestSpeed, gzip.DefaultCompression} {
-		for _, size := range []int{64, 128, 256, n} {
-			b.Run(fmt.Sprintf("level=%d/block=%d", level, size), func(b *testing.B) {
-				zw, _ := gzip.NewWriterLevel(nil, level)
-				var buf bytes.Buffer
-				var plain []byte
-				total := 0
-				for range b.N {
-					total = 0
-					for i := 0; i < n; i += size {
-						plain = eureka.AppendInstances(plain[:0], eureka.JSON, ins[i:min(i+size, n)])
-						buf.Reset()
-						zw.Reset(&buf)
-						_, _ = zw.Write(plain)
-						_ = zw.Close()
-						total += buf.Len()
+	type gzipWriter interface {
+		io.WriteCloser
+		Reset(io.Writer)
+	}
+	libs := []struct {
+		name string
+		new  func(level int) gzipWriter
+	}{
+		{"std", func(level int) gzipWriter { zw, _ := stdgzip.NewWriterLevel(nil, level); return zw }},
+		{"klauspost", func(level int) gzipWriter { zw, _ := gzip.NewWriterLevel(nil, level); return zw }},
+	}
+	for _, lib := range libs {
+		for _, level := range []int{gzip.BestSpeed, gzip.DefaultCompression} {
+			for _, size := range []int{64, 128, 256, n} {
+				b.Run(fmt.Sprintf("%s/level=%d/block=%d", lib.name, level, size), func(b *testing.B) {
+					zw := lib.new(level)
+					var buf bytes.Buffer
+					var plain []byte
+					total := 0
+					for range b.N {
+						total = 0
+						for i := 0; i < n; i += size {
+							plain = eureka.AppendInstances(plain[:0], eureka.JSON, ins[i:min(i+size, n)])
+							buf.Reset()
+							zw.Reset(&buf)
+							_, _ = zw.Write(plain)
+							_ = zw.Close()
+							total += buf.Len()
+						}
 					}
-				}
-				b.ReportMetric(float64(total)/n, "gz-B/inst")
-			})
+					b.ReportMetric(float64(total)/n, "gz-B/inst")
+				})
+			}
 		}
 	}
 }
