@@ -103,7 +103,10 @@ func (w wireItem) item(i int) (ReplicationItem, error) {
 		it.LastDirtyTimestamp = n
 	}
 	if len(w.InstanceInfo) > 0 && string(w.InstanceInfo) != "null" {
-		in, ierr := DecodeInstance(w.InstanceInfo, JSON)
+		// A peer's copy, lease timestamps and all: the receiving registry
+		// sets its own, but compares the sender's registration time with
+		// its recent cancels.
+		in, ierr := DecodeServerInstance(w.InstanceInfo, JSON)
 		if ierr != nil {
 			err = ierr
 		}

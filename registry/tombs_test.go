@@ -1,8 +1,11 @@
 package registry
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/heureka-project/heureka"
 )
 
 // TestTombstonesArePrunedByTime checks that a tick drops exactly the
@@ -44,5 +47,56 @@ func TestTombstonesArePrunedByTime(t *testing.T) {
 	}
 	if n := len(r.tombQ); n != 0 {
 		t.Fatalf("%d entries left in the tombstone queue", n)
+	}
+}
+
+// TestReplicatedRegisterAfterCancelIsRefused: a peer that renewed an
+// instance before a cancel reached it sends its copy back as a
+// registration when its heartbeat finds nothing here; the cancel stands.
+// A copy registered after the cancel, or one that carries no registration
+// time (a Netflix peer sends the client's leaseInfo), is taken.
+func TestReplicatedRegisterAfterCancelIsRefused(t *testing.T) {
+	r, clk := newTestRegistry(t)
+	mustRegister(t, r, inst("DN", "gone"))
+	peerCopy := get(t, r, "DN", "gone") // as the peer holds it: registered now
+	clk.Advance(2 * time.Second)
+	if err := r.Cancel("DN", "gone", false); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Second)
+	err := r.Register(peerCopy, true)
+	if heureka.ErrorCode(err) != heureka.ECONFLICT || !strings.Contains(err.Error(), "the cancel stands") {
+		t.Fatalf("replicated register of a copy from before the cancel: %v; want a conflict saying the cancel stands", err)
+	}
+	if _, ok := r.Snapshot().Instance("DN", "gone"); ok {
+		t.Fatal("the cancelled instance was brought back by a peer's older copy")
+	}
+
+	// A client registering the same ID again is a new registration.
+	again := inst("DN", "gone")
+	again.LastDirtyTimestamp = clk.Now().UnixMilli()
+	mustRegister(t, r, again)
+	if err := r.Cancel("DN", "gone", false); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Second)
+	newer := peerCopy.Clone()
+	newer.Lease.RegistrationTimestamp = clk.Now().UnixMilli() // the peer took it after the cancel
+	if err := r.Register(newer, true); err != nil {
+		t.Fatalf("replicated register made after the cancel: %v", err)
+	}
+	if _, ok := r.Snapshot().Instance("DN", "gone"); !ok {
+		t.Fatal("a registration made after the cancel was refused")
+	}
+	if err := r.Cancel("DN", "gone", false); err != nil {
+		t.Fatal(err)
+	}
+	noTime := peerCopy.Clone()
+	noTime.Lease.RegistrationTimestamp = 0
+	if err := r.Register(noTime, true); err != nil {
+		t.Fatalf("replicated register without a registration time: %v", err)
+	}
+	if _, ok := r.Snapshot().Instance("DN", "gone"); !ok {
+		t.Fatal("a replicated register without a registration time was refused")
 	}
 }

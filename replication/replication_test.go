@@ -367,6 +367,46 @@ func TestPartitionHealsWithoutLossOrResurrection(t *testing.T) {
 	}
 }
 
+// TestLateRenewalDoesNotUndoACancel: a peer cut off while a client
+// cancels through another still takes that client's last renewal (sent
+// before the cancel, answered after it, as by a paused server), and the
+// peer that took the cancel dies before it could tell the late one. When
+// the late peer is back, its heartbeat finds nothing on the third, and it
+// sends its copy as a registration, as Eureka's peers do; the cancel must
+// stand on both survivors.
+func TestLateRenewalDoesNotUndoACancel(t *testing.T) {
+	nodes := startCluster(t, 3, options{})
+	for _, nd := range nodes {
+		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
+	}
+	if err := nodes[0].reg.Register(dn("late"), false); err != nil {
+		t.Fatal(err)
+	}
+	proctest.Eventually(t, 10*time.Second, "late everywhere", everywhere(nodes, "late", heureka.StatusUp))
+
+	nodes[0].partition(true)
+	if err := nodes[1].reg.Cancel("HDFS-DATANODE.PROD", "late", false); err != nil {
+		t.Fatal(err)
+	}
+	proctest.Eventually(t, 10*time.Second, "the cancel on peer 3", func() bool { return status(nodes[2], "late") == "" })
+	if _, err := nodes[0].reg.Renew(registry.RenewRequest{App: "HDFS-DATANODE.PROD", ID: "late"}); err != nil {
+		t.Fatal(err)
+	}
+	nodes[1].stop() // with the cancel still queued for peer 1
+	nodes[1].stop = nil
+	nodes[0].partition(false)
+	live := []*node{nodes[0], nodes[2]}
+	proctest.Eventually(t, 10*time.Second, "the cancel on both survivors", everywhere(live, "late", ""))
+	// Anti-entropy compares digests every 200 ms: give it a few rounds
+	// after the late peer's heartbeat and registration have gone out.
+	time.Sleep(time.Second)
+	for _, nd := range live {
+		if st := status(nd, "late"); st != "" {
+			t.Errorf("%s serves the cancelled instance again (%s)", nd.name, st)
+		}
+	}
+}
+
 func TestOverflowedQueueIsResyncedInFull(t *testing.T) {
 	nodes := startCluster(t, 2, options{repl: func(c *replication.Config) {
 		c.QueueSize = 5
