@@ -61,12 +61,10 @@ func (s *server) stop() {
 }
 
 // startHeureka runs `heureka server` on a free loopback port with the given
-// self-preservation mode and waits for its "listening" line. Its startup
-// hold is off: the failure scenarios time detection in steady state, and
-// they start minutes sooner than a hold would end.
+// self-preservation mode and waits for its "listening" line.
 func startHeureka(ctx context.Context, bin, dir, name, selfPreservation string) (*server, error) {
 	addrc := make(chan string, 1)
-	argv := []string{bin, "server", "--listen", "127.0.0.1:0", "--self-preservation", selfPreservation, "--startup-hold", "0"}
+	argv := []string{bin, "server", "--listen", "127.0.0.1:0", "--self-preservation", selfPreservation}
 	p, err := proc.StartLogged("heureka", proc.Command(argv), filepath.Join(dir, name+".log"), func(line string) bool {
 		if !strings.Contains(line, "heureka server listening") {
 			return false

@@ -52,14 +52,19 @@ type Config struct {
 	// MaxProtection bounds how long ModeSmart holds back evictions: a loss
 	// that lasts longer is taken as real.
 	MaxProtection time.Duration
-	// StartupHold is how long after it starts the registry evicts nothing
-	// (ModeSmart). A restarted registry hears its fleet again only as fast
-	// as it can take the fleet's registrations, all due in the same
-	// renewal interval; a heartbeat that waits behind that storm is the
-	// registry's delay, not the instance's death. Eureka evicts nothing in
-	// its first minute either: its renewal rate has no last minute yet
-	// (ModeEureka keeps that rule). Zero disables.
-	StartupHold time.Duration
+	// StormRate is the registration rate, per second and measured from
+	// one tick to the next, at or above which the registry counts itself
+	// in a registration storm (ModeSmart): while it lasts, the lease clock
+	// stands still, as it does for a pause. After a restart every agent
+	// registers again within one renewal interval, and the registry hears
+	// its fleet only as fast as it takes those registrations: a heartbeat
+	// stuck behind the storm is the registry's delay, not the instance's
+	// death. A small fleet makes no storm, so its dead nodes are evicted
+	// on time from the registry's first second. Zero disables.
+	StormRate float64
+	// StormHold bounds how long one storm stands the lease clock still: a
+	// storm that lasts longer is taken as the registry's normal load.
+	StormHold time.Duration
 	// PauseThreshold is the gap between two ticks taken as the process having
 	// been paused (or the clock having jumped); leases then get the gap as
 	// grace, since nobody could renew during it. Zero disables the check.
@@ -102,10 +107,14 @@ func DefaultConfig() Config {
 		// Long enough to ride out a switch reboot or a registry partition;
 		// short enough that a real mass failure is reported the same hour.
 		MaxProtection: 15 * time.Minute,
-		// Two minutes: Eureka's first minute, plus the one its renewal rate
-		// needs to be measured; four 30 s leases, so an instance that
-		// registered in the storm's last second has had three to renew.
-		StartupHold: 2 * time.Minute,
+		// A thousand registrations a second is a fleet of 10k registering
+		// again in ten seconds, or 30k in a 30 s interval: at that rate a
+		// registry on one core spends under a tenth of it on
+		// registrations, so anything less is no storm. Two minutes is four 30 s leases: an
+		// instance that registered in a storm's last second has had three
+		// chances to renew before its lease runs again.
+		StormRate: 1000,
+		StormHold: 2 * time.Minute,
 		// Ten missed ticks: a stop-the-world pause, SIGSTOP or a VM freeze.
 		PauseThreshold:                5 * time.Second,
 		ExpectedClientRenewalInterval: 30 * time.Second,

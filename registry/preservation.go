@@ -29,9 +29,12 @@ type Protection struct {
 	RenewsLastMinute        int64   `json:"renewsLastMinute"`
 	ExpectedRenewsPerMinute float64 `json:"expectedRenewsPerMinute"`
 	// Threshold is Eureka's numberOfRenewsPerMinThreshold (mode eureka).
-	Threshold      int64 `json:"threshold,omitempty"`
-	PeersReachable int   `json:"peersReachable"`
-	Peers          int   `json:"peers"`
+	Threshold int64 `json:"threshold,omitempty"`
+	// StormSince is when the registration storm that stands the lease
+	// clock still began (Config.StormRate); zero when there is none.
+	StormSince     time.Time `json:"stormSince,omitzero"`
+	PeersReachable int       `json:"peersReachable"`
+	Peers          int       `json:"peers"`
 }
 
 // Protection returns the self-preservation state as of the last tick.
@@ -40,6 +43,9 @@ func (r *Registry) Protection() Protection {
 	defer r.spMu.Unlock()
 	p := r.protection
 	p.RenewsLastMinute = r.renewsLastMin
+	if !r.storm.capped {
+		p.StormSince = r.storm.since
+	}
 	p.PeersReachable, p.Peers = r.peers.reachable, r.peers.total
 	return p
 }
@@ -63,8 +69,8 @@ func renewsPerMinMilli(in *heureka.Instance) int64 {
 // blamed for it. With Config.Elapsed it also notices a smaller forward
 // step of the clock, which it gives as grace likewise: in that time
 // nobody could renew either. One addition does it: lease times are kept
-// less the grace (see expiry.go).
-func (r *Registry) graceAfterPause(now time.Time) {
+// less the grace (see expiry.go). It reports whether it gave any.
+func (r *Registry) graceAfterPause(now time.Time) bool {
 	var el time.Duration
 	if r.cfg.Elapsed != nil {
 		el = r.cfg.Elapsed()
@@ -74,7 +80,7 @@ func (r *Registry) graceAfterPause(now time.Time) {
 	r.lastTick, r.lastElapsed = now, el
 	r.spMu.Unlock()
 	if r.cfg.PauseThreshold <= 0 || last.IsZero() {
-		return
+		return false
 	}
 	gap := now.Sub(last)
 	var grace time.Duration
@@ -87,13 +93,75 @@ func (r *Registry) graceAfterPause(now time.Time) {
 		grace = step
 		msg = "the clock stepped forward; every lease gets the step as grace"
 	default:
-		return
+		return false
 	}
 	r.mu.RLock()
 	r.grace.Add(int64(grace))
 	n := r.census.instances
 	r.mu.RUnlock()
 	r.log.Warn(msg, "gap", gap.Round(time.Millisecond), "grace", grace.Round(time.Millisecond), "leases", n)
+	return true
+}
+
+// storm is the registration storm as of the last tick (graceForStorm);
+// guarded by Registry.spMu.
+type storm struct {
+	tick   time.Time // the last tick
+	count  uint64    // registrations and adoptions as of that tick
+	since  time.Time // when the storm began; zero when there is none
+	stood  time.Duration
+	capped bool // it has lasted StormHold: leases run again
+}
+
+// graceForStorm stands the lease clock still while the registry takes a
+// registration storm (ModeSmart): at least Config.StormRate registrations
+// a second, counted from the last tick to this one, and copies adopted
+// from peers with them. Every lease gets the tick's length as grace, as
+// for a pause: its heartbeats may be waiting behind the storm. One storm
+// gets at most Config.StormHold; a tick that a pause already covered
+// (paused) gets nothing more.
+func (r *Registry) graceForStorm(now time.Time, paused bool) {
+	n := r.registrations.Load() + r.adoptions.Load()
+	r.spMu.Lock()
+	s := &r.storm
+	last, lastN := s.tick, s.count
+	s.tick, s.count = now, n
+	el := now.Sub(last)
+	if r.cfg.SelfPreservation != ModeSmart || r.cfg.StormRate <= 0 || r.cfg.StormHold <= 0 || last.IsZero() || el <= 0 {
+		r.spMu.Unlock()
+		return
+	}
+	rate := float64(n-lastN) / el.Seconds()
+	var grace time.Duration
+	switch {
+	case rate >= r.cfg.StormRate:
+		if s.since.IsZero() {
+			s.since, s.stood, s.capped = last, 0, false
+			r.log.Warn("registration storm: the lease clock stands still while it lasts, since heartbeats may wait behind it",
+				"registrations_per_second", int(rate), "storm_rate", r.cfg.StormRate)
+		}
+		if !paused {
+			grace = min(el, r.cfg.StormHold-s.stood)
+		}
+		if grace > 0 {
+			s.stood += grace
+		} else if !s.capped && s.stood >= r.cfg.StormHold {
+			s.capped = true
+			r.log.Warn("registration storm has lasted longer than the storm hold: taken as the registry's normal load, leases run again",
+				"lasted", now.Sub(s.since).Round(time.Second), "storm_hold", r.cfg.StormHold)
+		}
+	case !s.since.IsZero():
+		r.log.Info("registration storm over: leases run again",
+			"lasted", now.Sub(s.since).Round(time.Millisecond), "grace", s.stood.Round(time.Millisecond),
+			"registrations_per_second", int(rate))
+		s.since = time.Time{}
+	}
+	r.spMu.Unlock()
+	if grace > 0 {
+		r.mu.RLock()
+		r.grace.Add(int64(grace))
+		r.mu.RUnlock()
+	}
 }
 
 // rollWindow closes the one-minute renewal window when it has run its
@@ -222,14 +290,6 @@ func (r *Registry) decide(now time.Time, v lossView) ([]*heureka.Instance, bool,
 	case ModeSmart:
 		// Protection holds back expired leases; while none has expired
 		// there is nothing to hold, however many are late.
-		if up := now.Sub(r.started); up < r.cfg.StartupHold && v.expired > 0 {
-			p.Active = true
-			p.Reason = fmt.Sprintf("the registry started %s ago and holds evictions for its first %s, while its fleet registers again",
-				up.Round(time.Second), r.cfg.StartupHold)
-			p.Since = r.started
-			evict = nil
-			break
-		}
 		if reason := r.massLoss(v); reason != "" && v.expired > 0 {
 			since := r.protection.Since
 			if since.IsZero() {

@@ -337,38 +337,102 @@ func TestAClockStepIsGraced(t *testing.T) {
 	}
 }
 
-// TestStartupHold: a registry evicts nothing in its first StartupHold, and
-// says why; once the hold is over, what has expired goes at the next tick,
-// and a lease that expires later goes on time.
-func TestStartupHold(t *testing.T) {
-	r, clk := newTestRegistry(t, func(c *Config) { c.StartupHold = 2 * time.Minute })
+// stormTicks runs ticks every half second for d, registering perTick
+// instances with long leases before each: a registration storm, or not,
+// depending on the rate against StormRate.
+func stormTicks(t *testing.T, r *Registry, clk *fakeClock, d time.Duration, perTick int) {
+	t.Helper()
+	long := func(in *heureka.Instance) { in.Lease.RenewalIntervalSecs, in.Lease.DurationSecs = 200, 600 }
+	for i := 0; time.Duration(i)*500*time.Millisecond < d; i++ {
+		clk.Advance(500 * time.Millisecond)
+		for j := range perTick {
+			mustRegister(t, r, inst("STORM", fmt.Sprintf("s%d-%d", i, j), long))
+		}
+		if n := r.Tick(); n != 0 {
+			t.Fatalf("evicted %d during the storm", n)
+		}
+	}
+}
+
+// TestStormStandsTheLeaseClockStill: while registrations arrive at
+// StormRate or more, every lease gets the time as grace, so an instance
+// whose heartbeats may be stuck behind the storm is not evicted for it;
+// the storm shows in the protection state; once it is over, leases run
+// again and a dead instance goes one storm late, not a minute late.
+func TestStormStandsTheLeaseClockStill(t *testing.T) {
+	r, clk := newTestRegistry(t, func(c *Config) { c.StormRate, c.StormHold = 100, 2*time.Minute })
 	lease := func(in *heureka.Instance) { in.Lease.RenewalIntervalSecs, in.Lease.DurationSecs = 10, 30 }
-	mustRegister(t, r, inst("DN", "early", lease))
-	alive := func(id string) bool { _, ok := r.Snapshot().Instance("DN", id); return ok }
+	mustRegister(t, r, inst("DN", "dead", lease))
+	alive := func() bool { _, ok := r.Snapshot().Instance("DN", "dead"); return ok }
+	r.Tick()
 
-	clk.Advance(30*time.Second + time.Millisecond) // expired, inside the hold
-	if n := r.Tick(); n != 0 || !alive("early") {
-		t.Fatalf("evicted %d inside the startup hold; want none, early kept", n)
+	stormTicks(t, r, clk, 10*time.Second, 60) // 120 a second for 10 s
+	if p := r.Protection(); p.StormSince.IsZero() || p.Active {
+		t.Errorf("protection during the storm: %+v; want the storm shown, nothing held", p)
 	}
-	p := r.Protection()
-	if !p.Active || !strings.Contains(p.Reason, "started 30s ago") || p.Expired != 1 {
-		t.Errorf("protection inside the hold: %+v; want active, saying the registry started 30s ago, 1 expired", p)
+	clk.Advance(500 * time.Millisecond)
+	r.Tick() // nothing registered: the storm is over
+	if p := r.Protection(); !p.StormSince.IsZero() {
+		t.Errorf("protection after the storm: %+v; want no storm", p)
 	}
 
-	clk.Advance(80 * time.Second) // 1m50s: still inside
-	mustRegister(t, r, inst("DN", "late", lease))
+	clk.Advance(29 * time.Second) // 39.5 s on the wall, 29.5 s on the lease clock
+	if n := r.Tick(); n != 0 || !alive() {
+		t.Fatalf("evicted %d 29.5 s into a 30 s lease, the storm's 10 s aside", n)
+	}
+	clk.Advance(time.Second) // 30.5 s of lease
+	if n := r.Tick(); n != 1 || alive() {
+		t.Fatalf("30.5 s into a 30 s lease after the storm: evicted %d, alive %v; want it evicted", n, alive())
+	}
+}
+
+// TestNoStormEvictsFromTheFirstSecond: a small fleet registering at once
+// makes no storm, so a registry that has just started evicts a dead node
+// on time, as a restarted peer in a small cluster must.
+func TestNoStormEvictsFromTheFirstSecond(t *testing.T) {
+	r, clk := newTestRegistry(t, func(c *Config) { c.StormRate = DefaultConfig().StormRate })
+	lease := func(in *heureka.Instance) { in.Lease.RenewalIntervalSecs, in.Lease.DurationSecs = 1, 3 }
+	r.Tick()
+	for i := range 18 {
+		mustRegister(t, r, inst("DN", fmt.Sprintf("n%02d", i), lease))
+	}
+	clk.Advance(500 * time.Millisecond)
+	r.Tick()
+	// n00 dies; the others renew every second.
+	for range 7 {
+		clk.Advance(500 * time.Millisecond)
+		for i := 1; i < 18; i++ {
+			if _, err := r.Renew(RenewRequest{App: "DN", ID: fmt.Sprintf("n%02d", i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r.Tick()
+	}
+	if _, ok := r.Snapshot().Instance("DN", "n00"); ok {
+		t.Fatalf("a dead node 4 s into a 3 s lease, in the registry's first seconds, is still served: %+v", r.Protection())
+	}
+	if p := r.Protection(); !p.StormSince.IsZero() || p.Active {
+		t.Errorf("protection: %+v; want no storm, nothing held", p)
+	}
+}
+
+// TestStormHoldBoundsTheGrace: a storm that lasts longer than StormHold
+// gives no more than StormHold: it is the registry's normal load.
+func TestStormHoldBoundsTheGrace(t *testing.T) {
+	r, clk := newTestRegistry(t, func(c *Config) { c.StormRate, c.StormHold = 100, 4*time.Second })
+	lease := func(in *heureka.Instance) { in.Lease.RenewalIntervalSecs, in.Lease.DurationSecs = 10, 30 }
+	mustRegister(t, r, inst("DN", "dead", lease))
+	r.Tick()
+	stormTicks(t, r, clk, 10*time.Second, 60)
+	if p := r.Protection(); !p.StormSince.IsZero() {
+		t.Errorf("protection once the storm outlasted its hold: %+v; want no storm shown", p)
+	}
+	clk.Advance(20*time.Second + 500*time.Millisecond) // 30.5 s on the wall, 26.5 s of lease
 	if n := r.Tick(); n != 0 {
-		t.Fatalf("evicted %d at 1m50s, inside the 2m hold", n)
+		t.Fatalf("evicted %d 26.5 s into a 30 s lease", n)
 	}
-	clk.Advance(10 * time.Second) // 2m00.001s: the hold is over
-	if n := r.Tick(); n != 1 || alive("early") || !alive("late") {
-		t.Fatalf("at the hold's end: evicted %d, early alive %v, late alive %v; want early alone evicted", n, alive("early"), alive("late"))
-	}
-	if p := r.Protection(); p.Active {
-		t.Errorf("protection after the hold: %+v; want inactive", p)
-	}
-	clk.Advance(21 * time.Second) // late's lease ran out at 2m20s: on time
-	if n := r.Tick(); n != 1 || alive("late") {
-		t.Fatalf("late's lease past its end after the hold: evicted %d, alive %v; want evicted on time", n, alive("late"))
+	clk.Advance(4 * time.Second) // 30.5 s of lease: 4 s of grace, not 10
+	if n := r.Tick(); n != 1 {
+		t.Fatalf("evicted %d 30.5 s into a 30 s lease, past a 4 s storm hold; want 1", n)
 	}
 }

@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"log/slog"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -33,6 +34,7 @@ type Registry struct {
 	snap    atomic.Pointer[Snapshot]
 
 	registrations, renewals, cancels, evictions atomic.Uint64
+	adoptions                                   atomic.Uint64 // copies taken from peers (Adopt)
 
 	// Expiry (see expiry.go): the queue of live leases by when they would
 	// fall silent, the silent leases and the counts self-preservation
@@ -57,7 +59,7 @@ type Registry struct {
 	renewsLastMin int64
 	lastTick      time.Time
 	lastElapsed   time.Duration // Config.Elapsed at lastTick
-	started       time.Time     // when New ran, on Config.Clock (Config.StartupHold)
+	storm         storm         // the registration storm (Config.StormRate)
 	protection    Protection
 	peers         struct{ reachable, total int }
 }
@@ -167,7 +169,6 @@ func New(cfg Config) (*Registry, error) {
 		windowStart: cfg.Clock(),
 		protection:  Protection{Mode: cfg.SelfPreservation},
 	}
-	r.started = r.windowStart
 	return r, nil
 }
 
@@ -189,8 +190,10 @@ func (c Config) Validate() error {
 	switch l := c.Limits; {
 	case c.Clock == nil:
 		return heureka.Errorf(heureka.EINVALID, "clock is nil: start from DefaultConfig")
-	case c.StartupHold < 0:
-		return heureka.Errorf(heureka.EINVALID, "startup hold %v: want 0 (off) or more", c.StartupHold)
+	case c.StormRate < 0 || math.IsNaN(c.StormRate) || math.IsInf(c.StormRate, 0):
+		return heureka.Errorf(heureka.EINVALID, "storm rate %v: want 0 (off) or a positive number of registrations a second", c.StormRate)
+	case c.StormHold < 0:
+		return heureka.Errorf(heureka.EINVALID, "storm hold %v: want 0 (off) or more", c.StormHold)
 	case c.PauseThreshold < 0:
 		return heureka.Errorf(heureka.EINVALID, "pause threshold %v: want 0 (off) or more", c.PauseThreshold)
 	case c.ChangeLogSize <= 0:
@@ -227,13 +230,14 @@ func (r *Registry) Run(ctx context.Context) error {
 }
 
 // Tick does one round of housekeeping: it gives leases grace if the
-// process was paused, closes the renewal window when a minute has passed,
+// process was paused or is taking a registration storm, closes the renewal window when a minute has passed,
 // and evicts what has expired unless self-preservation holds it back. Run
 // calls it; tests call it after moving their clock. It returns the number
 // of instances evicted.
 func (r *Registry) Tick() int {
 	now := r.cfg.Clock()
-	r.graceAfterPause(now)
+	paused := r.graceAfterPause(now)
+	r.graceForStorm(now, paused)
 	r.rollWindow(now)
 	r.mu.RLock()
 	due := r.tombsDue(now)

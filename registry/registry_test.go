@@ -23,7 +23,7 @@ func newTestRegistry(t *testing.T, mutate ...func(*Config)) (*Registry, *fakeClo
 	cfg := DefaultConfig()
 	cfg.Clock = clk.Now
 	cfg.PauseThreshold = 0 // tests jump the clock between ticks
-	cfg.StartupHold = 0    // the tests of eviction start long after the registry (TestStartupHold tests the hold)
+	cfg.StormRate = 0      // tests register faster than any fleet between ticks (the storm tests turn it on)
 	for _, m := range mutate {
 		m(&cfg)
 	}

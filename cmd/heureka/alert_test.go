@@ -207,12 +207,8 @@ func TestAlertWebhookLifecycle(t *testing.T) {
 		"firing HeurekaInstanceDown "+dn1.ID, "resolved HeurekaInstanceDown "+dn1.ID)
 }
 
-// evictFromTheStart turns the startup hold off, for tests that follow
-// evictions in a server's first seconds.
-func evictFromTheStart(c *server.Config) { c.Registry.StartupHold = 0 }
-
 func TestAlertExpiredAndBack(t *testing.T) {
-	s := openServerWith(t, evictFromTheStart)
+	s := openServerWith(t, nil)
 	hook := newHookReceiver(t)
 	for _, h := range []string{"dn1", "dn2", "dn3"} {
 		mustRegister(t, s, testDataNode(h+".example.com", "/dc1/rack-"+h, 40, 100, 300))
@@ -232,7 +228,7 @@ func TestAlertExpiredAndBack(t *testing.T) {
 }
 
 func TestAlertSelfPreservation(t *testing.T) {
-	s := openServerWith(t, evictFromTheStart) // smart mode: a mass loss across racks and apps
+	s := openServerWith(t, nil) // smart mode: a mass loss across racks and apps
 	hook := newHookReceiver(t)
 	var short []*heureka.Instance
 	for i, rack := range []string{"/r1", "/r2", "/r3", "/r1", "/r2", "/r3"} {

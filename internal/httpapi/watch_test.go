@@ -364,7 +364,7 @@ func TestEventsAreTyped(t *testing.T) {
 	clk := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	var mu sync.Mutex // the server's encoder reads the clock too
 	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clk }
-	ws := newWatchServer(t, func(c *registry.Config) { c.Clock = now; c.PauseThreshold = 0; c.StartupHold = 0 }, nil)
+	ws := newWatchServer(t, func(c *registry.Config) { c.Clock = now; c.PauseThreshold = 0 }, nil)
 	s := openStream(t, ws.url+"/v1/events")
 	s.next()
 

@@ -35,7 +35,6 @@ func startServer(t *testing.T) *testServer {
 	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cfg := server.DefaultConfig()
 	cfg.Listen = "127.0.0.1:0"
-	cfg.Registry.StartupHold = 0 // the alerts follow evictions from the first second
 	srv := server.New(cfg, logger)
 	if err := srv.Open(); err != nil {
 		t.Fatal(err)

@@ -120,7 +120,7 @@ func TestFrozenPeerConvergesWithoutLossOrResurrection(t *testing.T) {
 // dead node is evicted within a lease and a second; a mass loss across all
 // racks is held back and reported; recovery ends it.
 func TestSelfPreservationOnTheRealClock(t *testing.T) {
-	p := startProc(t, "solo", proctest.FreeAddr(t, "127.0.0.2"), "--startup-hold", "0") // evictions from the first second
+	p := startProc(t, "solo", proctest.FreeAddr(t, "127.0.0.2"))
 	var ids []string
 	for i := range 12 {
 		id := fmt.Sprintf("n%02d", i)

@@ -74,10 +74,9 @@ var addrRE = regexp.MustCompile(`addr=(\S+)`)
 // startServer runs the heureka binary on 127.0.0.1:0 and returns once it
 // has logged its listening address. The process is stopped with SIGTERM
 // when the test ends, and must exit 0; its log is shown if the test failed.
-// Its startup hold is off: the tests follow expiry from its first seconds.
 func startServer(t *testing.T) *server {
 	t.Helper()
-	cmd := exec.Command(heurekaBin, "server", "--listen", "127.0.0.1:0", "--startup-hold", "0")
+	cmd := exec.Command(heurekaBin, "server", "--listen", "127.0.0.1:0")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

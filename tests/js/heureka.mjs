@@ -22,11 +22,10 @@ export function heurekaBin() {
 }
 
 // startServer runs `heureka server --listen 127.0.0.1:0` and resolves once it
-// logs its address (at most 15 s). Its startup hold is off: the tests follow
-// expiry from its first seconds. The returned object's stop() sends SIGTERM
+// logs its address (at most 15 s). The returned object's stop() sends SIGTERM
 // and resolves with the exit code (SIGKILL after 10 s).
 export async function startServer(bin) {
-  const child = spawn(bin, ['server', '--listen', '127.0.0.1:0', '--startup-hold', '0'], {
+  const child = spawn(bin, ['server', '--listen', '127.0.0.1:0'], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const log = [];
