@@ -106,20 +106,27 @@ func (r *Registry) graceAfterPause(now time.Time) bool {
 // storm is the registration storm as of the last tick (graceForStorm);
 // guarded by Registry.spMu.
 type storm struct {
-	tick   time.Time // the last tick
-	count  uint64    // registrations and adoptions as of that tick
-	since  time.Time // when the storm began; zero when there is none
-	stood  time.Duration
-	capped bool // it has lasted StormHold: leases run again
+	tick   time.Time     // the last tick
+	count  uint64        // registrations and adoptions as of that tick
+	since  time.Time     // when the storm began; zero when there is none
+	calm   time.Duration // how long the rate has been under StormRate
+	stood  time.Duration // the grace this storm has given
+	capped bool          // it has given StormHold: leases run again
 }
+
+// stormCalm is how long the rate must stay under StormRate for a storm to
+// be over. A refill's rate dips between ticks (a collection, a burst of
+// 404s) while its backlog is still there.
+const stormCalm = 2 * time.Second
 
 // graceForStorm stands the lease clock still while the registry takes a
 // registration storm (ModeSmart): at least Config.StormRate registrations
-// a second, counted from the last tick to this one, and copies adopted
-// from peers with them. Every lease gets the tick's length as grace, as
-// for a pause: its heartbeats may be waiting behind the storm. One storm
-// gets at most Config.StormHold; a tick that a pause already covered
-// (paused) gets nothing more.
+// a second, counted from the last tick to this one, copies adopted from
+// peers included, until the rate has stayed under it for stormCalm. Every
+// tick of the storm gives every lease its length as grace, as a pause
+// does: the lease's heartbeats may be waiting behind the storm. One storm
+// gives at most Config.StormHold; a tick that a pause already covered
+// (paused) gives nothing more.
 func (r *Registry) graceForStorm(now time.Time, paused bool) {
 	n := r.registrations.Load() + r.adoptions.Load()
 	r.spMu.Lock()
@@ -132,28 +139,34 @@ func (r *Registry) graceForStorm(now time.Time, paused bool) {
 		return
 	}
 	rate := float64(n-lastN) / el.Seconds()
+	storming := rate >= r.cfg.StormRate
+	if s.since.IsZero() && !storming {
+		r.spMu.Unlock()
+		return
+	}
+	if s.since.IsZero() {
+		*s = storm{tick: now, count: n, since: last}
+		r.log.Warn("registration storm: the lease clock stands still while it lasts, since heartbeats may wait behind it",
+			"registrations_per_second", int(rate), "storm_rate", r.cfg.StormRate)
+	}
+	if storming {
+		s.calm = 0
+	} else {
+		s.calm += el
+	}
 	var grace time.Duration
-	switch {
-	case rate >= r.cfg.StormRate:
-		if s.since.IsZero() {
-			s.since, s.stood, s.capped = last, 0, false
-			r.log.Warn("registration storm: the lease clock stands still while it lasts, since heartbeats may wait behind it",
-				"registrations_per_second", int(rate), "storm_rate", r.cfg.StormRate)
-		}
-		if !paused {
-			grace = min(el, r.cfg.StormHold-s.stood)
-		}
-		if grace > 0 {
-			s.stood += grace
-		} else if !s.capped && s.stood >= r.cfg.StormHold {
-			s.capped = true
-			r.log.Warn("registration storm has lasted longer than the storm hold: taken as the registry's normal load, leases run again",
-				"lasted", now.Sub(s.since).Round(time.Second), "storm_hold", r.cfg.StormHold)
-		}
-	case !s.since.IsZero():
+	if !paused {
+		grace = max(min(el, r.cfg.StormHold-s.stood), 0)
+	}
+	s.stood += grace
+	if !s.capped && s.stood >= r.cfg.StormHold {
+		s.capped = true
+		r.log.Warn("registration storm has lasted longer than the storm hold: taken as the registry's normal load, leases run again",
+			"lasted", now.Sub(s.since).Round(time.Second), "storm_hold", r.cfg.StormHold)
+	}
+	if s.calm >= stormCalm {
 		r.log.Info("registration storm over: leases run again",
-			"lasted", now.Sub(s.since).Round(time.Millisecond), "grace", s.stood.Round(time.Millisecond),
-			"registrations_per_second", int(rate))
+			"lasted", now.Sub(s.since).Round(time.Millisecond), "grace", s.stood.Round(time.Millisecond))
 		s.since = time.Time{}
 	}
 	r.spMu.Unlock()

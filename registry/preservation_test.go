@@ -356,29 +356,36 @@ func stormTicks(t *testing.T, r *Registry, clk *fakeClock, d time.Duration, perT
 
 // TestStormStandsTheLeaseClockStill: while registrations arrive at
 // StormRate or more, every lease gets the time as grace, so an instance
-// whose heartbeats may be stuck behind the storm is not evicted for it;
-// the storm shows in the protection state; once it is over, leases run
-// again and a dead instance goes one storm late, not a minute late.
+// whose heartbeats may be stuck behind the storm is not evicted for it. A
+// dip of one tick does not end the storm; two calm seconds do, and count
+// in it. The storm shows in the protection state; once it is over, leases
+// run again, and a dead instance goes one storm late, not minutes late.
 func TestStormStandsTheLeaseClockStill(t *testing.T) {
 	r, clk := newTestRegistry(t, func(c *Config) { c.StormRate, c.StormHold = 100, 2*time.Minute })
 	lease := func(in *heureka.Instance) { in.Lease.RenewalIntervalSecs, in.Lease.DurationSecs = 10, 30 }
 	mustRegister(t, r, inst("DN", "dead", lease))
 	alive := func() bool { _, ok := r.Snapshot().Instance("DN", "dead"); return ok }
+	began := clk.Now()
 	r.Tick()
 
-	stormTicks(t, r, clk, 10*time.Second, 60) // 120 a second for 10 s
-	if p := r.Protection(); p.StormSince.IsZero() || p.Active {
-		t.Errorf("protection during the storm: %+v; want the storm shown, nothing held", p)
+	stormTicks(t, r, clk, 5*time.Second, 60) // 120 a second
+	stormTicks(t, r, clk, 500*time.Millisecond, 0)
+	stormTicks(t, r, clk, 4500*time.Millisecond, 60)
+	if p := r.Protection(); !p.StormSince.Equal(began) || p.Active {
+		t.Errorf("protection during the storm: %+v; want one storm since %v, nothing held", p, began)
 	}
-	clk.Advance(500 * time.Millisecond)
-	r.Tick() // nothing registered: the storm is over
+	stormTicks(t, r, clk, 1500*time.Millisecond, 0)
+	if p := r.Protection(); p.StormSince.IsZero() {
+		t.Errorf("protection 1.5 s after the last registration: %+v; want the storm still on", p)
+	}
+	stormTicks(t, r, clk, 500*time.Millisecond, 0) // two calm seconds: over, 12 s in all
 	if p := r.Protection(); !p.StormSince.IsZero() {
 		t.Errorf("protection after the storm: %+v; want no storm", p)
 	}
 
-	clk.Advance(29 * time.Second) // 39.5 s on the wall, 29.5 s on the lease clock
+	clk.Advance(29*time.Second + 500*time.Millisecond) // 41.5 s on the wall, 29.5 s on the lease clock
 	if n := r.Tick(); n != 0 || !alive() {
-		t.Fatalf("evicted %d 29.5 s into a 30 s lease, the storm's 10 s aside", n)
+		t.Fatalf("evicted %d 29.5 s into a 30 s lease, the storm's 12 s aside", n)
 	}
 	clk.Advance(time.Second) // 30.5 s of lease
 	if n := r.Tick(); n != 1 || alive() {
