@@ -18,6 +18,7 @@ type verdict struct {
 	watchGaps     int
 	watchReorders int
 	cacheEmpty    int // client.Cache reads that came back empty while every peer was dead
+	deadServed    int // dead nodes a peer still served a lease and 15 s after they died
 	// crossPeer counts overrides and clears lost where the call before the
 	// last one went the other way through another peer shortly before:
 	// Eureka orders no writes across senders (docs/reliability.md, "What
@@ -29,7 +30,7 @@ type verdict struct {
 }
 
 func (v *verdict) failed() bool {
-	return v.resurrected+v.evictedLive+v.overrideLost+v.clearLost+v.divergent+v.liveMissing+v.watchGaps+v.watchReorders+v.cacheEmpty > 0
+	return v.resurrected+v.evictedLive+v.overrideLost+v.clearLost+v.divergent+v.liveMissing+v.watchGaps+v.watchReorders+v.cacheEmpty+v.deadServed > 0
 }
 
 func (v *verdict) note(format string, args ...any) {

@@ -49,7 +49,8 @@
 //   - pause: SIGSTOP, SIGCONT after the hold;
 //   - all-down: every peer killed at once, all restarted;
 //   - node-death: a heureka agent's node stops without a word; the time
-//     until no peer serves it is measured;
+//     until no peer serves it is measured, and a node still served a lease
+//     and 15 s after it died fails the run (the target is a lease and 5 s);
 //   - clock: one peer's clock steps 10–40 s forward or back, or runs at
 //     0.5–1.5×, until the heal sets it to the wall clock again. The clock
 //     is the one the peer's registry and replicator read: every peer runs

@@ -402,6 +402,7 @@ func runInner(cfg runConfig) int {
 	ops := h.snapshot()
 	v := check(ops, final, live, peers, cfg.lease, ws)
 	v.cacheEmpty = cs.empty
+	v.deadServed = nem.deadLate
 	report := summary(cfg, time.Since(began), ops, nem, ms, v, ws, cs, time.Since(settleBegan))
 	fmt.Print(report)
 	_ = os.WriteFile(filepath.Join(cfg.out, "report.txt"), []byte(report), 0o644)
@@ -471,6 +472,7 @@ func summary(cfg runConfig, ran time.Duration, ops []op, nem *nemesis, ms *missS
 	fmt.Fprintf(&b, "  running agents missing from a peer:      %d\n", v.liveMissing)
 	fmt.Fprintf(&b, "  watch id gaps / reorders:                %d / %d\n", v.watchGaps, v.watchReorders)
 	fmt.Fprintf(&b, "  cache reads empty while all peers dead:  %d (of %d)\n", v.cacheEmpty, cs.reads)
+	fmt.Fprintf(&b, "  dead nodes served lease+15s after death: %d (of %d)\n", v.deadServed, len(nem.deaths))
 	for _, d := range v.details {
 		fmt.Fprintf(&b, "  - %s\n", d)
 	}

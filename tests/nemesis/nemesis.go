@@ -56,6 +56,7 @@ type nemesis struct {
 	converge []time.Duration // heal → every peer agrees
 	unconv   int             // heals after which the peers did not agree in time
 	deaths   []time.Duration // node death → gone from every reachable peer
+	deadLate int             // dead nodes still served at the limit
 	deathMax time.Duration
 }
 
@@ -341,6 +342,7 @@ func (n *nemesis) nodeDeath(ctx context.Context) error {
 		if time.Since(died) > limit {
 			n.deaths = append(n.deaths, limit)
 			n.deathMax = max(n.deathMax, limit)
+			n.deadLate++
 			n.log("heal", fmt.Sprintf("node-death: %s still served %v after it died", ha.id, limit))
 			break
 		}
