@@ -307,14 +307,16 @@ func (r *Registry) register(in *heureka.Instance, replication, forward, owned bo
 	if old != nil {
 		stored = old.inst
 	}
-	if t, ok := r.tombs[tombKey{in.App, in.ID}]; ok && old == nil && replication &&
-		in.Lease.RegistrationTimestamp > 0 && in.Lease.RegistrationTimestamp <= t.UnixMilli() {
-		// A peer's copy from before a cancel this registry has seen: the
-		// peer renewed it before the cancel reached it, and sends it back
-		// when its heartbeat finds nothing here. The cancel stands.
-		return heureka.Errorf(heureka.ECONFLICT,
-			"instance %s/%s: the peer registered it at %d, before it was cancelled here at %d: the cancel stands",
-			in.App, in.ID, in.Lease.RegistrationTimestamp, t.UnixMilli())
+	if replication && old == nil && in.Lease.RegistrationTimestamp > 0 {
+		if t, ok := r.tombs[tombKey{in.App, in.ID}]; ok && in.Lease.RegistrationTimestamp <= t.UnixMilli() {
+			// A peer's copy from before a cancel this registry has seen:
+			// the peer renewed it before the cancel reached it, and sends
+			// it back when its heartbeat finds nothing here. The cancel
+			// stands.
+			return heureka.Errorf(heureka.ECONFLICT,
+				"instance %s/%s: the peer registered it at %d, before it was cancelled here at %d: the cancel stands",
+				in.App, in.ID, in.Lease.RegistrationTimestamp, t.UnixMilli())
+		}
 	}
 	r.strs.instance(in, stored)
 	if old != nil && old.inst.LastDirtyTimestamp > in.LastDirtyTimestamp {
