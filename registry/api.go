@@ -110,9 +110,10 @@ func DefaultConfig() Config {
 		// A thousand registrations a second is a fleet of 10k registering
 		// again in ten seconds, or 30k in a 30 s interval: at that rate a
 		// registry on one core spends under a tenth of it on
-		// registrations, so anything less is no storm. Two minutes is four 30 s leases: an
-		// instance that registered in a storm's last second has had three
-		// chances to renew before its lease runs again.
+		// registrations, so anything less is no storm. Two minutes is four
+		// 30 s leases: an instance that registered in a storm's last
+		// second has had three chances to renew before its lease runs
+		// again.
 		StormRate: 1000,
 		StormHold: 2 * time.Minute,
 		// Ten missed ticks: a stop-the-world pause, SIGSTOP or a VM freeze.

@@ -69,8 +69,9 @@ func renewsPerMinMilli(in *heureka.Instance) int64 {
 // blamed for it. With Config.Elapsed it also notices a smaller forward
 // step of the clock, which it gives as grace likewise: in that time
 // nobody could renew either. One addition does it: lease times are kept
-// less the grace (see expiry.go). It reports whether it gave any.
-func (r *Registry) graceAfterPause(now time.Time) bool {
+// less the grace (see expiry.go). It returns the time since the last tick
+// (zero at the first) and whether it gave that gap as grace.
+func (r *Registry) graceAfterPause(now time.Time) (time.Duration, bool) {
 	var el time.Duration
 	if r.cfg.Elapsed != nil {
 		el = r.cfg.Elapsed()
@@ -79,10 +80,13 @@ func (r *Registry) graceAfterPause(now time.Time) bool {
 	last, lastEl := r.lastTick, r.lastElapsed
 	r.lastTick, r.lastElapsed = now, el
 	r.spMu.Unlock()
-	if r.cfg.PauseThreshold <= 0 || last.IsZero() {
-		return false
+	if last.IsZero() {
+		return 0, false
 	}
 	gap := now.Sub(last)
+	if r.cfg.PauseThreshold <= 0 {
+		return gap, false
+	}
 	var grace time.Duration
 	var msg string
 	switch step := gap - (el - lastEl); {
@@ -93,21 +97,20 @@ func (r *Registry) graceAfterPause(now time.Time) bool {
 		grace = step
 		msg = "the clock stepped forward; every lease gets the step as grace"
 	default:
-		return false
+		return gap, false
 	}
 	r.mu.RLock()
 	r.grace.Add(int64(grace))
 	n := r.census.instances
 	r.mu.RUnlock()
 	r.log.Warn(msg, "gap", gap.Round(time.Millisecond), "grace", grace.Round(time.Millisecond), "leases", n)
-	return true
+	return gap, true
 }
 
 // storm is the registration storm as of the last tick (graceForStorm);
 // guarded by Registry.spMu.
 type storm struct {
-	tick   time.Time     // the last tick
-	count  uint64        // registrations and adoptions as of that tick
+	count  uint64        // registrations and adoptions as of the last tick
 	since  time.Time     // when the storm began; zero when there is none
 	calm   time.Duration // how long the rate has been under StormRate
 	stood  time.Duration // the grace this storm has given
@@ -126,15 +129,16 @@ const stormCalm = 2 * time.Second
 // tick of the storm gives every lease its length as grace, as a pause
 // does: the lease's heartbeats may be waiting behind the storm. One storm
 // gives at most Config.StormHold; a tick that a pause already covered
-// (paused) gives nothing more.
-func (r *Registry) graceForStorm(now time.Time, paused bool) {
+// (paused) gives nothing more. el is the time since the last tick, as
+// graceAfterPause measured it (zero at the first tick, or when the clock
+// stepped back).
+func (r *Registry) graceForStorm(now time.Time, el time.Duration, paused bool) {
 	n := r.registrations.Load() + r.adoptions.Load()
 	r.spMu.Lock()
 	s := &r.storm
-	last, lastN := s.tick, s.count
-	s.tick, s.count = now, n
-	el := now.Sub(last)
-	if r.cfg.SelfPreservation != ModeSmart || r.cfg.StormRate <= 0 || r.cfg.StormHold <= 0 || last.IsZero() || el <= 0 {
+	lastN := s.count
+	s.count = n
+	if r.cfg.SelfPreservation != ModeSmart || r.cfg.StormRate <= 0 || r.cfg.StormHold <= 0 || el <= 0 {
 		r.spMu.Unlock()
 		return
 	}
@@ -145,7 +149,7 @@ func (r *Registry) graceForStorm(now time.Time, paused bool) {
 		return
 	}
 	if s.since.IsZero() {
-		*s = storm{tick: now, count: n, since: last}
+		*s = storm{count: n, since: now.Add(-el)}
 		r.log.Warn("registration storm: the lease clock stands still while it lasts, since heartbeats may wait behind it",
 			"registrations_per_second", int(rate), "storm_rate", r.cfg.StormRate)
 	}

@@ -236,8 +236,8 @@ func (r *Registry) Run(ctx context.Context) error {
 // of instances evicted.
 func (r *Registry) Tick() int {
 	now := r.cfg.Clock()
-	paused := r.graceAfterPause(now)
-	r.graceForStorm(now, paused)
+	gap, paused := r.graceAfterPause(now)
+	r.graceForStorm(now, gap, paused)
 	r.rollWindow(now)
 	r.mu.RLock()
 	due := r.tombsDue(now)
