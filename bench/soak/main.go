@@ -28,7 +28,9 @@
 // Two other modes measure renewals alone, against a bare net/http handler:
 // -compare drives them with wrk and reports rates, and -instructions counts
 // the servers' instructions per renewal under valgrind's callgrind, a figure
-// that the machine's other load does not move (instructions.go).
+// that the machine's other load does not move (instructions.go). A third,
+// -storms, times registration storms from the soak's writers and from wrk
+// in turn (storms.go): the storm rate, from a second generator.
 package main
 
 import (
@@ -96,9 +98,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.serverArgs, "server-args", "", "extra flags for every 'heureka server', space-separated")
 	compare := fs.Bool("compare", false, "instead of the soak: renewals with wrk against heureka at each -compare-n and against a bare net/http handler")
 	compareN := fs.String("compare-n", "1000,100000", "registry sizes for -compare and -instructions, comma-separated")
-	compareConns := fs.Int("compare-conns", 64, "wrk connections for -compare")
+	compareConns := fs.Int("compare-conns", 64, "wrk connections for -compare (-storms uses -writers)")
 	compareFor := fs.Duration("compare-for", 10*time.Second, "how long wrk runs against each server")
 	compareRounds := fs.Int("compare-rounds", 1, "how many times -compare measures each size, each time after its own bare run; with more than one, it reports medians")
+	storms := fs.Bool("storms", false, "instead of the soak: registration storms into a fresh heureka at each -compare-n, -compare-rounds times, alternately from the soak's -writers and from wrk with as many connections")
 	instr := fs.Bool("instructions", false, "instead of the soak: count the server's instructions per renewal under valgrind's callgrind, for a bare net/http handler and for heureka at each -compare-n")
 	instrRenewals := fs.Int("instructions-renewals", 20_000, "renewals counted per server for -instructions")
 	fs.DurationVar(&o.settle, "instructions-settle", 0, "how long heureka rests after its storm before -instructions counts; for large sizes set it past the 3 min delta window, which the storm's registrations otherwise leave during the count")
@@ -153,6 +156,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	defer cancel()
 	if *instr {
 		if err := countInstructions(ctx, o, sizes, *instrRenewals, stdout, stderr); err != nil {
+			fmt.Fprintln(stderr, "soak:", err)
+			return 1
+		}
+		return 0
+	}
+	if *storms {
+		if err := compareStorms(ctx, o, sizes, *compareRounds, stdout, stderr); err != nil {
 			fmt.Fprintln(stderr, "soak:", err)
 			return 1
 		}

@@ -350,3 +350,98 @@ func TestParseSummary(t *testing.T) {
 		}
 	}
 }
+
+// needWrk skips a test without wrk, or fails it when CI=true, where
+// .ci/run installs it.
+func needWrk(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("wrk"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("wrk is missing and CI=true (apt-get install -y wrk): %v", err)
+		}
+		t.Skipf("wrk is not installed (apt-get install -y wrk); CI=true makes this a failure")
+	}
+}
+
+// TestWrkStormCountsEveryAnswer drives the wrk storm script against a
+// handler that answers 204, except for one application it refuses: the
+// storm must report every registration, stop after the last, and fail
+// when any was refused.
+func TestWrkStormCountsEveryAnswer(t *testing.T) {
+	needWrk(t)
+	var got atomic.Int64
+	seen := make(chan string, 1000)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got.Add(1)
+		if r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/json" {
+			http.Error(w, "want a JSON POST", http.StatusBadRequest)
+			return
+		}
+		if strings.HasSuffix(r.URL.Path, "/REFUSED") {
+			http.Error(w, "refused", http.StatusBadRequest)
+			return
+		}
+		select {
+		case seen <- r.URL.Path:
+		default:
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	script := dir + "/storm.lua"
+	if err := os.WriteFile(script, []byte(wrkStormScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := newFleet(200, 4, 10*time.Second, 30*time.Second)
+	lines := dir + "/storm.lines"
+	if err := writeStormLines(lines, f); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rate, p99, err := wrkStorm(ctx, "", script, lines, srv.URL, 4, len(f.ids))
+	if err != nil {
+		t.Fatalf("wrkStorm: %v", err)
+	}
+	if rate <= 0 || p99 == "-" {
+		t.Errorf("rate %.0f/s, p99 %s: want both measured", rate, p99)
+	}
+	// Every instance once; the few in flight at the end wrap round.
+	if n := got.Load(); n < int64(len(f.ids)) || n > int64(len(f.ids)+4) {
+		t.Errorf("the server had %d registrations for %d instances from 4 connections", n, len(f.ids))
+	}
+	if p := <-seen; p != "/eureka/apps/"+f.apps[0] {
+		t.Errorf("first registration at %s, want /eureka/apps/%s", p, f.apps[0])
+	}
+
+	f.apps[7] = "REFUSED"
+	if err := writeStormLines(lines, f); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := wrkStorm(ctx, "", script, lines, srv.URL, 4, len(f.ids)); err == nil || !strings.Contains(err.Error(), "1 of") {
+		t.Errorf("a storm with one refused registration: err = %v, want it reported", err)
+	}
+}
+
+// TestTinyStorms runs -storms at a tiny size against real server
+// processes: both generators' rows, and each server holding every
+// instance afterwards (compareStorms fails otherwise).
+func TestTinyStorms(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real server processes")
+	}
+	needWrk(t)
+	o := options{apps: 5, writers: 8, renew: 10 * time.Second, lease: 30 * time.Second, seed: 1, repo: "../.."}
+	var out, log bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := compareStorms(ctx, o, []int{500}, 1, &out, &log); err != nil {
+		t.Fatalf("compareStorms: %v\n%s", err, log.String())
+	}
+	for _, want := range []string{"| 500 | soak writers | ", "| 500 | wrk | "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+}
