@@ -122,28 +122,27 @@ func appendCut(out []*Block, list []*heureka.Instance) []*Block {
 
 func byID(in *heureka.Instance, id string) int { return strings.Compare(in.ID, id) }
 
-// patchBlocks returns the application's blocks after the changes to the
-// (sorted) dirty IDs, updating counts: only the blocks holding a dirty ID
-// are copied. An ID belongs to the last block whose first ID is not after
-// it.
-func (a *appEntry) patchBlocks(ids []string, counts heureka.StatusCounts) []*Block {
-	blocks := a.view.blocks
+// patch returns the application's blocks after the changes to the dirty
+// IDs (sorted), updating counts: only the blocks holding a dirty ID are
+// copied. An ID belongs to the last block whose first ID is not after it.
+func (l *lazyApp) patch(dirty []dirtyID, counts heureka.StatusCounts) []*Block {
+	blocks := l.blocks
 	out := make([]*Block, 0, len(blocks)+1)
-	patch := func(list []*heureka.Instance, ids []string) []*heureka.Instance {
-		for _, id := range ids {
-			i, found := slices.BinarySearchFunc(list, id, byID)
+	patch := func(list []*heureka.Instance, dirty []dirtyID) []*heureka.Instance {
+		for _, d := range dirty {
+			i, found := slices.BinarySearchFunc(list, d.id, byID)
 			if found {
 				counts[list[i].Status]--
 			}
-			l, live := a.leases[id]
+			live := d.inst != nil
 			if live {
-				counts[l.inst.Status]++
+				counts[d.inst.Status]++
 			}
 			switch {
 			case live && found:
-				list[i] = l.inst
+				list[i] = d.inst
 			case live:
-				list = slices.Insert(list, i, l.inst)
+				list = slices.Insert(list, i, d.inst)
 			case found:
 				list = slices.Delete(list, i, i+1)
 			}
@@ -151,20 +150,20 @@ func (a *appEntry) patchBlocks(ids []string, counts heureka.StatusCounts) []*Blo
 		return list
 	}
 	if len(blocks) == 0 {
-		return appendCut(out, patch(nil, ids))
+		return appendCut(out, patch(nil, dirty))
 	}
 	for k, b := range blocks {
-		j := len(ids)
+		j := len(dirty)
 		if k+1 < len(blocks) {
 			next := blocks[k+1].Instances[0].ID
-			j, _ = slices.BinarySearch(ids, next)
+			j, _ = slices.BinarySearchFunc(dirty, next, func(d dirtyID, id string) int { return strings.Compare(d.id, id) })
 		}
 		if j == 0 {
 			out = append(out, b)
 			continue
 		}
-		out = appendCut(out, patch(slices.Clone(b.Instances), ids[:j]))
-		ids = ids[j:]
+		out = appendCut(out, patch(slices.Clone(b.Instances), dirty[:j]))
+		dirty = dirty[j:]
 	}
 	return out
 }

@@ -69,8 +69,9 @@ type appEntry struct {
 	// view is the last published, ID-sorted application, as blocks (see
 	// Block); dirty holds the IDs changed since, so a rebuild copies only
 	// the blocks they fall in instead of sorting the whole application
-	// again. Both are guarded by Registry.mu for writers and by buildMu for
-	// the builder.
+	// again. view and counts are the builder's alone (buildMu); writers add
+	// to dirty under Registry.mu, and the builder reads and clears it under
+	// the read lock (capture).
 	view   *lazyApp
 	counts heureka.StatusCounts // of view
 	dirty  map[string]struct{}

@@ -2,9 +2,11 @@ package registry
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -690,4 +692,77 @@ func TestRegisterCopiesAndRegisterOwnedAdopts(t *testing.T) {
 	if !slices.Equal(ids, []string{"a", "b"}) {
 		t.Fatalf("forwarded %v, want a and b (c was sent to every peer by its client)", ids)
 	}
+}
+
+// TestSnapshotsBesideWritersMatchTheirVersion builds snapshots while four
+// writers register, update and cancel in three applications, patching some
+// applications' blocks and re-sorting others. A build reads the registry
+// under its lock but makes the blocks after it, so each snapshot must still
+// be exactly its own version: its listing, instance by instance, is what
+// its change log replays to.
+func TestSnapshotsBesideWritersMatchTheirVersion(t *testing.T) {
+	r, _ := newTestRegistry(t, func(c *Config) { c.ChangeLogSize = 1 << 20 })
+	apps := []string{"A", "B", "C"}
+	for i := range 300 { // a base large enough for patching to be used
+		mustRegister(t, r, inst(apps[i%3], fmt.Sprintf("i%03d", i)))
+	}
+	var wg sync.WaitGroup
+	var stop atomic.Bool
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 7))
+			for k := range 3000 {
+				app, id := apps[rng.IntN(3)], fmt.Sprintf("i%03d", rng.IntN(400))
+				v := fmt.Sprintf("%d-%d", w, k)
+				switch rng.IntN(5) {
+				case 0:
+					r.Cancel(app, id, false)
+				case 1:
+					r.UpdateMetadata(app, id, map[string]string{"v": v})
+				default:
+					mustRegister(t, r, inst(app, id, func(in *heureka.Instance) {
+						in.Metadata = heureka.MetadataOf(map[string]string{"v": v})
+					}))
+				}
+			}
+		}()
+	}
+	builds := 0
+	go func() { wg.Wait(); stop.Store(true) }()
+	for !stop.Load() || builds == 0 {
+		s := r.Snapshot()
+		builds++
+		want := map[string]string{} // app/id -> metadata v
+		for _, c := range s.changes {
+			key := c.Instance.App + "/" + c.Instance.ID
+			if c.Instance.ActionType == heureka.ActionDeleted {
+				delete(want, key)
+			} else {
+				want[key] = c.Instance.Metadata.Get("v")
+			}
+		}
+		got := map[string]string{}
+		for _, a := range s.full {
+			prev := ""
+			for _, b := range a.Blocks {
+				for _, in := range b.Instances {
+					if in.ID <= prev {
+						t.Fatalf("version %d, %s: %q after %q", s.Version, a.Name, in.ID, prev)
+					}
+					prev = in.ID
+					got[in.App+"/"+in.ID] = in.Metadata.Get("v")
+				}
+			}
+		}
+		if !maps.Equal(got, want) {
+			t.Fatalf("version %d: the listing holds %d instances, its change log replays to %d, or their figures differ", s.Version, len(got), len(want))
+		}
+		if len(s.changes) > 0 && s.changes[len(s.changes)-1].Seq != s.Version {
+			t.Fatalf("version %d, newest change %d", s.Version, s.changes[len(s.changes)-1].Seq)
+		}
+	}
+	wg.Wait()
+	t.Logf("%d snapshots checked", builds)
 }
