@@ -97,18 +97,11 @@ end
 // sizes and against a bare handler, with the same wrk settings in one run,
 // every server pinned to the servers' CPUs and wrk to the generator's.
 func compareRenewals(ctx context.Context, o options, sizes []int, rounds, conns int, dur time.Duration, stdout, log io.Writer) error {
-	if _, err := exec.LookPath("wrk"); err != nil {
-		return fmt.Errorf("-compare needs wrk (Debian package wrk): %w", err)
-	}
-	dir, bin, err := workDir(ctx, o, "compare")
+	dir, bin, script, err := wrkWorkDir(ctx, o, "compare", wrkScript)
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	script := filepath.Join(dir, "renew.lua")
-	if err := os.WriteFile(script, []byte(wrkScript), 0o644); err != nil {
-		return err
-	}
 	type row struct {
 		what string
 		n    int // heureka's size; 0 for the bare handler
@@ -210,6 +203,24 @@ var (
 	wrkP99 = regexp.MustCompile(`\s99%\s+([0-9.]+[a-z]+)`)
 	wrkBad = regexp.MustCompile(`Non-2xx or 3xx responses: (\d+)`)
 )
+
+// wrkWorkDir checks that wrk is installed, then makes mode's work
+// directory and heureka binary (workDir) and writes script there.
+func wrkWorkDir(ctx context.Context, o options, mode, script string) (dir, bin, scriptPath string, err error) {
+	if _, err := exec.LookPath("wrk"); err != nil {
+		return "", "", "", fmt.Errorf("-%s needs wrk (Debian package wrk): %w", mode, err)
+	}
+	dir, bin, err = workDir(ctx, o, mode)
+	if err != nil {
+		return "", "", "", err
+	}
+	scriptPath = filepath.Join(dir, mode+".lua")
+	if err := os.WriteFile(scriptPath, []byte(script), 0o644); err != nil {
+		os.RemoveAll(dir)
+		return "", "", "", err
+	}
+	return dir, bin, scriptPath, nil
+}
 
 func runWrk(ctx context.Context, cpus, script, paths, url string, conns int, dur time.Duration) (float64, string, error) {
 	args := []string{"-t1", "-c" + strconv.Itoa(conns), "-d" + dur.String(), "--latency", "-s", script, url}

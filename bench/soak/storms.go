@@ -83,18 +83,11 @@ var wrkStormAnswered = regexp.MustCompile(`storm answered: (\d+), refused: (\d+)
 // by side: a storm figure that holds with a generator other than the
 // soak's. After each storm the server must hold every instance.
 func compareStorms(ctx context.Context, o options, sizes []int, rounds int, stdout, log io.Writer) error {
-	if _, err := exec.LookPath("wrk"); err != nil {
-		return fmt.Errorf("-storms needs wrk (Debian package wrk): %w", err)
-	}
-	dir, bin, err := workDir(ctx, o, "storms")
+	dir, bin, script, err := wrkWorkDir(ctx, o, "storms", wrkStormScript)
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	script := filepath.Join(dir, "storm.lua")
-	if err := os.WriteFile(script, []byte(wrkStormScript), 0o644); err != nil {
-		return err
-	}
 	type row struct {
 		n          int
 		gen        string
