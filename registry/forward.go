@@ -167,18 +167,31 @@ func (r *Registry) CancelIfRegisteredBefore(app, id string, t time.Time) bool {
 // LiveApp returns copies of an application's instances whose
 // lastRenewalTimestamp is the real time of their last renewal, for
 // anti-entropy between peers (listings carry the time of the last change).
+// Under the lock it reads each instance and its renewal time; the copies
+// and the sort come after it, as in a snapshot build, so that writers, and
+// the renewals behind them, do not wait for them.
 func (r *Registry) LiveApp(name string) (*heureka.Application, bool) {
+	type live struct {
+		in      *heureka.Instance
+		renewed int64 // unix nanoseconds
+	}
 	r.mu.RLock()
-	defer r.mu.RUnlock()
 	a := r.apps[name]
 	if a == nil || len(a.leases) == 0 {
+		r.mu.RUnlock()
 		return nil, false
 	}
-	app := &heureka.Application{Name: name, Instances: make([]*heureka.Instance, 0, len(a.leases))}
+	lives := make([]live, 0, len(a.leases))
 	for _, l := range a.leases {
-		in := *l.inst // shallow: the maps are shared and never modified
-		in.Lease.LastRenewalTimestamp = r.lastRenewal(l) / int64(time.Millisecond)
-		app.Instances = append(app.Instances, &in)
+		lives = append(lives, live{l.inst, r.lastRenewal(l)})
+	}
+	r.mu.RUnlock()
+	app := &heureka.Application{Name: name, Instances: make([]*heureka.Instance, len(lives))}
+	copies := make([]heureka.Instance, len(lives))
+	for i, lv := range lives {
+		copies[i] = *lv.in // shallow: what it shares is never modified
+		copies[i].Lease.LastRenewalTimestamp = lv.renewed / int64(time.Millisecond)
+		app.Instances[i] = &copies[i]
 	}
 	slices.SortFunc(app.Instances, func(x, y *heureka.Instance) int { return strings.Compare(x.ID, y.ID) })
 	return app, true
