@@ -3,6 +3,7 @@ package registry
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/heureka-project/heureka"
@@ -241,6 +242,10 @@ func (r *Registry) look(now time.Time, hold bool) lossView {
 	return v
 }
 
+// evictBatch is how many leases evict removes under one hold of the write
+// lock: ~1 ms of work at 100k instances.
+const evictBatch = 256
+
 // evict removes the expired leases that self-preservation lets go.
 func (r *Registry) evict(now time.Time) int {
 	v := r.look(now, r.cfg.SelfPreservation == ModeSmart)
@@ -255,21 +260,32 @@ func (r *Registry) evict(now time.Time) int {
 	if len(expired) == 0 {
 		return 0
 	}
-	n := 0
-	r.mu.Lock()
-	for _, in := range expired {
-		// Re-check under the write lock: a renewal may have come in between.
-		if l := r.lookup(in.App, in.ID); l != nil && r.expired(l, now) {
-			last := time.Unix(0, r.lastRenewal(l)).UTC()
-			r.remove(now, in.App, in.ID, heureka.CauseExpired)
-			n++
-			r.log.Info("evicted expired instance", "app", in.App, "id", in.ID,
-				"last_renewal", last, "lease", l.duration)
-		}
+	// A rack going dark evicts thousands at once, and every renewal waits
+	// for the write lock: it is taken for evictBatch removals at a time, and
+	// the log lines are written after it is released.
+	type eviction struct {
+		in    *heureka.Instance
+		last  time.Time
+		lease time.Duration
 	}
-	r.mu.Unlock()
-	r.evictions.Add(uint64(n))
-	return n
+	done := make([]eviction, 0, len(expired))
+	for batch := range slices.Chunk(expired, evictBatch) {
+		r.mu.Lock()
+		for _, in := range batch {
+			// Re-check under the write lock: a renewal may have come in between.
+			if l := r.lookup(in.App, in.ID); l != nil && r.expired(l, now) {
+				done = append(done, eviction{in, time.Unix(0, r.lastRenewal(l)).UTC(), l.duration})
+				r.remove(now, in.App, in.ID, heureka.CauseExpired)
+			}
+		}
+		r.mu.Unlock()
+	}
+	r.evictions.Add(uint64(len(done)))
+	for _, e := range done {
+		r.log.Info("evicted expired instance", "app", e.in.App, "id", e.in.ID,
+			"last_renewal", e.last, "lease", e.lease)
+	}
+	return len(done)
 }
 
 // decide applies the mode to what the tick saw, records the outcome and
