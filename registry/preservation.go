@@ -118,6 +118,13 @@ type storm struct {
 	capped bool          // it has given StormHold: leases run again
 }
 
+// Storming reports whether the last tick counted Config.StormRate or more
+// registrations a second, adopted copies included, in any
+// self-preservation mode. Work that can wait for a storm to pass, such as
+// encoding listings a read asks for ahead of the encoder's own schedule,
+// waits longer while it is true.
+func (r *Registry) Storming() bool { return r.storming.Load() }
+
 // stormCalm is how long the rate must stay under StormRate for a storm to
 // be over. A refill's rate dips between ticks (a collection, a burst of
 // 404s) while its backlog is still there.
@@ -132,19 +139,25 @@ const stormCalm = 2 * time.Second
 // gives at most Config.StormHold; a tick that a pause already covered
 // (paused) gives nothing more. el is the time since the last tick, as
 // graceAfterPause measured it (zero at the first tick, or when the clock
-// stepped back).
+// stepped back). In every mode it records whether this tick's rate was a
+// storm's (Storming).
 func (r *Registry) graceForStorm(now time.Time, el time.Duration, paused bool) {
 	n := r.registrations.Load() + r.adoptions.Load()
 	r.spMu.Lock()
 	s := &r.storm
 	lastN := s.count
 	s.count = n
-	if r.cfg.SelfPreservation != ModeSmart || r.cfg.StormRate <= 0 || r.cfg.StormHold <= 0 || el <= 0 {
+	if r.cfg.StormRate <= 0 || el <= 0 {
 		r.spMu.Unlock()
 		return
 	}
 	rate := float64(n-lastN) / el.Seconds()
 	storming := rate >= r.cfg.StormRate
+	r.storming.Store(storming)
+	if r.cfg.SelfPreservation != ModeSmart || r.cfg.StormHold <= 0 {
+		r.spMu.Unlock()
+		return
+	}
 	if s.since.IsZero() && !storming {
 		r.spMu.Unlock()
 		return

@@ -443,3 +443,28 @@ func TestStormHoldBoundsTheGrace(t *testing.T) {
 		t.Fatalf("evicted %d 30.5 s into a 30 s lease, past a 4 s storm hold; want 1", n)
 	}
 }
+
+// TestStormingInEveryMode: whatever the self-preservation mode, Storming
+// says whether the last tick counted StormRate registrations a second, so
+// that work that can wait (the listing encoder's) yields to a storm; with
+// StormRate 0 there is never one.
+func TestStormingInEveryMode(t *testing.T) {
+	for _, mode := range []Mode{ModeOff, ModeEureka, ModeSmart} {
+		r, clk := newTestRegistry(t, func(c *Config) { c.SelfPreservation, c.StormRate = mode, 100 })
+		r.Tick()
+		stormTicks(t, r, clk, time.Second, 60) // 120 a second
+		if !r.Storming() {
+			t.Errorf("%s: not storming at 120 registrations a second", mode)
+		}
+		stormTicks(t, r, clk, 500*time.Millisecond, 40) // 80 a second
+		if r.Storming() {
+			t.Errorf("%s: storming at 80 registrations a second", mode)
+		}
+	}
+	r, clk := newTestRegistry(t) // StormRate 0
+	r.Tick()
+	stormTicks(t, r, clk, time.Second, 600)
+	if r.Storming() {
+		t.Errorf("storming with StormRate 0")
+	}
+}

@@ -60,6 +60,7 @@ type Registry struct {
 	lastTick      time.Time
 	lastElapsed   time.Duration // Config.Elapsed at lastTick
 	storm         storm         // the registration storm (Config.StormRate)
+	storming      atomic.Bool   // the last tick's rate was a storm's (Storming)
 	protection    Protection
 	peers         struct{ reachable, total int }
 }

@@ -31,7 +31,8 @@ import (
 // served the newest snapshot that is ready instead, if it is at most
 // maxStale behind: a consistent listing with its own version and hash
 // code (Eureka's own response cache is up to 30 s behind at all times). If
-// that snapshot is more than askAfter behind, the read asks the encoder to
+// that snapshot is more than askAfter behind (stormAskAfter while the
+// registry takes a registration storm), the read asks the encoder to
 // encode its listing in the newest snapshot whole, lasting or not, as soon
 // as the budget allows, so that after a bulk write or at the end of a storm
 // reads are stale for one pass and never wait for it.
@@ -60,6 +61,15 @@ const (
 	// rate clients poll, a quarter of a core at 100k instances pushing
 	// every 5 minutes (docs/benchmarks.md).
 	askAfter = 2 * time.Second
+	// stormAskAfter is askAfter while the registry takes a registration
+	// storm (Registry.Storming). Every pass a read asks for then
+	// re-encodes most of the listing, which the next registrations change
+	// again, and the CPU it takes is what renewals wait for: in a 100k
+	// restart the refill's latencies were those of a core 0.93 busy
+	// (docs/benchmarks.md). Reads still get a whole, consistent listing,
+	// at most this far behind plus a pass; the encoder's own schedule
+	// (fullLastFor, maxStale/2) is unchanged.
+	stormAskAfter = 10 * time.Second
 	// xmlWanted is how long after an XML listing read the encoder keeps
 	// XML members ready as well as JSON ones.
 	xmlWanted = 10 * time.Minute
@@ -166,7 +176,11 @@ func (e *encoder) snapshot(f eureka.Format, l listing, app string) *registry.Sna
 		}
 		return cur
 	}
-	if d > askAfter {
+	ask := askAfter
+	if e.reg.Storming() {
+		ask = stormAskAfter
+	}
+	if d > ask {
 		e.asked[l].Store(true)
 		select {
 		case e.wanted <- struct{}{}:

@@ -509,3 +509,51 @@ func TestStalenessGoesByTheRegistrysClock(t *testing.T) {
 		t.Fatalf("ready more than maxStale behind on the registry's clock: read at %d, want the newest %d", v, reg.Snapshot().Version)
 	}
 }
+
+// TestReadsInAStormAskLater: while the registry takes a registration storm
+// (Registry.Storming), a read served the ready snapshot asks for a pass
+// only once that snapshot is stormAskAfter behind, not askAfter; once the
+// storm has passed, askAfter again.
+func TestReadsInAStormAskLater(t *testing.T) {
+	clock := testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	s, reg, hs := encoderServer(t, clock)
+	registerRange(t, reg, 0, 4*registry.BlockSize)
+	readApps(t, hs.URL)
+	ready := reg.Snapshot()
+	reg.Tick()
+
+	// 30 blocks' worth in one second: far past the default storm rate.
+	registerRange(t, reg, 4*registry.BlockSize, 34*registry.BlockSize)
+	clock.Advance(time.Second)
+	reg.Tick()
+	if !reg.Storming() {
+		t.Fatalf("%d registrations in a second: the registry sees no storm", 30*registry.BlockSize)
+	}
+	clock.Advance(askAfter)
+	if v, _ := readApps(t, hs.URL); v != ready.Version {
+		t.Fatalf("read in a storm at %d, want the ready snapshot's %d", v, ready.Version)
+	}
+	if asked := s.enc.takeAsked(); asked != [2]bool{} {
+		t.Fatalf("in a storm, a read served a snapshot %s behind asked for a pass over (full, delta) %v", askAfter+time.Second, asked)
+	}
+	clock.Advance(stormAskAfter - askAfter)
+	readApps(t, hs.URL)
+	if asked := s.enc.takeAsked(); asked != [2]bool{listFull: true} {
+		t.Fatalf("in a storm, a read served a snapshot %s behind asked for (full, delta) %v, want the full listing", stormAskAfter+time.Second, asked)
+	}
+
+	// The storm has passed: one calm tick, and the next bulk write is
+	// asked for after askAfter.
+	clock.Advance(time.Second)
+	reg.Tick()
+	if reg.Storming() {
+		t.Fatalf("no registrations for a second: the registry still sees a storm")
+	}
+	s.enc.pass(map[*registry.Block]time.Time{}, clock.Now(), [2]bool{listFull: true})
+	registerRange(t, reg, 34*registry.BlockSize, 44*registry.BlockSize)
+	clock.Advance(askAfter + time.Second)
+	readApps(t, hs.URL)
+	if asked := s.enc.takeAsked(); asked != [2]bool{listFull: true} {
+		t.Fatalf("after the storm, a read served a snapshot %s behind asked for (full, delta) %v, want the full listing", askAfter+time.Second, asked)
+	}
+}
