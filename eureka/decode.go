@@ -412,7 +412,7 @@ func (r *fields) bool(key string) bool {
 			return false
 		}
 	}
-	s, ok := scalarText(v)
+	s, ok := scalarView(v)
 	if !ok {
 		r.fail(key, `true or false`, v)
 	}
@@ -428,7 +428,7 @@ func (r *fields) int(key, alt string, bits int) int64 {
 			return n
 		}
 	}
-	s, ok := scalarText(v)
+	s, ok := scalarView(v)
 	if !ok {
 		r.fail(key, "a whole number", v)
 		return 0
@@ -467,7 +467,7 @@ func (r *fields) port(key string, def heureka.Port) heureka.Port {
 			return p
 		}
 		if enabled.ok {
-			s, ok := scalarText(enabled)
+			s, ok := scalarView(enabled)
 			if !ok {
 				r.fail(key+".@enabled", `"true" or "false"`, enabled)
 				return p
@@ -492,7 +492,7 @@ func (r *fields) port(key string, def heureka.Port) heureka.Port {
 			return p
 		}
 	}
-	s, _ := scalarText(num)
+	s, _ := scalarView(num)
 	if strings.TrimSpace(s) == "" {
 		return p
 	}
@@ -534,7 +534,10 @@ func (r *fields) metadata(key string) heureka.Metadata {
 	}
 	// Pairs, in order, which NewMetadata reduces to each key's last value.
 	// A null or a bad value removes a key, which wants a map; only such a
-	// body pays for one.
+	// body pays for one. Keys and values are views into the body where they
+	// need no decoding (memberKey.view, scalarView): NewMetadata copies
+	// them all into its own block, and an error message copies the key it
+	// names, so none outlives the decode.
 	kv := make([]string, 0, 2*size)
 	var md map[string]string
 	remove := func(name string) {
@@ -552,7 +555,7 @@ func (r *fields) metadata(key string) heureka.Metadata {
 		if k.is("@class") {
 			return true
 		}
-		name := k.String()
+		name := k.view()
 		if badVals != nil {
 			delete(badVals, name)
 		}
@@ -560,7 +563,7 @@ func (r *fields) metadata(key string) heureka.Metadata {
 			remove(name)
 			return true
 		}
-		s, ok := scalarText(v)
+		s, ok := scalarView(v)
 		if !ok {
 			if badVals == nil {
 				badVals = map[string]node{}
@@ -593,12 +596,19 @@ func (r *fields) metadata(key string) heureka.Metadata {
 
 // scalarText returns the text of a string, number, boolean or null, and
 // also of an XML text node with attributes ({"$":text,"@attr":..}).
-func scalarText(v node) (string, bool) {
+func scalarText(v node) (string, bool) { return scalar(v, node.text) }
+
+// scalarView is scalarText, with JSON text that needs no decoding viewed
+// in the body instead of copied (node.textView): for a value that is
+// parsed, compared or copied before the decode returns, never kept.
+func scalarView(v node) (string, bool) { return scalar(v, node.textView) }
+
+func scalar(v node, text func(node) string) (string, bool) {
 	switch v.kind() {
 	case kAbsent, kNull:
 		return "", true
 	case kString, kNumber, kBool:
-		return v.text(), true
+		return text(v), true
 	case kObject:
 		var t node
 		plain := true
@@ -616,7 +626,7 @@ func scalarText(v node) (string, bool) {
 		}
 		switch t.kind() {
 		case kString, kNumber:
-			return t.text(), true
+			return text(t), true
 		}
 	}
 	return "", false

@@ -539,3 +539,37 @@ func TestFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodedInstanceSharesNothingWithTheBody: the decoder views metadata
+// keys and values, numbers and flags in the body instead of copying them
+// (scalarView). None of those views may outlive the decode: an instance
+// decoded from a body that is then overwritten, as a server's read buffer
+// is, must be the instance decoded from an untouched copy.
+func TestDecodedInstanceSharesNothingWithTheBody(t *testing.T) {
+	bodies := []string{
+		springBody, springNumbersBody, fargoJSONBody, jsMinimalBody, jsBooleanBody, pyBody,
+		`{"instance":{"hostName":"h","app":"A","port":{"$":"8080","@enabled":"true"},` +
+			`"metadata":{"plain":"v","n":15,"b":true,"esc\u0061ped":"x\ty","gone":null,"@class":"c","dup":"1","dup":"2"},` +
+			`"dataCenterInfo":{"@class":"com.netflix.appinfo.AmazonInfo","name":"Amazon","metadata":{"instance-id":"i-1","zone":"z"}}}}`,
+	}
+	for _, in := range allTestInstances() {
+		bodies = append(bodies, string(EncodeInstance(JSON, in)))
+	}
+	for _, body := range bodies {
+		want, err := DecodeInstance([]byte(body), JSON)
+		if err != nil {
+			t.Fatalf("decode %.80q: %v", body, err)
+		}
+		b := []byte(body)
+		got, err := DecodeInstance(b, JSON)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range b {
+			b[i] = 'X'
+		}
+		if !sameInstance(want, got) || dump(want) != dump(got) {
+			t.Errorf("overwriting the body changed the instance decoded from it\nbody: %.200q\nwant: %s\n got: %s", body, dump(want), dump(got))
+		}
+	}
+}

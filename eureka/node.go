@@ -3,6 +3,7 @@ package eureka
 import (
 	"encoding/json"
 	"strconv"
+	"unsafe"
 )
 
 // node is one value of a body being decoded: either the bytes of a JSON
@@ -90,6 +91,25 @@ func (n node) kind() kind {
 	return kNull
 }
 
+// textView is text without a copy for JSON strings that need no decoding
+// and for numbers: a view into the body, valid only while the body is
+// unchanged, so only for text that is parsed, compared or copied before
+// the decode returns.
+func (n node) textView() string {
+	if n.json != nil {
+		switch n.json[0] {
+		case '"':
+			if inner, ok := plainJSONString(n.json); ok {
+				return bytesView(inner)
+			}
+		case 't', 'f':
+		default:
+			return bytesView(n.json)
+		}
+	}
+	return n.text()
+}
+
 // text returns the text of a string, number or boolean node.
 func (n node) text() string {
 	if n.json != nil {
@@ -139,6 +159,25 @@ func (k memberKey) String() string {
 		return string(k.b)
 	}
 	return k.s
+}
+
+// view returns the key's text without copying JSON bytes: valid only as
+// long as they are, so only for a key that is compared or copied before
+// the decode returns.
+func (k memberKey) view() string {
+	if k.b != nil {
+		return bytesView(k.b)
+	}
+	return k.s
+}
+
+// bytesView is b as a string, without a copy. b must not change while the
+// string is used.
+func bytesView(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
 
 func (k memberKey) hasAtPrefix() bool {
