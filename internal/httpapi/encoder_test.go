@@ -557,3 +557,44 @@ func TestReadsInAStormAskLater(t *testing.T) {
 		t.Fatalf("after the storm, a read served a snapshot %s behind asked for (full, delta) %v, want the full listing", askAfter+time.Second, asked)
 	}
 }
+
+// TestAReadInAStormDoesNotBuildTheNewest: in a storm, a read after more
+// changes than it would encode inline is served the ready snapshot without
+// the newest being built to count its blocks, even when the changes all
+// fall in one block; outside a storm, the same read encodes that block and
+// sees the newest.
+func TestAReadInAStormDoesNotBuildTheNewest(t *testing.T) {
+	clock := testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	s, reg, hs := encoderServer(t, clock)
+	registerRange(t, reg, 0, 4*registry.BlockSize)
+	readApps(t, hs.URL)
+	reg.Tick()
+	registerRange(t, reg, 4*registry.BlockSize, 34*registry.BlockSize)
+	clock.Advance(time.Second)
+	reg.Tick()
+	if !reg.Storming() {
+		t.Fatalf("no storm at %d registrations a second", 30*registry.BlockSize)
+	}
+	s.enc.pass(map[*registry.Block]time.Time{}, clock.Now(), [2]bool{listFull: true})
+	ready := reg.Snapshot()
+	if v, _ := readApps(t, hs.URL); v != ready.Version {
+		t.Fatalf("read after a pass at %d, want the newest, %d", v, ready.Version)
+	}
+
+	// 2·syncBlocks changes, all of the same few instances: one block.
+	for range 2 * syncBlocks {
+		registerRange(t, reg, 0, 1)
+	}
+	if v, _ := readApps(t, hs.URL); v != ready.Version {
+		t.Fatalf("in a storm, %d changes in one block: read at %d, want the ready snapshot's %d", 2*syncBlocks, v, ready.Version)
+	}
+
+	clock.Advance(time.Second)
+	reg.Tick() // calm
+	if reg.Storming() {
+		t.Fatalf("still a storm after a calm second")
+	}
+	if v, _ := readApps(t, hs.URL); v != reg.Snapshot().Version {
+		t.Fatalf("after the storm, one block to encode: read at %d, want the newest, %d", v, reg.Snapshot().Version)
+	}
+}
