@@ -510,25 +510,33 @@ func TestStalenessGoesByTheRegistrysClock(t *testing.T) {
 	}
 }
 
-// TestReadsInAStormAskLater: while the registry takes a registration storm
-// (Registry.Storming), a read served the ready snapshot asks for a pass
-// only once that snapshot is stormAskAfter behind, not askAfter; once the
-// storm has passed, askAfter again.
-func TestReadsInAStormAskLater(t *testing.T) {
-	clock := testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+// stormAfterARead is an encoderServer whose registry, after a read made
+// its snapshot of 4 blocks ready, has taken 30 blocks' worth of
+// registrations in one second, far past the default storm rate, and ticked:
+// it is in a storm. ready is the snapshot that read was served.
+func stormAfterARead(t *testing.T, clock *testclock.Clock) (*Server, *registry.Registry, *httptest.Server, *registry.Snapshot) {
+	t.Helper()
 	s, reg, hs := encoderServer(t, clock)
 	registerRange(t, reg, 0, 4*registry.BlockSize)
 	readApps(t, hs.URL)
 	ready := reg.Snapshot()
 	reg.Tick()
-
-	// 30 blocks' worth in one second: far past the default storm rate.
 	registerRange(t, reg, 4*registry.BlockSize, 34*registry.BlockSize)
 	clock.Advance(time.Second)
 	reg.Tick()
 	if !reg.Storming() {
 		t.Fatalf("%d registrations in a second: the registry sees no storm", 30*registry.BlockSize)
 	}
+	return s, reg, hs, ready
+}
+
+// TestReadsInAStormAskLater: while the registry takes a registration storm
+// (Registry.Storming), a read served the ready snapshot asks for a pass
+// only once that snapshot is stormAskAfter behind, not askAfter; once the
+// storm has passed, askAfter again.
+func TestReadsInAStormAskLater(t *testing.T) {
+	clock := testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	s, reg, hs, ready := stormAfterARead(t, clock)
 	clock.Advance(askAfter)
 	if v, _ := readApps(t, hs.URL); v != ready.Version {
 		t.Fatalf("read in a storm at %d, want the ready snapshot's %d", v, ready.Version)
@@ -565,16 +573,7 @@ func TestReadsInAStormAskLater(t *testing.T) {
 // sees the newest.
 func TestAReadInAStormDoesNotBuildTheNewest(t *testing.T) {
 	clock := testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
-	s, reg, hs := encoderServer(t, clock)
-	registerRange(t, reg, 0, 4*registry.BlockSize)
-	readApps(t, hs.URL)
-	reg.Tick()
-	registerRange(t, reg, 4*registry.BlockSize, 34*registry.BlockSize)
-	clock.Advance(time.Second)
-	reg.Tick()
-	if !reg.Storming() {
-		t.Fatalf("no storm at %d registrations a second", 30*registry.BlockSize)
-	}
+	s, reg, hs, _ := stormAfterARead(t, clock)
 	s.enc.pass(map[*registry.Block]time.Time{}, clock.Now(), [2]bool{listFull: true})
 	ready := reg.Snapshot()
 	if v, _ := readApps(t, hs.URL); v != ready.Version {
