@@ -239,9 +239,13 @@ func runWrk(ctx context.Context, cpus, script, paths, url string, conns int, dur
 		return 0, "", fmt.Errorf("wrk printed no Requests/sec:\n%s", out)
 	}
 	rps, _ := strconv.ParseFloat(string(m[1]), 64)
-	p99 := "-"
+	return rps, wrkP99Of(out), nil
+}
+
+// wrkP99Of returns the p99 latency wrk printed with --latency, or "-".
+func wrkP99Of(out []byte) string {
 	if m := wrkP99.FindSubmatch(out); m != nil {
-		p99 = string(m[1])
+		return string(m[1])
 	}
-	return rps, p99, nil
+	return "-"
 }

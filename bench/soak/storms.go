@@ -110,18 +110,15 @@ func compareStorms(ctx context.Context, o options, sizes []int, rounds int, stdo
 			}
 			p := peers[0]
 			cpu0 := p.totalCPU()
-			var r row
+			r := row{n: n, gen: gen}
 			if gen == "wrk" {
-				r, err = func() (row, error) {
-					rate, p99, err := wrkStorm(ctx, o.genCPUs, script, lines, "http://"+p.addr, o.writers, n)
-					return row{n, gen, rate, p99, ""}, err
-				}()
+				r.rate, r.p99, err = wrkStorm(ctx, o.genCPUs, script, lines, "http://"+p.addr, o.writers, n)
 			} else {
 				c := &http.Client{Transport: newTransport(o.writers), Timeout: 30 * time.Second}
 				var st phaseStats
 				var took time.Duration
 				took, err = storm(ctx, c, p.base(), f, o.writers, &st)
-				r = row{n, gen, float64(n) / took.Seconds(), ms(st.writes.quantile(0.99)), ""}
+				r.rate, r.p99 = float64(n)/took.Seconds(), ms(st.writes.quantile(0.99))
 			}
 			cpu := p.totalCPU() - cpu0
 			held := p.metricSum("heureka_instances")
@@ -221,9 +218,5 @@ func wrkStorm(ctx context.Context, cpus, script, lines, url string, conns, n int
 	if answered < n || secs <= 0 {
 		return 0, "", fmt.Errorf("wrk: %d of %d registrations answered within %s:\n%s", answered, n, bound, out.Bytes())
 	}
-	p99 := "-"
-	if m := wrkP99.FindSubmatch(out.Bytes()); m != nil {
-		p99 = string(m[1])
-	}
-	return float64(n) / secs, p99, nil
+	return float64(n) / secs, wrkP99Of(out.Bytes()), nil
 }
