@@ -36,6 +36,20 @@ func AppendInstance(dst []byte, f Format, in *heureka.Instance) []byte {
 	return appendInstanceXML(dst, in)
 }
 
+// AppendError appends heureka's error body for msg: {"error":"msg"} in
+// JSON, <error><message>msg</message></error> in XML. It is not Eureka's
+// (Eureka answers most errors with no body) but rides on the same formats.
+func AppendError(dst []byte, f Format, msg string) []byte {
+	if f == JSON {
+		dst = append(dst, `{"error":`...)
+		dst = appendJSONString(dst, msg)
+		return append(dst, '}')
+	}
+	dst = append(dst, "<error><message>"...)
+	dst = appendXMLText(dst, msg)
+	return append(dst, "</message></error>"...)
+}
+
 // EncodeApplication returns app as Eureka writes one application:
 // {"application":{"name":..,"instance":[...]}} or <application>...</application>.
 // The name is written as given (the registry keeps it upper-case); the

@@ -394,3 +394,47 @@ func TestXMLSatisfiesReaders(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorBodyReadsBackAsItsMessage decodes error bodies with the
+// standard library's decoders: whatever the message holds (quotes, markup,
+// control characters, bad UTF-8), the body is well-formed and says it.
+func TestErrorBodyReadsBackAsItsMessage(t *testing.T) {
+	for _, msg := range []string{
+		"instance HDFS-DATANODE.PROD/dn-1:9866 is not registered",
+		`a "quoted" <tag> & 'apostrophe' \ backslash`,
+		"tab\tnewline\nreturn\r bell\x07 nul\x00",
+		"bad utf-8 \xff\xfe and U+2028 \u2028 and ü",
+		"",
+	} {
+		var j struct{ Error string }
+		body := AppendError(nil, JSON, msg)
+		if err := json.Unmarshal(body, &j); err != nil {
+			t.Fatalf("JSON body %q for %q: %v", body, msg, err)
+		}
+		// Each byte of bad UTF-8 is one U+FFFD, as []rune reads it.
+		if want := string([]rune(msg)); j.Error != want {
+			t.Errorf("JSON body %q reads back %q, want %q", body, j.Error, want)
+		}
+		var x struct {
+			XMLName xml.Name `xml:"error"`
+			Message string   `xml:"message"`
+		}
+		body = AppendError([]byte("kept"), XML, msg)
+		if !bytes.HasPrefix(body, []byte("kept<error>")) {
+			t.Fatalf("XML body %q does not append to its buffer", body)
+		}
+		if err := xml.Unmarshal(body[len("kept"):], &x); err != nil {
+			t.Fatalf("XML body %q for %q: %v", body, msg, err)
+		}
+		if strings.ContainsAny(msg, "\x00\x07\xff") {
+			// XML 1.0 has no way to say these; the body says U+FFFD.
+			if !strings.Contains(x.Message, "\ufffd") {
+				t.Errorf("XML body %q reads back %q: want U+FFFD for what XML cannot carry", body, x.Message)
+			}
+			continue
+		}
+		if x.Message != msg {
+			t.Errorf("XML body %q reads back %q, want %q", body, x.Message, msg)
+		}
+	}
+}

@@ -769,7 +769,9 @@ func changesSince(log []Change, latest, since uint64) ([]Change, uint64, bool) {
 }
 
 func notFound(app, id string) error {
-	return heureka.Errorf(heureka.ENOTFOUND, "instance %s/%s is not registered", app, id)
+	// Not Errorf: a restarted registry answers every agent's first
+	// renewal with this, and fmt costs more than the rest of the answer.
+	return &heureka.Error{Code: heureka.ENOTFOUND, Message: "instance " + app + "/" + id + " is not registered"}
 }
 
 // checkTimestamp refuses a timestamp (unix milliseconds) of instance app/id

@@ -171,6 +171,34 @@ func BenchmarkRenewHandler(b *testing.B) {
 	}
 }
 
+// BenchmarkRenewUnknown is a renewal of an instance the registry does not
+// hold: what a restarted registry answers every agent once, before it
+// registers again.
+func BenchmarkRenewUnknown(b *testing.B) {
+	reg := benchRegistry(b, nil, 0)
+	hcfg := DefaultConfig()
+	hcfg.WriteRate = 1e9 // measure the limiter, never trip it
+	h := mustNew(b, hcfg, reg, nil).Handler()
+	const n = 1000
+	reqs := make([]*http.Request, n)
+	for i := range reqs {
+		r := httptest.NewRequest(http.MethodPut, "/eureka/apps/HDFS-DATANODE.PROD/"+benchInstance(i).ID+"?status=UP&lastDirtyTimestamp=1700000000000", nil)
+		r.RemoteAddr = "10.1.2.3:40000"
+		reqs[i] = r
+	}
+	w := &discardWriter{h: http.Header{}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		w.code = 0
+		clear(w.h)
+		h.ServeHTTP(w, reqs[i%n])
+		if w.code != http.StatusNotFound {
+			b.Fatalf("status %d, want 404", w.code)
+		}
+	}
+}
+
 // discardWriter is a ResponseWriter that remembers only the status.
 type discardWriter struct {
 	h    http.Header

@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"encoding/json"
-	"encoding/xml"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -16,6 +14,11 @@ import (
 
 // statusOf is the one place an error becomes an HTTP status.
 func statusOf(err error) int {
+	if e, ok := err.(*heureka.Error); ok {
+		// The common case, unwrapped: a restarted registry answers every
+		// agent's first renewal with it (BenchmarkRenewUnknown).
+		return heureka.HTTPStatus(e)
+	}
 	var me *methodError
 	if errors.As(err, &me) {
 		return http.StatusMethodNotAllowed
@@ -52,9 +55,26 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			slog.Any("err", err))
 	}
 
+	if _, ok := err.(*heureka.Error); !ok {
+		errorHeaders(w.Header(), err, code)
+	}
+	f := eureka.FormatFor(r.Header.Get("Accept"))
+	body := eureka.AppendError(make([]byte, 0, 64+len(msg)), f, msg)
+	h := w.Header()
+	h.Set("Content-Type", f.ContentType())
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	_, _ = w.Write(body)
+}
+
+// errorHeaders sets the headers that come with an error of heureka's
+// transports: Allow for a wrong method, the auth schemes for a 401,
+// Retry-After for a limit. A *heureka.Error has none of them.
+func errorHeaders(h http.Header, err error, code int) {
 	var me *methodError
 	if errors.As(err, &me) {
-		w.Header().Set("Allow", strings.Join(me.allow, ", "))
+		h.Set("Allow", strings.Join(me.allow, ", "))
 	}
 	if code == http.StatusUnauthorized {
 		// Both schemes are offered: Eureka clients answer Basic; heureka's
@@ -64,29 +84,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		if errors.As(err, &ae) && ae.InvalidToken {
 			bearer += `, error="invalid_token"`
 		}
-		w.Header().Add("WWW-Authenticate", `Basic realm="heureka", charset="UTF-8"`)
-		w.Header().Add("WWW-Authenticate", bearer)
+		h.Add("WWW-Authenticate", `Basic realm="heureka", charset="UTF-8"`)
+		h.Add("WWW-Authenticate", bearer)
 	}
 	var le *limitError
 	if errors.As(err, &le) {
-		w.Header().Set("Retry-After", le.retryAfterSeconds())
+		h.Set("Retry-After", le.retryAfterSeconds())
 	}
-	var body []byte
-	f := eureka.FormatFor(r.Header.Get("Accept"))
-	if f == eureka.JSON {
-		body, _ = json.Marshal(struct {
-			Error string `json:"error"`
-		}{msg})
-	} else {
-		var b strings.Builder
-		b.WriteString("<error><message>")
-		_ = xml.EscapeText(&b, []byte(msg))
-		b.WriteString("</message></error>")
-		body = []byte(b.String())
-	}
-	w.Header().Set("Content-Type", f.ContentType())
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(code)
-	_, _ = w.Write(body)
 }

@@ -101,7 +101,7 @@ func (s *Server) renew(w http.ResponseWriter, r *http.Request, p params) error {
 	}
 	in, err := s.reg.Renew(req)
 	if err != nil {
-		if heureka.ErrorCode(err) == heureka.ECONFLICT && in != nil {
+		if in != nil && heureka.ErrorCode(err) == heureka.ECONFLICT {
 			f := readFormat(r)
 			writePayload(w, r, http.StatusConflict, &payload{format: f, body: eureka.EncodeInstance(f, in)})
 			return nil
