@@ -122,7 +122,11 @@ func compareRenewals(ctx context.Context, o options, sizes []int, rounds, conns 
 	}
 	for round := range rounds * len(sizes) {
 		n := sizes[round%len(sizes)]
-		f := newFleet(n, max(1, min(o.apps, n/100)), o.renew, o.lease)
+		lease := o.lease
+		if o.compareSettle > 0 {
+			lease = time.Hour
+		}
+		f := newFleet(n, max(1, min(o.apps, n/100)), o.renew, lease)
 		paths := filepath.Join(dir, fmt.Sprintf("renewals-%d.paths", n))
 		var b strings.Builder
 		for i := range f.ids {
@@ -131,13 +135,23 @@ func compareRenewals(ctx context.Context, o options, sizes []int, rounds, conns 
 		if err := os.WriteFile(paths, []byte(b.String()), 0o644); err != nil {
 			return err
 		}
-		rps, lat, err := bareAt(paths)
-		if err != nil {
-			return err
+		bare := func() error {
+			rps, lat, err := bareAt(paths)
+			if err != nil {
+				return err
+			}
+			rows = append(rows, row{"bare net/http handler", 0, rps, lat})
+			logf(log, "compare: bare handler %.0f req/s", rps)
+			return nil
 		}
-		rows = append(rows, row{"bare net/http handler", 0, rps, lat})
-		logf(log, "compare: bare handler %.0f req/s", rps)
-
+		// The bare run comes just before heureka's: before the storm, or,
+		// when heureka rests after it, at the end of the rest, so that
+		// minutes of the machine's other load do not come between them.
+		if o.compareSettle == 0 {
+			if err := bare(); err != nil {
+				return err
+			}
+		}
 		peers, err := startPeers(ctx, bin, dir, o.serverCPUs, 1, strings.Fields(o.serverArgs))
 		if err != nil {
 			return err
@@ -148,7 +162,20 @@ func compareRenewals(ctx context.Context, o options, sizes []int, rounds, conns 
 			stopPeers(peers)
 			return err
 		}
-		rps, lat, err = runWrk(ctx, o.genCPUs, script, paths, "http://"+peers[0].addr, conns, dur)
+		if o.compareSettle > 0 {
+			logf(log, "compare: heureka at %d instances resting %s after its storm", n, o.compareSettle)
+			select {
+			case <-ctx.Done():
+				stopPeers(peers)
+				return ctx.Err()
+			case <-time.After(o.compareSettle):
+			}
+			if err := bare(); err != nil {
+				stopPeers(peers)
+				return err
+			}
+		}
+		rps, lat, err := runWrk(ctx, o.genCPUs, script, paths, "http://"+peers[0].addr, conns, dur)
 		stopPeers(peers)
 		if err != nil {
 			return err

@@ -66,6 +66,7 @@ type options struct {
 	seed                                       int64
 	serverArgs                                 string
 	settle                                     time.Duration // -instructions: rest after the storm
+	compareSettle                              time.Duration // -compare: rest after the storm
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -100,6 +101,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	compareN := fs.String("compare-n", "1000,100000", "registry sizes for -compare and -instructions, comma-separated")
 	compareConns := fs.Int("compare-conns", 64, "wrk connections for -compare (-storms uses -writers)")
 	compareFor := fs.Duration("compare-for", 10*time.Second, "how long wrk runs against each server")
+	fs.DurationVar(&o.compareSettle, "compare-settle", 0, "how long heureka rests after its storm before -compare measures; past the 3 min delta window it holds what a steady registry holds (the fleet then registers with hour-long leases, so that nothing expires while it rests)")
 	compareRounds := fs.Int("compare-rounds", 1, "how many times -compare measures each size, each time after its own bare run; with more than one, it reports medians")
 	storms := fs.Bool("storms", false, "instead of the soak: registration storms into a fresh heureka at each -compare-n, -compare-rounds times, alternately from the soak's -writers and from wrk with as many connections")
 	instr := fs.Bool("instructions", false, "instead of the soak: count the server's instructions per renewal under valgrind's callgrind, for a bare net/http handler and for heureka at each -compare-n")
