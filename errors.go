@@ -39,6 +39,9 @@ func ErrorCode(err error) string {
 	if err == nil {
 		return ""
 	}
+	if e, ok := err.(*Error); ok { // the usual case, without As's reflection
+		return e.Code
+	}
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Code
