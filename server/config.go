@@ -61,6 +61,13 @@ type Config struct {
 	// given directly (the command takes it from $HEUREKA_PEER_AUTH, never
 	// from a flag, to keep it out of process listings).
 	PeerAuthFile, PeerAuth string
+
+	// StormGCPercent is the garbage collector's target (as GOGC) while the
+	// registry takes a registration storm (registry.Config.StormRate); the
+	// target before the storm is put back when it passes. 0 leaves the
+	// collector alone, as tests running many servers in one process want;
+	// the command sets it (gc.go says why).
+	StormGCPercent int
 }
 
 // DefaultConfig returns the defaults, each with its reason.
@@ -120,6 +127,8 @@ func (c Config) Validate() error {
 		return errors.New("peer-auth-file: $HEUREKA_PEER_AUTH is set too; give one")
 	case c.ReadTimeout <= 0:
 		return fmt.Errorf("read-timeout: %v must be positive", c.ReadTimeout)
+	case c.StormGCPercent < 0:
+		return fmt.Errorf("storm GC percent %d: want 0 (leave the collector alone) or a positive percentage", c.StormGCPercent)
 	}
 	if err := c.HTTP.Validate(); err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -183,6 +184,12 @@ func (s *Server) start(store *auth.Store, tlsOn bool) {
 		}
 		return nil
 	})
+	if p := s.Config.StormGCPercent; p > 0 {
+		g.Go("collector", func(ctx context.Context) error {
+			collectLessInStorms(ctx, s.Registry.Storming, p, stormCheck, stormCalmChecks, debug.SetGCPercent, s.Logger)
+			return nil
+		})
+	}
 	if store != nil {
 		g.Go("credentials", func(ctx context.Context) error { return store.Watch(ctx, s.Config.AuthPoll) })
 	}

@@ -81,9 +81,12 @@ Authentication is off unless --auth-file is given; SIGHUP reloads credentials an
 	// default GC target (heap may grow to twice the live data) costs more
 	// memory than it saves CPU: at 100k instances GOGC=50 cuts resident
 	// memory from ~3.1 to ~2.7 KB per instance (BenchmarkServerMemory100k).
-	// An explicit GOGC still wins.
+	// An explicit GOGC still wins. In a registration storm (a restart's
+	// refill) the target is Go's default, 100, until it passes
+	// (server/gc.go).
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(50)
+		cfg.StormGCPercent = 100
 	}
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
