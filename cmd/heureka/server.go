@@ -30,7 +30,7 @@ func runServer(ctx context.Context, args []string, _, stderr io.Writer) error {
 	newLog := logFlags(fs, stderr)
 	mode := fs.String("self-preservation", string(cfg.Registry.SelfPreservation), "self-preservation mode: off, eureka or smart")
 	fs.DurationVar(&cfg.Registry.DeltaRetention, "delta-retention", cfg.Registry.DeltaRetention, "how long a change stays in /apps/delta")
-	fs.Float64Var(&cfg.Registry.StormRate, "storm-rate", cfg.Registry.StormRate, "registrations a second at or above which the registry is in a storm, as after a restart: the lease clock stands still (smart self-preservation), since heartbeats may wait behind it, and reads wait longer before asking for listings to be encoded afresh; 0: never")
+	fs.Float64Var(&cfg.Registry.StormRate, "storm-rate", cfg.Registry.StormRate, "registrations a second at or above which the registry is in a storm, as after a restart: the lease clock stands still (smart self-preservation), since heartbeats may wait behind it, reads wait longer before asking for listings to be encoded afresh, and the collector runs at GOGC=100 unless GOGC is set; 0: never")
 	fs.DurationVar(&cfg.Registry.StormHold, "storm-hold", cfg.Registry.StormHold, "the longest one registration storm stands the lease clock still")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long in-flight requests may take to finish on stop")
 	peers := fs.String("peers", "", "comma-separated Eureka base `URLs` of the other registry servers (this server's own may be listed)")
