@@ -143,7 +143,7 @@ func (r *Registry) Adopt(in *heureka.Instance, lastRenewal time.Time) (bool, err
 		r.reschedule(l)
 	}
 	delete(r.tombs, tombKey{in.App, in.ID})
-	r.record(now, a, prev, in, heureka.CauseSync)
+	r.record(now, a, l, prev, in, heureka.CauseSync)
 	return true, nil
 }
 

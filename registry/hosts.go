@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"hash/maphash"
 	"slices"
 	"strings"
 
@@ -13,32 +14,52 @@ import (
 // record as instances are registered, changed and removed, so no request
 // ever walks the table. It is guarded by Registry.mu like the leases.
 
-// instRef names a stored instance.
-type instRef struct{ app, id string }
-
-// hostIndex holds the instances by host key; a key exists while an
-// instance carries it. Most keys are carried by one instance (a DataNode's
-// host name, and its address), which is stored in place: a slice would be
-// one more heap object per key for the collector to mark. A key several
-// carry has a small slice, which beats a set. A key many instances share
-// (every instance of a laptop's demo on 127.0.0.1, containers behind one
-// address) also gets a map of positions in its slice, so that adding or
-// dropping one of its instances stays O(1) rather than a scan of them all.
+// hostIndex holds the leases by the hash of each host key they carry. A
+// map slot is then a number and a pointer, where a key string and the
+// instance's application and ID were 48 bytes and three pointers: at 100k
+// instances the index was a fifth of what every collection marked. The
+// hash is maphash with a seed of the index's own, so no registrant can
+// choose keys that collide; keys that do collide anyway share an entry,
+// and get keeps only the leases that carry the key asked for. (Two keys
+// of one instance colliding would lose one of them at its next move: a
+// chance of 2^-64 an instance, accepted.)
+//
+// Most hashes are carried by one lease (a DataNode's host name, and its
+// address), which is stored in place: a slice would be one more heap
+// object per key for the collector to mark. A hash several carry has a
+// small slice, which beats a set. A hash many share (every instance of a
+// laptop's demo on 127.0.0.1, containers behind one address) also gets a
+// map of positions in its slice, so that adding or dropping one of its
+// leases stays O(1) rather than a scan of them all.
 type hostIndex struct {
-	one  map[string]instRef         // keys exactly one instance carries
-	refs map[string][]instRef       // keys two or more carry
-	pos  map[string]map[instRef]int // for keys with more than crowdedHost instances
+	seed maphash.Seed
+	one  map[uint64]*lease         // hashes exactly one lease carries
+	refs map[uint64][]*lease       // hashes two or more carry
+	pos  map[uint64]map[*lease]int // for hashes with more than crowdedHost leases
 }
 
-// get returns the instances that carry k.
-func (x *hostIndex) get(k string) []instRef {
-	if ref, ok := x.one[k]; ok {
-		return []instRef{ref}
+func (x *hostIndex) hash(k string) uint64 { return maphash.String(x.seed, k) }
+
+// get returns the leases whose instance carries k.
+func (x *hostIndex) get(k string) []*lease {
+	if x.one == nil {
+		return nil
 	}
-	return x.refs[k]
+	h := x.hash(k)
+	var found []*lease
+	if l, ok := x.one[h]; ok {
+		found = []*lease{l}
+	} else {
+		found = slices.Clone(x.refs[h])
+	}
+	return slices.DeleteFunc(found, func(l *lease) bool {
+		a, b := hostKeys(l.inst)
+		return k != a && k != b
+	})
 }
 
-// keys is how many keys are indexed.
+// keys is how many hashes are indexed: the distinct keys, but for
+// collisions.
 func (x *hostIndex) keys() int { return len(x.one) + len(x.refs) }
 
 // crowdedHost is how many instances a key holds before it gets positions;
@@ -62,110 +83,109 @@ func hostKeys(in *heureka.Instance) (a, b string) {
 	return a, b
 }
 
-// update moves an instance's entries from prev's keys to in's; prev is nil
-// for a new instance and in is nil for a removed one.
-func (x *hostIndex) update(prev, in *heureka.Instance) {
+// update moves lease l's entries from the keys of prev, the instance it
+// held, to those of in, the one it holds now; prev is nil for a new lease
+// and in is nil for a removed one.
+func (x *hostIndex) update(l *lease, prev, in *heureka.Instance) {
 	if x.refs == nil {
-		x.one, x.refs = map[string]instRef{}, map[string][]instRef{}
+		x.seed = maphash.MakeSeed()
+		x.one, x.refs = map[uint64]*lease{}, map[uint64][]*lease{}
 	}
 	var pa, pb, na, nb string
-	var ref instRef
 	if prev != nil {
 		pa, pb = hostKeys(prev)
-		ref = instRef{prev.App, prev.ID}
 	}
 	if in != nil {
 		na, nb = hostKeys(in)
-		ref = instRef{in.App, in.ID}
 	}
 	if pa == na && pb == nb {
 		return // the common change: status, lease or metadata
 	}
 	for _, k := range [...]string{pa, pb} {
 		if k != "" && k != na && k != nb {
-			x.drop(k, ref)
+			x.drop(x.hash(k), l)
 		}
 	}
 	for _, k := range [...]string{na, nb} {
 		if k != "" && k != pa && k != pb {
-			x.add(k, ref)
+			x.add(x.hash(k), l)
 		}
 	}
 }
 
-func (x *hostIndex) add(k string, ref instRef) {
-	if cur, ok := x.one[k]; ok {
-		if cur != ref {
-			delete(x.one, k)
-			x.refs[k] = []instRef{cur, ref} // crowdedHost is far above two
+func (x *hostIndex) add(h uint64, l *lease) {
+	if cur, ok := x.one[h]; ok {
+		if cur != l {
+			delete(x.one, h)
+			x.refs[h] = []*lease{cur, l} // crowdedHost is far above two
 		}
 		return
 	}
-	refs, ok := x.refs[k]
+	refs, ok := x.refs[h]
 	if !ok {
-		x.one[k] = ref
+		x.one[h] = l
 		return
 	}
-	p := x.pos[k]
+	p := x.pos[h]
 	switch {
 	case p != nil:
-		if _, ok := p[ref]; ok {
+		if _, ok := p[l]; ok {
 			return
 		}
-		p[ref] = len(refs)
-	case slices.Contains(refs, ref):
+		p[l] = len(refs)
+	case slices.Contains(refs, l):
 		return
 	}
-	refs = append(refs, ref)
-	x.refs[k] = refs
+	refs = append(refs, l)
+	x.refs[h] = refs
 	if p == nil && len(refs) > crowdedHost {
-		p = make(map[instRef]int, len(refs))
+		p = make(map[*lease]int, len(refs))
 		for i, r := range refs {
 			p[r] = i
 		}
 		if x.pos == nil {
-			x.pos = map[string]map[instRef]int{}
+			x.pos = map[uint64]map[*lease]int{}
 		}
-		x.pos[k] = p
+		x.pos[h] = p
 	}
 }
 
-func (x *hostIndex) drop(k string, ref instRef) {
-	if cur, ok := x.one[k]; ok {
-		if cur == ref {
-			delete(x.one, k)
+func (x *hostIndex) drop(h uint64, l *lease) {
+	if cur, ok := x.one[h]; ok {
+		if cur == l {
+			delete(x.one, h)
 		}
 		return
 	}
-	refs := x.refs[k]
-	p := x.pos[k]
+	refs := x.refs[h]
+	p := x.pos[h]
 	i := -1
 	if p != nil {
-		if j, ok := p[ref]; ok {
+		if j, ok := p[l]; ok {
 			i = j
-			delete(p, ref)
+			delete(p, l)
 		}
 	} else {
-		i = slices.Index(refs, ref)
+		i = slices.Index(refs, l)
 	}
 	if i < 0 {
 		return
 	}
 	last := len(refs) - 1
 	if last == 1 { // one left: it goes back in place
-		x.one[k] = refs[1-i]
-		delete(x.refs, k)
-		delete(x.pos, k)
+		x.one[h] = refs[1-i]
+		delete(x.refs, h)
+		delete(x.pos, h)
 		return
 	}
 	refs[i] = refs[last]
 	if p != nil && i != last {
 		p[refs[i]] = i
 	}
-	refs[last] = instRef{}
-	x.refs[k] = refs[:last]
+	refs[last] = nil
+	x.refs[h] = refs[:last]
 	if p != nil && last < crowdedHost/2 {
-		delete(x.pos, k)
+		delete(x.pos, h)
 	}
 }
 
@@ -186,26 +206,22 @@ type HostMatch struct {
 // them either.
 func (r *Registry) ByHost(hosts []string, app string, max int) (matches []HostMatch, truncated bool) {
 	app = strings.ToUpper(strings.TrimSpace(app))
-	seen := map[instRef]bool{}
+	seen := map[*lease]bool{}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	matches = make([]HostMatch, 0, len(hosts))
 	for _, h := range hosts {
 		m := HostMatch{Host: h}
-		for _, ref := range r.hosts.get(HostKey(h)) {
-			if app != "" && ref.app != app {
+		for _, l := range r.hosts.get(HostKey(h)) {
+			if app != "" && l.inst.App != app {
 				continue
 			}
-			l := r.lookup(ref.app, ref.id)
-			if l == nil {
-				continue // cannot happen while record keeps the index
-			}
-			if !seen[ref] {
+			if !seen[l] {
 				if max > 0 && len(seen) >= max {
 					truncated = true
 					continue
 				}
-				seen[ref] = true
+				seen[l] = true
 			}
 			m.Instances = append(m.Instances, l.inst)
 		}

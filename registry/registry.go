@@ -357,20 +357,21 @@ func (r *Registry) register(in *heureka.Instance, replication, forward, owned bo
 	}
 	var prev *heureka.Instance
 	duration := time.Duration(in.Lease.DurationSecs) * time.Second
-	if old != nil {
+	l := old
+	if l != nil {
 		// A registration starts a fresh lease: the stored one takes the new
 		// value, renewal time and duration.
-		prev = old.inst
-		old.duration = duration
-		r.setInst(old, in)
-		r.renewAt(old, now)
+		prev = l.inst
+		l.duration = duration
+		r.setInst(l, in)
+		r.renewAt(l, now)
 	} else {
-		l := &lease{inst: in, duration: duration}
+		l = &lease{inst: in, duration: duration}
 		l.renewed.Store(r.virtual(now))
 		app.leases[in.ID] = l
 		r.track(l)
 	}
-	r.record(now, app, prev, in, heureka.CauseRegister)
+	r.record(now, app, l, prev, in, heureka.CauseRegister)
 	delete(r.tombs, tombKey{in.App, in.ID})
 	r.registrations.Add(1)
 	if forward {
@@ -657,7 +658,7 @@ func (r *Registry) replace(now time.Time, a *appEntry, l *lease, in *heureka.Ins
 	in.Lease.LastRenewalTimestamp = r.lastRenewal(l) / int64(time.Millisecond)
 	prev := l.inst
 	r.setInst(l, in)
-	r.record(now, a, prev, in, cause)
+	r.record(now, a, l, prev, in, cause)
 }
 
 // remove deletes a lease and its override and records the deletion; r.mu
@@ -674,7 +675,7 @@ func (r *Registry) remove(now time.Time, app, id string, cause heureka.Cause) bo
 	in.ActionType = heureka.ActionDeleted
 	in.LastUpdatedTimestamp = now.UnixMilli()
 	in.Lease.EvictionTimestamp = now.UnixMilli()
-	r.record(now, a, l.inst, in, cause)
+	r.record(now, a, l, l.inst, in, cause)
 	if len(a.leases) == 0 {
 		delete(r.apps, app)
 	}
@@ -682,15 +683,15 @@ func (r *Registry) remove(now time.Time, app, id string, cause heureka.Cause) bo
 }
 
 // record appends a change and invalidates the snapshot; r.mu must be held.
-func (r *Registry) record(now time.Time, a *appEntry, prev, in *heureka.Instance, cause heureka.Cause) {
+func (r *Registry) record(now time.Time, a *appEntry, l *lease, prev, in *heureka.Instance, cause heureka.Cause) {
 	if a.dirty == nil {
 		a.dirty = map[string]struct{}{}
 	}
 	a.dirty[in.ID] = struct{}{}
 	if in.ActionType == heureka.ActionDeleted {
-		r.hosts.update(prev, nil)
+		r.hosts.update(l, prev, nil)
 	} else {
-		r.hosts.update(prev, in)
+		r.hosts.update(l, prev, in)
 	}
 	r.seq++
 	r.gen.Add(1)
