@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -41,5 +42,17 @@ func TestCollectLessInStorms(t *testing.T) {
 	}
 	if current != 50 {
 		t.Fatalf("target left at %d, want the 50 it found", current)
+	}
+}
+
+func TestStormGCPercentMustNotBeNegative(t *testing.T) {
+	c := DefaultConfig()
+	c.StormGCPercent = -1
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "storm GC percent -1") {
+		t.Fatalf("Validate with StormGCPercent -1: %v, want an error naming it", err)
+	}
+	c.StormGCPercent = 100
+	if err := c.Validate(); err != nil {
+		t.Fatalf("Validate with StormGCPercent 100: %v", err)
 	}
 }
