@@ -39,11 +39,8 @@ func ErrorCode(err error) string {
 	if err == nil {
 		return ""
 	}
-	if e, ok := err.(*Error); ok { // the usual case, without As's reflection
-		return e.Code
-	}
-	var e *Error
-	if errors.As(err, &e) {
+	// AsType, not As: no reflection, on every error answer.
+	if e, ok := errors.AsType[*Error](err); ok {
 		return e.Code
 	}
 	return EINTERNAL
