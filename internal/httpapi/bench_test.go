@@ -144,28 +144,28 @@ func BenchmarkRenew(b *testing.B) {
 // another host, which the write-rate limiter sees.
 func BenchmarkRenewHandler(b *testing.B) {
 	for _, c := range []struct{ name, from string }{{"loopback", "127.0.0.1:40000"}, {"remote", "10.1.2.3:40000"}} {
-		b.Run(c.name, func(b *testing.B) { benchRenewals(b, 10_000, 10_000, c.from, http.StatusOK) })
+		b.Run(c.name, func(b *testing.B) { benchRenewals(b, 10_000, 0, 10_000, c.from, http.StatusOK) })
 	}
 }
 
-// BenchmarkRenewUnknown is a renewal of an instance the registry does not
-// hold: what a restarted registry answers every agent once, before it
-// registers again.
+// BenchmarkRenewUnknown is a renewal of an instance a registry of 100k
+// does not hold: what a restarted registry answers every agent once,
+// before it registers again.
 func BenchmarkRenewUnknown(b *testing.B) {
-	benchRenewals(b, 0, 1000, "10.1.2.3:40000", http.StatusNotFound)
+	benchRenewals(b, 100_000, 100_000, 1000, "10.1.2.3:40000", http.StatusNotFound)
 }
 
-// benchRenewals calls the handler directly with renewals of the first
-// asked bench instances, from address from, in a registry that holds the
-// first held; every answer must have status want.
-func benchRenewals(b *testing.B, held, asked int, from string, want int) {
+// benchRenewals calls the handler directly with renewals of asked bench
+// instances from the first'th on, from address from, in a registry that
+// holds the first held; every answer must have status want.
+func benchRenewals(b *testing.B, held, first, asked int, from string, want int) {
 	reg := benchRegistry(b, nil, held)
 	hcfg := DefaultConfig()
 	hcfg.WriteRate = 1e9 // measure the limiter, never trip it
 	h := mustNew(b, hcfg, reg, nil).Handler()
 	reqs := make([]*http.Request, asked)
 	for i := range reqs {
-		r := httptest.NewRequest(http.MethodPut, "/eureka/apps/HDFS-DATANODE.PROD/"+benchInstance(i).ID+"?status=UP&lastDirtyTimestamp=1700000000000", nil)
+		r := httptest.NewRequest(http.MethodPut, "/eureka/apps/HDFS-DATANODE.PROD/"+benchInstance(first+i).ID+"?status=UP&lastDirtyTimestamp=1700000000000", nil)
 		r.RemoteAddr = from
 		reqs[i] = r
 	}
