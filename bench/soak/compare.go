@@ -20,17 +20,33 @@ import (
 
 // bareEnv makes this program serve a bare net/http handler on the address
 // it holds instead of running the soak: the ceiling heureka's renewals are
-// compared against.
-const bareEnv = "HEUREKA_SOAK_BARE"
+// compared against. With bareTimeoutsEnv set to 1 as well, the handler's
+// server bounds its clients as heureka's does.
+const (
+	bareEnv         = "HEUREKA_SOAK_BARE"
+	bareTimeoutsEnv = "HEUREKA_SOAK_BARE_TIMEOUTS"
+)
 
 // serveBare answers every request with an empty 200, as a renewal does.
-func serveBare(addr string) int {
+// With timeouts, its server has heureka's read, header and idle timeouts,
+// and it sets heureka's write deadline on every answer: every deadline
+// heureka's server sets, and nothing else heureka does.
+func serveBare(addr string, timeouts bool) int {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if timeouts {
+			_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(time.Minute))
+		}
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Length", "0")
 		w.WriteHeader(http.StatusOK)
 	})
-	if err := http.ListenAndServe(addr, h); err != nil {
+	srv := &http.Server{Addr: addr, Handler: h}
+	if timeouts {
+		srv.ReadHeaderTimeout = 10 * time.Second
+		srv.ReadTimeout = 30 * time.Second
+		srv.IdleTimeout = 120 * time.Second
+	}
+	if err := srv.ListenAndServe(); err != nil {
 		fmt.Fprintln(os.Stderr, "bare server:", err)
 		return 1
 	}
@@ -38,8 +54,9 @@ func serveBare(addr string) int {
 }
 
 // startBare runs this program as a bare net/http handler pinned to cpus,
-// with its log in dir, and returns its address and the process.
-func startBare(ctx context.Context, cpus, dir string) (string, *proc.Proc, error) {
+// with or without heureka's timeouts, with its log in dir, and returns its
+// address and the process.
+func startBare(ctx context.Context, cpus, dir string, timeouts bool) (string, *proc.Proc, error) {
 	addr, err := proc.FreeAddr("127.0.0.1")
 	if err != nil {
 		return "", nil, err
@@ -48,7 +65,11 @@ func startBare(ctx context.Context, cpus, dir string) (string, *proc.Proc, error
 	if err != nil {
 		return "", nil, err
 	}
-	p, err := proc.StartLogged("bare handler", proc.Command(proc.Taskset(cpus, exe), bareEnv+"="+addr), filepath.Join(dir, "bare.log"), nil)
+	env := []string{bareEnv + "=" + addr}
+	if timeouts {
+		env = append(env, bareTimeoutsEnv+"=1")
+	}
+	p, err := proc.StartLogged("bare handler", proc.Command(proc.Taskset(cpus, exe), env...), filepath.Join(dir, "bare.log"), nil)
 	if err != nil {
 		return "", nil, err
 	}
@@ -95,33 +116,39 @@ end
 
 // compareRenewals measures renewals against heureka holding each size in
 // sizes and against a bare handler, with the same wrk settings in one run,
-// every server pinned to the servers' CPUs and wrk to the generator's.
+// every server pinned to the servers' CPUs and wrk to the generator's. With
+// o.compareTimeouts, each round also measures the bare handler with
+// heureka's timeouts, between the bare run and heureka's.
 func compareRenewals(ctx context.Context, o options, sizes []int, rounds, conns int, dur time.Duration, stdout, log io.Writer) error {
 	dir, bin, script, err := wrkWorkDir(ctx, o, "compare", wrkScript)
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	type row struct {
-		what string
-		n    int // heureka's size; 0 for the bare handler
-		rps  float64
-		lat  string
+	// One round: heureka at size n and the bare runs just before it.
+	type result struct {
+		rps float64
+		lat string
 	}
-	var rows []row
-	// Both servers get the same requests, a real client's heartbeats
+	type round struct {
+		n                    int
+		bare, timed, heureka result // timed: the bare handler with heureka's timeouts, if asked
+	}
+	var rows []round
+	// Every server gets the same requests, a real client's heartbeats
 	// (PUT /eureka/apps/APP/ID?status=UP&lastDirtyTimestamp=T), so that
 	// net/http parses the same bytes for each; the bare handler ignores them.
-	bareAt := func(paths string) (float64, string, error) {
-		addr, bare, err := startBare(ctx, o.serverCPUs, dir)
+	bareAt := func(paths string, timeouts bool) (result, error) {
+		addr, bare, err := startBare(ctx, o.serverCPUs, dir, timeouts)
 		if err != nil {
-			return 0, "", err
+			return result{}, err
 		}
 		defer bare.Kill()
-		return runWrk(ctx, o.genCPUs, script, paths, "http://"+addr, conns, dur)
+		rps, lat, err := runWrk(ctx, o.genCPUs, script, paths, "http://"+addr, conns, dur)
+		return result{rps, lat}, err
 	}
-	for round := range rounds * len(sizes) {
-		n := sizes[round%len(sizes)]
+	for i := range rounds * len(sizes) {
+		n := sizes[i%len(sizes)]
 		lease := o.lease
 		if o.compareSettle > 0 {
 			lease = time.Hour
@@ -135,16 +162,22 @@ func compareRenewals(ctx context.Context, o options, sizes []int, rounds, conns 
 		if err := os.WriteFile(paths, []byte(b.String()), 0o644); err != nil {
 			return err
 		}
+		r := round{n: n}
 		bare := func() error {
-			rps, lat, err := bareAt(paths)
-			if err != nil {
+			if r.bare, err = bareAt(paths, false); err != nil {
 				return err
 			}
-			rows = append(rows, row{"bare net/http handler", 0, rps, lat})
-			logf(log, "compare: bare handler %.0f req/s", rps)
+			logf(log, "compare: bare handler %.0f req/s", r.bare.rps)
+			if !o.compareTimeouts {
+				return nil
+			}
+			if r.timed, err = bareAt(paths, true); err != nil {
+				return err
+			}
+			logf(log, "compare: bare handler with heureka's timeouts %.0f req/s", r.timed.rps)
 			return nil
 		}
-		// The bare run comes just before heureka's: before the storm, or,
+		// The bare runs come just before heureka's: before the storm, or,
 		// when heureka rests after it, at the end of the rest, so that
 		// minutes of the machine's other load do not come between them.
 		if o.compareSettle == 0 {
@@ -180,36 +213,62 @@ func compareRenewals(ctx context.Context, o options, sizes []int, rounds, conns 
 		if err != nil {
 			return err
 		}
-		rows = append(rows, row{fmt.Sprintf("heureka, %d instances", n), n, rps, lat})
+		r.heureka = result{rps, lat}
+		rows = append(rows, r)
 		logf(log, "compare: heureka at %d instances %.0f req/s", n, rps)
+	}
+	ratio := func(x, y float64) string {
+		if y <= 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f×", x/y)
 	}
 	fmt.Fprintf(stdout, "\n### renewals: heureka against a bare net/http handler, same wrk and requests, one run\n\n")
 	fmt.Fprintf(stdout, "Command: `cd bench && go run ./soak %s`; wrk -t1 -c%d -d%s pinned to CPUs %q, servers to %q.\n\n",
 		strings.Join(os.Args[1:], " "), conns, dur, o.genCPUs, o.serverCPUs)
+	if o.compareTimeouts {
+		fmt.Fprintln(stdout, "The bare handler with heureka's timeouts has its read, header and idle timeouts and sets its write deadline on every answer.")
+		fmt.Fprintln(stdout)
+	}
 	fmt.Fprintln(stdout, "| server | renewals/s | latency p99 (wrk) | ratio to the bare handler before it |")
 	fmt.Fprintln(stdout, "|---|---|---|---|")
-	for i, r := range rows {
-		ratio := "-"
-		if i%2 == 1 && rows[i-1].rps > 0 {
-			ratio = fmt.Sprintf("%.2f×", r.rps/rows[i-1].rps)
+	for _, r := range rows {
+		fmt.Fprintf(stdout, "| bare net/http handler | %.0f | %s | - |\n", r.bare.rps, r.bare.lat)
+		if o.compareTimeouts {
+			fmt.Fprintf(stdout, "| bare handler with heureka's timeouts | %.0f | %s | %s |\n", r.timed.rps, r.timed.lat, ratio(r.timed.rps, r.bare.rps))
 		}
-		fmt.Fprintf(stdout, "| %s | %.0f | %s | %s |\n", r.what, r.rps, r.lat, ratio)
+		fmt.Fprintf(stdout, "| heureka, %d instances | %.0f | %s | %s |\n", r.n, r.heureka.rps, r.heureka.lat, ratio(r.heureka.rps, r.bare.rps))
 	}
-	if rounds > 1 {
-		// The bare handler's own figure moves from run to run on a shared
-		// machine; each heureka run is judged against the bare run just
-		// before it, and the medians of those pairs are the result.
-		fmt.Fprintf(stdout, "\n| heureka size | rounds | median renewals/s | median ratio to the bare run before it |\n|---|---|---|---|\n")
-		for _, n := range sizes {
-			var got, ratios []float64
-			for i := 1; i < len(rows); i += 2 {
-				if rows[i].n == n && rows[i-1].rps > 0 {
-					got = append(got, rows[i].rps)
-					ratios = append(ratios, rows[i].rps/rows[i-1].rps)
-				}
+	if rounds == 1 && !o.compareTimeouts {
+		return nil
+	}
+	// The bare handler's own figure moves from run to run on a shared
+	// machine; each heureka run is judged against the bare runs just
+	// before it, and the medians of those ratios are the result.
+	fmt.Fprintf(stdout, "\n| heureka size | rounds | median renewals/s | median ratio to the bare run before it |")
+	if o.compareTimeouts {
+		fmt.Fprintf(stdout, " the timed bare run to the bare run | heureka to the timed bare run |\n|---|---|---|---|---|---|\n")
+	} else {
+		fmt.Fprintf(stdout, "\n|---|---|---|---|\n")
+	}
+	for _, n := range sizes {
+		var got, toBare, timedToBare, toTimed []float64
+		for _, r := range rows {
+			if r.n != n || r.bare.rps <= 0 {
+				continue
 			}
-			fmt.Fprintf(stdout, "| %d | %d | %.0f | %.2f× |\n", n, len(got), median(got), median(ratios))
+			got = append(got, r.heureka.rps)
+			toBare = append(toBare, r.heureka.rps/r.bare.rps)
+			if r.timed.rps > 0 {
+				timedToBare = append(timedToBare, r.timed.rps/r.bare.rps)
+				toTimed = append(toTimed, r.heureka.rps/r.timed.rps)
+			}
 		}
+		fmt.Fprintf(stdout, "| %d | %d | %.0f | %.2f× |", n, len(got), median(got), median(toBare))
+		if o.compareTimeouts {
+			fmt.Fprintf(stdout, " %.2f× | %.2f× |", median(timedToBare), median(toTimed))
+		}
+		fmt.Fprintln(stdout)
 	}
 	return nil
 }

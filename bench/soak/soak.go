@@ -167,7 +167,7 @@ const pushConns = 16
 // servers' CPUs (its log in dir) for o.quiet: what the generator measures
 // there is its own floor.
 func baseline(ctx context.Context, o options, f *fleet, c *http.Client, ph *phases, dir string, log io.Writer) error {
-	addr, bare, err := startBare(ctx, o.serverCPUs, dir)
+	addr, bare, err := startBare(ctx, o.serverCPUs, dir, false)
 	if err != nil {
 		return err
 	}

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -22,7 +25,7 @@ import (
 // own binary does.
 func TestMain(m *testing.M) {
 	if addr := os.Getenv(bareEnv); addr != "" {
-		os.Exit(serveBare(addr))
+		os.Exit(serveBare(addr, os.Getenv(bareTimeoutsEnv) == "1"))
 	}
 	os.Exit(m.Run())
 }
@@ -443,5 +446,70 @@ func TestTinyStorms(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestTinyCompare runs -compare with -compare-timeouts at a tiny size
+// against a real server process: a row for each of the three servers, and
+// the medians of the ratios.
+func TestTinyCompare(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real server processes")
+	}
+	needWrk(t)
+	t.Parallel()
+	o := options{apps: 5, writers: 8, renew: 10 * time.Second, lease: 30 * time.Second, seed: 1, repo: "../..", compareTimeouts: true}
+	var out, log bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := compareRenewals(ctx, o, []int{200}, 1, 4, time.Second, &out, &log); err != nil {
+		t.Fatalf("compareRenewals: %v\n%s", err, log.String())
+	}
+	for _, re := range []string{
+		`\| bare net/http handler \| [1-9][0-9]* \| [0-9.]+[mu]?s \| - \|`,
+		`\| bare handler with heureka's timeouts \| [1-9][0-9]* \| [0-9.]+[mu]?s \| [0-9.]+× \|`,
+		`\| heureka, 200 instances \| [1-9][0-9]* \| [0-9.]+[mu]?s \| [0-9.]+× \|`,
+		`\| 200 \| 1 \| [1-9][0-9]* \| [0-9.]+× \| [0-9.]+× \| [0-9.]+× \|`,
+	} {
+		if !regexp.MustCompile(re).MatchString(out.String()) {
+			t.Errorf("report lacks a line like %s:\n%s", re, out.String())
+		}
+	}
+}
+
+// TestBareHandlerWithTimeoutsDropsASlowClient checks that the bare handler
+// with heureka's timeouts bounds a client as heureka's server does: one that
+// sends half a request header is cut off when the header timeout passes.
+func TestBareHandlerWithTimeoutsDropsASlowClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the 10 s header timeout")
+	}
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	addr, p, err := startBare(ctx, "", t.TempDir(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Kill()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := io.WriteString(c, "PUT /eureka/apps/A/1 HTTP/1.1\r\nHost: x\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(40 * time.Second))
+	n, err := c.Read(make([]byte, 512))
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("the server kept a half-sent request open for 40 s; its header timeout is 10 s")
+	}
+	if err == nil && n > 0 {
+		// net/http may answer 408 before it closes; the close must follow.
+		_, err = c.Read(make([]byte, 512))
+	}
+	if err != io.EOF {
+		t.Fatalf("read from a connection the server should have closed: %v, want EOF", err)
 	}
 }
