@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/heureka-project/heureka/internal/auth"
@@ -68,6 +69,19 @@ type Config struct {
 	// collector alone, as tests running many servers in one process want;
 	// the command sets it (gc.go says why).
 	StormGCPercent int
+}
+
+// SetTimeouts bounds srv's clients as heureka's server does. Slow clients:
+// headers within 10 s, a whole request within ReadTimeout, and a kept
+// connection idle for at most 2 minutes. Watch streams lift the read
+// deadline once their request is read. There is no WriteTimeout, which
+// would cut every stream: httpapi sets a deadline on each answer
+// (httpapi.Config.ResponseTimeout) and on each write to a stream instead.
+// bench/soak gives a bare handler the same, to measure what they cost.
+func (c Config) SetTimeouts(srv *http.Server) {
+	srv.ReadHeaderTimeout = min(10*time.Second, c.ReadTimeout)
+	srv.ReadTimeout = c.ReadTimeout
+	srv.IdleTimeout = 2 * time.Minute
 }
 
 // DefaultConfig returns the defaults, each with its reason.

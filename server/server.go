@@ -14,7 +14,6 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/heureka-project/heureka/internal/auth"
 	"github.com/heureka-project/heureka/internal/httpapi"
@@ -143,19 +142,12 @@ func (s *Server) Open() error {
 	}
 	s.Registry, s.API, s.Replicator, s.Auth, s.ln = reg, api, rep, store, ln
 	s.http = &http.Server{
-		Handler: api.Handler(),
-		// Slow clients: headers within 10 s, a whole request within
-		// ReadTimeout. Watch streams lift the read deadline once their
-		// request is read. There is no WriteTimeout, which would cut every
-		// stream: httpapi sets a deadline on each answer and on each write
-		// to a stream instead.
-		ReadHeaderTimeout: min(10*time.Second, s.Config.ReadTimeout),
-		ReadTimeout:       s.Config.ReadTimeout,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		TLSConfig:         serverTLS,
-		ErrorLog:          slog.NewLogLogger(s.Logger.With("subsystem", "http").Handler(), slog.LevelWarn),
+		Handler:        api.Handler(),
+		MaxHeaderBytes: 64 << 10,
+		TLSConfig:      serverTLS,
+		ErrorLog:       slog.NewLogLogger(s.Logger.With("subsystem", "http").Handler(), slog.LevelWarn),
 	}
+	s.Config.SetTimeouts(s.http)
 	s.opened = true
 	s.Logger.Info("heureka server listening", "addr", ln.Addr().String(), "node", s.NodeID, "peers", len(pcfg.Peers),
 		"tls", serverTLS != nil, "auth", store != nil)

@@ -15,7 +15,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/heureka-project/heureka/internal/httpapi"
 	"github.com/heureka-project/heureka/internal/proc"
+	"github.com/heureka-project/heureka/server"
 )
 
 // bareEnv makes this program serve a bare net/http handler on the address
@@ -28,13 +30,15 @@ const (
 )
 
 // serveBare answers every request with an empty 200, as a renewal does.
-// With timeouts, its server has heureka's read, header and idle timeouts,
-// and it sets heureka's write deadline on every answer: every deadline
-// heureka's server sets, and nothing else heureka does.
+// With timeouts, its server has the timeouts of heureka's default server
+// (server.Config.SetTimeouts) and it sets heureka's default write deadline
+// on every answer: every deadline heureka's server sets, and nothing else
+// heureka does.
 func serveBare(addr string, timeouts bool) int {
+	answerBy := httpapi.DefaultConfig().ResponseTimeout
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if timeouts {
-			_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(time.Minute))
+			_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(answerBy))
 		}
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Length", "0")
@@ -42,9 +46,7 @@ func serveBare(addr string, timeouts bool) int {
 	})
 	srv := &http.Server{Addr: addr, Handler: h}
 	if timeouts {
-		srv.ReadHeaderTimeout = 10 * time.Second
-		srv.ReadTimeout = 30 * time.Second
-		srv.IdleTimeout = 120 * time.Second
+		server.DefaultConfig().SetTimeouts(srv)
 	}
 	if err := srv.ListenAndServe(); err != nil {
 		fmt.Fprintln(os.Stderr, "bare server:", err)
