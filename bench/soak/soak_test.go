@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"math"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,6 +17,7 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka/eureka"
+	"github.com/heureka-project/heureka/internal/proctest"
 )
 
 // TestMain lets the test binary serve as the bare handler, as the soak's
@@ -492,24 +491,5 @@ func TestBareHandlerWithTimeoutsDropsASlowClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Kill()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := io.WriteString(c, "PUT /eureka/apps/A/1 HTTP/1.1\r\nHost: x\r\n"); err != nil {
-		t.Fatal(err)
-	}
-	c.SetReadDeadline(time.Now().Add(40 * time.Second))
-	n, err := c.Read(make([]byte, 512))
-	if ne, ok := err.(net.Error); ok && ne.Timeout() {
-		t.Fatal("the server kept a half-sent request open for 40 s; its header timeout is 10 s")
-	}
-	if err == nil && n > 0 {
-		// net/http may answer 408 before it closes; the close must follow.
-		_, err = c.Read(make([]byte, 512))
-	}
-	if err != io.EOF {
-		t.Fatalf("read from a connection the server should have closed: %v, want EOF", err)
-	}
+	proctest.ExpectHalfHeaderDropped(t, addr, 40*time.Second)
 }
