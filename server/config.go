@@ -3,10 +3,10 @@ package server
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/heureka-project/heureka/internal/auth"
+	"github.com/heureka-project/heureka/internal/conntime"
 	"github.com/heureka-project/heureka/internal/httpapi"
 	"github.com/heureka-project/heureka/internal/urlcheck"
 	"github.com/heureka-project/heureka/registry"
@@ -30,6 +30,10 @@ type Config struct {
 	// ReadTimeout bounds reading a whole request, body included, against
 	// slow senders; watch streams lift it once their request is read.
 	ReadTimeout time.Duration
+	// ResponseTimeout bounds writing an answer, so that a client that stops
+	// reading cannot hold a large listing (and its goroutine) forever.
+	// Watch streams bound each write instead (HTTP.WriteTimeout).
+	ResponseTimeout time.Duration
 
 	// Registry is the engine's configuration (self-preservation, delta
 	// retention, limits, clock).
@@ -71,17 +75,19 @@ type Config struct {
 	StormGCPercent int
 }
 
-// SetTimeouts bounds srv's clients as heureka's server does. Slow clients:
-// headers within 10 s, a whole request within ReadTimeout, and a kept
-// connection idle for at most 2 minutes. Watch streams lift the read
-// deadline once their request is read. There is no WriteTimeout, which
-// would cut every stream: httpapi sets a deadline on each answer
-// (httpapi.Config.ResponseTimeout) and on each write to a stream instead.
+// ConnLimits are the bounds heureka's server keeps on its clients'
+// connections (internal/conntime): a header within 10 s (ReadTimeout if
+// shorter), a body within ReadTimeout, a kept connection idle for at most
+// 2 minutes, and an answer the client stops reading cut off after
+// ResponseTimeout. Watch streams set a deadline on each write instead.
 // bench/soak gives a bare handler the same, to measure what they cost.
-func (c Config) SetTimeouts(srv *http.Server) {
-	srv.ReadHeaderTimeout = min(10*time.Second, c.ReadTimeout)
-	srv.ReadTimeout = c.ReadTimeout
-	srv.IdleTimeout = 2 * time.Minute
+func (c Config) ConnLimits() conntime.Limits {
+	return conntime.Limits{
+		Header: min(10*time.Second, c.ReadTimeout),
+		Body:   c.ReadTimeout,
+		Idle:   2 * time.Minute,
+		Answer: c.ResponseTimeout,
+	}
 }
 
 // DefaultConfig returns the defaults, each with its reason.
@@ -95,9 +101,12 @@ func DefaultConfig() Config {
 		// Bodies are at most 1 MiB: 30 s is 35 KB/s, slower than any
 		// honest client on a data-centre network.
 		ReadTimeout: 30 * time.Second,
-		Registry:    serverRegistryConfig(),
-		Replication: replication.DefaultConfig(),
-		HTTP:        httpapi.DefaultConfig(),
+		// A full listing of 10,000 instances is ~10 MB uncompressed: a
+		// minute allows 170 KB/s; a client slower than that is stuck.
+		ResponseTimeout: time.Minute,
+		Registry:        serverRegistryConfig(),
+		Replication:     replication.DefaultConfig(),
+		HTTP:            httpapi.DefaultConfig(),
 		// An edited credentials file is in force within seconds, without
 		// a signal; a stat every 5 s costs nothing.
 		AuthPoll: 5 * time.Second,
@@ -141,6 +150,8 @@ func (c Config) Validate() error {
 		return errors.New("peer-auth-file: $HEUREKA_PEER_AUTH is set too; give one")
 	case c.ReadTimeout <= 0:
 		return fmt.Errorf("read-timeout: %v must be positive", c.ReadTimeout)
+	case c.ResponseTimeout <= 0:
+		return fmt.Errorf("response-timeout: %v must be positive", c.ResponseTimeout)
 	case c.StormGCPercent < 0:
 		return fmt.Errorf("storm GC percent %d: want 0 (leave the collector alone) or a positive percentage", c.StormGCPercent)
 	}

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 
 	"github.com/heureka-project/heureka/internal/auth"
+	"github.com/heureka-project/heureka/internal/conntime"
 	"github.com/heureka-project/heureka/internal/httpapi"
 	"github.com/heureka-project/heureka/internal/rungroup"
 	"github.com/heureka-project/heureka/registry"
@@ -40,8 +41,9 @@ type Server struct {
 	// Auth is the credentials store, nil when authentication is off.
 	Auth *auth.Store
 
-	ln       net.Listener
+	ln       net.Listener // watched by conns
 	http     *http.Server
+	conns    *conntime.Watchdog
 	group    *rungroup.Group // the actors; nil before Open
 	done     chan struct{}   // closed when every actor has returned
 	runErr   error           // the first actor's failure; read after done
@@ -135,19 +137,25 @@ func (s *Server) Open() error {
 	}
 	hcfg.Collectors = append(hcfg.Collectors[:len(hcfg.Collectors):len(hcfg.Collectors)], rep.Collector())
 	hcfg.Auth = store
+	conns, err := conntime.New(s.Config.ConnLimits(), s.Logger.With("subsystem", "http"))
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	hcfg.Collectors = append(hcfg.Collectors, conns.Collector())
 	api, err := httpapi.New(hcfg, reg, s.Logger)
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	s.Registry, s.API, s.Replicator, s.Auth, s.ln = reg, api, rep, store, ln
+	s.Registry, s.API, s.Replicator, s.Auth, s.ln, s.conns = reg, api, rep, store, conns.Listener(ln), conns
 	s.http = &http.Server{
 		Handler:        api.Handler(),
 		MaxHeaderBytes: 64 << 10,
 		TLSConfig:      serverTLS,
 		ErrorLog:       slog.NewLogLogger(s.Logger.With("subsystem", "http").Handler(), slog.LevelWarn),
 	}
-	s.Config.SetTimeouts(s.http)
+	conns.Guard(s.http)
 	s.opened = true
 	s.Logger.Info("heureka server listening", "addr", ln.Addr().String(), "node", s.NodeID, "peers", len(pcfg.Peers),
 		"tls", serverTLS != nil, "auth", store != nil)
@@ -164,6 +172,7 @@ func (s *Server) start(store *auth.Store, tlsOn bool) {
 	s.group, s.done = g, make(chan struct{})
 	g.Go("registry", s.Registry.Run)
 	g.Go("replication", s.Replicator.Run)
+	g.Go("connections", s.conns.Run)
 	g.Go("http", func(context.Context) error {
 		var err error
 		if tlsOn {

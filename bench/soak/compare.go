@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -15,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/heureka-project/heureka/internal/httpapi"
+	"github.com/heureka-project/heureka/internal/conntime"
 	"github.com/heureka-project/heureka/internal/proc"
 	"github.com/heureka-project/heureka/server"
 )
@@ -30,25 +31,32 @@ const (
 )
 
 // serveBare answers every request with an empty 200, as a renewal does.
-// With timeouts, its server has the timeouts of heureka's default server
-// (server.Config.SetTimeouts) and it sets heureka's default write deadline
-// on every answer: every deadline heureka's server sets, and nothing else
-// heureka does.
+// With timeouts, its server bounds its clients as heureka's default
+// server does (server.Config.ConnLimits, kept by internal/conntime): every
+// bound heureka's server keeps, and nothing else heureka does.
 func serveBare(addr string, timeouts bool) int {
-	answerBy := httpapi.DefaultConfig().ResponseTimeout
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if timeouts {
-			_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(answerBy))
-		}
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Length", "0")
 		w.WriteHeader(http.StatusOK)
 	})
-	srv := &http.Server{Addr: addr, Handler: h}
-	if timeouts {
-		server.DefaultConfig().SetTimeouts(srv)
+	srv := &http.Server{Handler: h}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bare server:", err)
+		return 1
 	}
-	if err := srv.ListenAndServe(); err != nil {
+	if timeouts {
+		conns, err := conntime.New(server.DefaultConfig().ConnLimits(), slog.Default())
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bare server:", err)
+			return 1
+		}
+		conns.Guard(srv)
+		ln = conns.Listener(ln)
+		go conns.Run(context.Background())
+	}
+	if err := srv.Serve(ln); err != nil {
 		fmt.Fprintln(os.Stderr, "bare server:", err)
 		return 1
 	}
@@ -229,7 +237,7 @@ func compareRenewals(ctx context.Context, o options, sizes []int, rounds, conns 
 	fmt.Fprintf(stdout, "Command: `cd bench && go run ./soak %s`; wrk -t1 -c%d -d%s pinned to CPUs %q, servers to %q.\n\n",
 		strings.Join(os.Args[1:], " "), conns, dur, o.genCPUs, o.serverCPUs)
 	if o.compareTimeouts {
-		fmt.Fprintln(stdout, "The bare handler with heureka's timeouts has its read, header and idle timeouts and sets its write deadline on every answer.")
+		fmt.Fprintln(stdout, "The bare handler with heureka's timeouts keeps every bound heureka's server keeps on its clients (header, body, idle, answer; server.Config.ConnLimits).")
 		fmt.Fprintln(stdout)
 	}
 	fmt.Fprintln(stdout, "| server | renewals/s | latency p99 (wrk) | ratio to the bare handler before it |")

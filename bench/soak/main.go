@@ -103,7 +103,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	compareConns := fs.Int("compare-conns", 64, "wrk connections for -compare (-storms uses -writers)")
 	compareFor := fs.Duration("compare-for", 10*time.Second, "how long wrk runs against each server")
 	fs.DurationVar(&o.compareSettle, "compare-settle", 0, "how long heureka rests after its storm before -compare measures; past the 3 min delta window it holds what a steady registry holds (the fleet then registers with hour-long leases, so that nothing expires while it rests)")
-	fs.BoolVar(&o.compareTimeouts, "compare-timeouts", false, "-compare also measures, in each round, a bare handler whose server has heureka's read, header and idle timeouts and that sets heureka's write deadline on every answer")
+	fs.BoolVar(&o.compareTimeouts, "compare-timeouts", false, "-compare also measures, in each round, a bare handler whose server keeps heureka's bounds on its clients (header, body, idle and answer timeouts)")
 	compareRounds := fs.Int("compare-rounds", 1, "how many times -compare measures each size, each time after its own bare run; with more than one, it reports medians")
 	storms := fs.Bool("storms", false, "instead of the soak: registration storms into a fresh heureka at each -compare-n, -compare-rounds times, alternately from the soak's -writers and from wrk with as many connections")
 	instr := fs.Bool("instructions", false, "instead of the soak: count the server's instructions per renewal under valgrind's callgrind, for a bare net/http handler and for heureka at each -compare-n")

@@ -46,6 +46,7 @@ func runServer(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs.StringVar(&cfg.PeerKey, "peer-key", "", "PEM private key `file` for --peer-cert")
 	fs.StringVar(&cfg.PeerAuthFile, "peer-auth-file", "", "`file` holding the credentials sent to peers, user:password or a token (or set $HEUREKA_PEER_AUTH); reloaded on SIGHUP")
 	fs.DurationVar(&cfg.ReadTimeout, "read-timeout", cfg.ReadTimeout, "how long a client may take to send a whole request (watch streams are not cut by it)")
+	fs.DurationVar(&cfg.ResponseTimeout, "response-timeout", cfg.ResponseTimeout, "how long a client may take to read an answer before its connection is cut (watch streams bound each write instead)")
 	fs.Float64Var(&cfg.HTTP.WriteRate, "write-rate", cfg.HTTP.WriteRate, "writes per second allowed to each client (user@address, or address); 0 turns the limit off")
 	fs.IntVar(&cfg.HTTP.WriteBurst, "write-burst", cfg.HTTP.WriteBurst, "writes a client may send at once above --write-rate")
 	fs.IntVar(&cfg.HTTP.MaxWatchersPerClient, "max-watchers-per-client", cfg.HTTP.MaxWatchersPerClient, "watch and event streams one client may hold open; 0 for no per-client bound")

@@ -1,18 +1,23 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
-	"github.com/heureka-project/heureka/server"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/heureka-project/heureka/internal/proctest"
+	"github.com/heureka-project/heureka/server"
 )
 
 const registerBody = `{"instance":{
@@ -178,14 +183,80 @@ func TestBinary(t *testing.T) {
 	}
 }
 
-// TestServerDropsAClientThatNeverFinishesItsHeader checks the real
-// server's timeouts (server.Config.SetTimeouts): a client that sends half
-// a request header is cut off once the header timeout passes, while a
-// client that sends a whole request is answered.
-func TestServerDropsAClientThatNeverFinishesItsHeader(t *testing.T) {
-	s := openServerWith(t, func(c *server.Config) { c.ReadTimeout = 2 * time.Second })
-	if code, body, _ := request(t, "GET", eurekaURL(s)+"/apps", ""); code != http.StatusOK {
-		t.Fatalf("GET /apps: %d %s", code, body)
+// TestServerBoundsSlowClients checks the real server's bounds on its
+// clients (server.Config.ConnLimits, kept by internal/conntime): a client
+// that sends half a request header is cut off once the header timeout
+// passes; one that stops reading a large listing is cut off once
+// ResponseTimeout passes, and /metrics counts it; and a kept connection
+// that asks again later than ResponseTimeout is still answered.
+func TestServerBoundsSlowClients(t *testing.T) {
+	const answer = 500 * time.Millisecond
+	s := openServerWith(t, func(c *server.Config) { c.ReadTimeout, c.ResponseTimeout = 2*time.Second, answer })
+	// ~1.3 KB each: a listing of ~25 MB, more than loopback's socket
+	// buffers hold, so that the server's write blocks on a client that
+	// stops reading. Registered before the first read, which encodes them
+	// all (a later one may be served a listing up to 30 s old).
+	padding := strings.Repeat("x", 1000)
+	for i := range 20_000 {
+		in := testDataNode(fmt.Sprintf("dn%05d.example.com", i), "/rack1", 50, 1000, 3600)
+		in.Metadata = in.Metadata.With("note", padding)
+		if err := s.Registry.Register(in, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A listing may be served up to 30 s stale (internal/httpapi's
+	// encoder); wait until the listing holds them all.
+	want := strconv.FormatUint(s.Registry.Snapshot().Version, 10)
+	start := time.Now()
+	for {
+		code, body, h := request(t, "GET", eurekaURL(s)+"/apps", "", "Accept", "application/json")
+		if code != http.StatusOK {
+			t.Fatalf("GET /apps: %d %s", code, body)
+		}
+		if h.Get("X-Heureka-Version") == want {
+			break
+		}
+		if time.Since(start) > 40*time.Second {
+			t.Fatalf("GET /apps after 40s: version %s, want %s", h.Get("X-Heureka-Version"), want)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	proctest.ExpectHalfHeaderDropped(t, s.Addr().String(), 30*time.Second)
+
+	c, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.(*net.TCPConn).SetReadBuffer(16 << 10); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(c)
+	get := func(path string) *http.Response {
+		t.Helper()
+		fmt.Fprintf(c, "GET /eureka%s HTTP/1.1\r\nHost: heureka\r\nAccept: application/json\r\n\r\n", path)
+		c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		return resp
+	}
+	resp := get("/apps/NOSUCHAPP")
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	time.Sleep(answer + 300*time.Millisecond) // the gap is the input
+	resp = get("/apps")
+	time.Sleep(4 * answer) // the fault: a client that stops reading
+	n, err := io.Copy(io.Discard, resp.Body)
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+		t.Fatalf("a client that stopped reading for %v was still connected 30s later, after %d bytes", 4*answer, n)
+	}
+	if err == nil {
+		t.Fatalf("a client that stopped reading for %v got the whole %d-byte listing", 4*answer, n)
+	}
+	_, metrics, _ := request(t, "GET", "http://"+s.Addr().String()+"/metrics", "")
+	if want := `heureka_http_connections_cut_total{reason="answer"} 1`; !strings.Contains(metrics, want) {
+		t.Errorf("/metrics lacks %s", want)
+	}
 }

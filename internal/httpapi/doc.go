@@ -59,9 +59,10 @@
 // per client (429) as well as in total (503). Peers, and anonymous clients
 // on loopback (every local process shares 127.0.0.1), are exempt.
 //
-// Every answer has a write deadline (ResponseTimeout); streams replace it
-// with one per write and lift the read deadline, so an http.Server's
-// ReadTimeout bounds slow senders without cutting streams. A JSON body
+// Streams set a deadline on each write (WriteTimeout) and lift the read
+// deadline, so that the server's bounds on its clients (internal/conntime:
+// a body within ReadTimeout, an answer within ResponseTimeout, both set by
+// package server) cut slow clients without cutting streams. A JSON body
 // that is not UTF-8 is refused rather than decoded with replacement
 // characters, and so is a metadata value that is not.
 //

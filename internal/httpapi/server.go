@@ -52,11 +52,6 @@ type Config struct {
 	// WriteTimeout bounds one write to a stream; a watcher that cannot take
 	// data for that long is dropped.
 	WriteTimeout time.Duration
-	// ResponseTimeout bounds writing any other answer, so that a client
-	// that stops reading cannot hold a large listing (and its goroutine)
-	// forever. It replaces http.Server's WriteTimeout, which would also cut
-	// every watch stream.
-	ResponseTimeout time.Duration
 
 	// Auth, when set, authenticates every request but those to /healthz,
 	// /readyz and /metrics and authorises it by role (see internal/auth);
@@ -96,9 +91,6 @@ func DefaultConfig() Config {
 		KeepAlive: 15 * time.Second,
 		// A watcher that cannot take a write for this long is gone.
 		WriteTimeout: 10 * time.Second,
-		// A full listing of 10,000 instances is ~10 MB uncompressed: a
-		// minute allows 170 KB/s; a client slower than that is stuck.
-		ResponseTimeout: time.Minute,
 		// An agent renews every 10 s and writes a status or metadata
 		// change now and then; a host with a dozen daemons stays far
 		// below 20 a second, and a restart that registers them all at
@@ -152,8 +144,6 @@ func (c Config) Validate() error {
 		return fmt.Errorf("httpapi: KeepAlive %v: want a positive interval", c.KeepAlive)
 	case c.WriteTimeout <= 0:
 		return fmt.Errorf("httpapi: WriteTimeout %v: want a positive duration", c.WriteTimeout)
-	case c.ResponseTimeout <= 0:
-		return fmt.Errorf("httpapi: ResponseTimeout %v: want a positive duration", c.ResponseTimeout)
 	case c.WriteRate < 0 || math.IsNaN(c.WriteRate) || math.IsInf(c.WriteRate, 0):
 		return fmt.Errorf("write-rate: %v must be a finite number, 0 or more (0 turns the limit off)", c.WriteRate)
 	case c.WriteRate > 0 && c.WriteBurst < 1:
@@ -227,10 +217,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// large registry.
 		w.Header().Set(replication.NodeHeader, s.cfg.NodeID)
 	}
-	// Streams replace this deadline with their own, per write. It is set
-	// on every request because net/http clears a connection's write
-	// deadline after each answer (TestResponseTimeoutOnAKeptConnection).
-	_ = http.NewResponseController(sw).SetWriteDeadline(start.Add(s.cfg.ResponseTimeout))
 
 	rt, h, p, err := s.match(r)
 	if err == nil {

@@ -105,7 +105,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, who caller, kind
 	// The server's read timeout bounds reading a request; a stream's
 	// request is read, and its connection lives on, so no read deadline
 	// may end it (net/http does not today; this keeps it so). Each write
-	// has its own deadline (flush).
+	// has its own deadline (flush), which the server's bound on answers
+	// (internal/conntime) gives way to.
 	_ = rc.SetReadDeadline(time.Time{})
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
