@@ -65,7 +65,7 @@ func New(l Limits, logger *slog.Logger) (*Watchdog, error) {
 	if err := l.Validate(); err != nil {
 		return nil, err
 	}
-	return &Watchdog{
+	w := &Watchdog{
 		limits: l,
 		tick:   l.Tick(),
 		logger: logger,
@@ -75,7 +75,11 @@ func New(l Limits, logger *slog.Logger) (*Watchdog, error) {
 			Help: "Client connections closed for idling past the idle timeout or for not reading an answer, by reason (idle, answer).",
 		}, []string{"reason"}),
 		conns: make(map[*conn]struct{}),
-	}, nil
+	}
+	for _, why := range []string{cutIdle, cutAnswer} {
+		w.cuts.WithLabelValues(why) // exported at 0 from the start
+	}
+	return w, nil
 }
 
 // Guard sets srv up for w: net/http's header timeout, and none of the
