@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/heureka-project/heureka/internal/tick"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -130,16 +131,8 @@ func (w *Watchdog) Collector() prometheus.Collector { return w.cuts }
 
 // Run sweeps w's connections every Tick until ctx ends; it returns nil.
 func (w *Watchdog) Run(ctx context.Context) error {
-	t := time.NewTicker(w.tick)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-			w.sweep(time.Since(w.start).Nanoseconds())
-		}
-	}
+	tick.Every(ctx, w.tick, nil, func() { w.sweep(time.Since(w.start).Nanoseconds()) })
+	return nil
 }
 
 // sweep closes every connection past a bound at now (nanoseconds since
