@@ -149,6 +149,7 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"server", "--no-such-flag"}, 2, "", "no-such-flag"},
 		{[]string{"server", "--self-preservation", "always"}, 2, "", "self-preservation"},
 		{[]string{"server", "--log-format", "xml"}, 2, "", "log-format"},
+		{[]string{"server", "--response-timeout", "0s"}, 2, "", "response-timeout: 0s must be positive"},
 		{[]string{"server", "--log-level", "loud"}, 2, "", "log-level"},
 		{[]string{"server", "extra"}, 2, "", "extra"},
 	} {
