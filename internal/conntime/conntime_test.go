@@ -3,6 +3,7 @@ package conntime
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -21,9 +22,17 @@ import (
 // short are limits a test can wait out: a tick of 30 ms.
 var short = Limits{Header: 2 * time.Second, Body: 300 * time.Millisecond, Idle: 300 * time.Millisecond, Answer: 300 * time.Millisecond}
 
+// How a test server serves: plain HTTP/1.1, HTTP/1.1 over TLS, or
+// HTTP/2 over TLS.
+const (
+	plain = iota
+	tls1
+	tls2
+)
+
 // serve runs h on loopback behind a Watchdog keeping l, and returns the
-// server and the watchdog. tls serves HTTP/2 over TLS.
-func serve(t *testing.T, l Limits, h http.Handler, tls bool) (*httptest.Server, *Watchdog) {
+// server and the watchdog.
+func serve(t *testing.T, l Limits, h http.Handler, mode int) (*httptest.Server, *Watchdog) {
 	t.Helper()
 	w, err := New(l, slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -35,11 +44,14 @@ func serve(t *testing.T, l Limits, h http.Handler, tls bool) (*httptest.Server, 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { _ = w.Run(ctx); close(done) }()
-	if tls {
+	switch mode {
+	case plain:
+		ts.Start()
+	case tls1:
+		ts.StartTLS()
+	case tls2:
 		ts.EnableHTTP2 = true
 		ts.StartTLS()
-	} else {
-		ts.Start()
 	}
 	t.Cleanup(func() {
 		ts.CloseClientConnections()
@@ -81,6 +93,11 @@ func dial(t *testing.T, ts *httptest.Server, readBuffer int) *rawConn {
 		if err := c.(*net.TCPConn).SetReadBuffer(readBuffer); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if ts.TLS != nil {
+		cfg := ts.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+		cfg.NextProtos, cfg.ServerName = nil, "127.0.0.1" // HTTP/1.1
+		c = tls.Client(c, cfg)
 	}
 	return &rawConn{t: t, c: c, br: bufio.NewReader(c)}
 }
@@ -145,7 +162,7 @@ func TestLimitsValidate(t *testing.T) {
 // A kept connection that sends nothing is cut after Idle; one that keeps
 // asking is not, however long it lives.
 func TestIdleConnectionIsCut(t *testing.T) {
-	ts, w := serve(t, short, ok, false)
+	ts, w := serve(t, short, ok, plain)
 	busy, idle := dial(t, ts, 0), dial(t, ts, 0)
 	drain(t, idle.get("/"))
 	for range 12 { // 1.2 s: four times Idle
@@ -161,7 +178,7 @@ func TestIdleConnectionIsCut(t *testing.T) {
 
 // The header bound is net/http's, set by Guard.
 func TestHalfHeaderIsCut(t *testing.T) {
-	ts, _ := serve(t, Limits{Header: 300 * time.Millisecond, Body: time.Minute, Idle: time.Minute, Answer: time.Minute}, ok, false)
+	ts, _ := serve(t, Limits{Header: 300 * time.Millisecond, Body: time.Minute, Idle: time.Minute, Answer: time.Minute}, ok, plain)
 	proctest.ExpectHalfHeaderDropped(t, ts.Listener.Addr().String(), 5*time.Second)
 }
 
@@ -171,7 +188,7 @@ func TestSlowBodyIsCut(t *testing.T) {
 	ts, _ := serve(t, short, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, err := io.ReadAll(r.Body)
 		readErr <- err
-	}), false)
+	}), plain)
 	c := dial(t, ts, 0)
 	start := time.Now()
 	if _, err := io.WriteString(c.c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"); err != nil {
@@ -193,14 +210,22 @@ func TestSlowBodyIsCut(t *testing.T) {
 // A client that stops reading a large answer is cut once Answer has
 // passed; on a kept connection, a request that comes later than Answer
 // after the last one is still answered (no bound outlives its answer).
+// Over TLS the same holds: the watchdog finds its connection under the
+// TLS one.
 func TestClientThatStopsReadingIsCut(t *testing.T) {
+	for name, mode := range map[string]int{"plain": plain, "TLS": tls1} {
+		t.Run(name, func(t *testing.T) { testStopsReading(t, mode) })
+	}
+}
+
+func testStopsReading(t *testing.T, mode int) {
 	big := []byte(strings.Repeat("x", 8<<20))
 	mux := http.NewServeMux()
 	mux.Handle("/small", ok)
 	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) { w.Write(big) })
 	l := short
 	l.Idle = time.Minute // not the bound under test
-	ts, w := serve(t, l, mux, false)
+	ts, w := serve(t, l, mux, mode)
 
 	c := dial(t, ts, 16<<10)
 	drain(t, c.get("/small"))
@@ -245,7 +270,7 @@ func TestStreamWithItsOwnDeadlinesOutlivesAnswer(t *testing.T) {
 				return
 			}
 		}
-	}), false)
+	}), plain)
 	c := dial(t, ts, 16<<10)
 	resp := c.get("/")
 	c.c.SetReadDeadline(time.Now().Add(20 * time.Second))
@@ -270,7 +295,7 @@ func TestStreamWithItsOwnDeadlinesOutlivesAnswer(t *testing.T) {
 func TestHTTP2(t *testing.T) {
 	ts, w := serve(t, short, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "%d", r.ProtoMajor)
-	}), true)
+	}), tls2)
 	client := ts.Client()
 	resp, err := client.Get(ts.URL)
 	if err != nil {
