@@ -141,30 +141,34 @@ func (w *Watchdog) Run(ctx context.Context) error {
 func (w *Watchdog) sweep(now int64) {
 	w.now.Store(now)
 	idle, answer, stuck := w.limits.Idle.Nanoseconds(), w.limits.Answer.Nanoseconds(), 2*w.tick.Nanoseconds()
-	var cut []*conn
-	var why []string
+	type cutting struct {
+		c   *conn
+		why string
+	}
+	var cut []cutting
 	w.mu.Lock()
 	for c := range w.conns {
 		since := c.since.Load()
 		switch c.state.Load() {
 		case stateIdle:
 			if now-max(since, c.lastRead.Load()) > idle {
-				cut, why = append(cut, c), append(why, cutIdle)
+				cut = append(cut, cutting{c, cutIdle})
 			}
 		case stateActive:
 			if c.http2.Load() || c.ownWrite.Load() {
 				continue
 			}
 			if ws := c.writeSince.Load(); ws != 0 && now-ws >= stuck && now-since > answer {
-				cut, why = append(cut, c), append(why, cutAnswer)
+				cut = append(cut, cutting{c, cutAnswer})
 			}
 		}
 	}
 	w.mu.Unlock()
-	for i, c := range cut {
-		w.cuts.WithLabelValues(why[i]).Inc()
-		w.logger.Debug("cut a client's connection", "reason", why[i], "remote", c.RemoteAddr().String())
-		if l, ok := c.Conn.(interface{ SetLinger(int) error }); ok && why[i] == cutAnswer {
+	for _, x := range cut {
+		c := x.c
+		w.cuts.WithLabelValues(x.why).Inc()
+		w.logger.Debug("cut a client's connection", "reason", x.why, "remote", c.RemoteAddr().String())
+		if l, ok := c.Conn.(interface{ SetLinger(int) error }); ok && x.why == cutAnswer {
 			// Reset rather than close: the client is not reading, and a
 			// closed socket would keep the unsent part of its answer (up
 			// to the send buffer, megabytes) until the kernel gives up.
@@ -189,8 +193,11 @@ func (w *Watchdog) noteState(nc net.Conn, s http.ConnState) {
 		if !ok {
 			return
 		}
-		if s == http.StateActive && !c.http2.Load() && tc.ConnectionState().NegotiatedProtocol == "h2" {
-			c.http2.Store(true)
+		// The handshake is over before a first request: its protocol is
+		// known then, and looked up once, not on every request.
+		if s == http.StateActive && !c.protoKnown.Load() {
+			c.http2.Store(tc.ConnectionState().NegotiatedProtocol == "h2")
+			c.protoKnown.Store(true)
 		}
 		nc = c
 	}
@@ -245,7 +252,8 @@ type conn struct {
 	lastRead   atomic.Int64 // when a read last returned bytes
 	writeSince atomic.Int64 // when the write in progress began; 0: none
 	ownWrite   atomic.Bool  // the handler set a write deadline
-	http2      atomic.Bool
+	http2      atomic.Bool  // HTTP/2 over TLS, once protoKnown
+	protoKnown atomic.Bool
 }
 
 func (c *conn) Read(p []byte) (int, error) {
