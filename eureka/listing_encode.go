@@ -1,6 +1,11 @@
 package eureka
 
-import "github.com/heureka-project/heureka"
+import (
+	"iter"
+	"slices"
+
+	"github.com/heureka-project/heureka"
+)
 
 // The pieces of a listing, for callers that assemble one from runs of
 // instances encoded separately (the server keeps each run's encoding and
@@ -79,8 +84,13 @@ func Separator(f Format) string {
 // AppendInstances appends instances as they appear inside an application,
 // separated by Separator; nil entries are skipped.
 func AppendInstances(b []byte, f Format, instances []*heureka.Instance) []byte {
+	return AppendInstanceSeq(b, f, slices.Values(instances))
+}
+
+// AppendInstanceSeq is AppendInstances of the instances seq yields.
+func AppendInstanceSeq(b []byte, f Format, instances iter.Seq[*heureka.Instance]) []byte {
 	first := true
-	for _, in := range instances {
+	for in := range instances {
 		if in == nil {
 			continue
 		}

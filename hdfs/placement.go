@@ -157,9 +157,10 @@ type preparedNode struct {
 
 // NewDataNodeSet prepares nodes (nil entries are ignored; nodes is not
 // modified). prev, if not nil, is an earlier set of the same application:
-// nodes that are the very same values as there (registries replace an
-// instance on every change, never modify it) are taken from it unparsed,
-// so preparing the next version of a large application costs its changes.
+// nodes with the same ID, status and metadata as there (the metadata the
+// very same block, as a registry shares it between the versions of an
+// instance, or equal) are taken from it unparsed, so preparing the next
+// version of a large application costs its changes.
 func NewDataNodeSet(nodes []*heureka.Instance, prev *DataNodeSet) *DataNodeSet {
 	sorted := make([]*heureka.Instance, 0, len(nodes))
 	for _, in := range nodes {
@@ -193,8 +194,9 @@ func NewDataNodeSet(nodes []*heureka.Instance, prev *DataNodeSet) *DataNodeSet {
 			for j < len(prev.nodes) && prev.nodes[j].in.ID < in.ID {
 				j++
 			}
-			if j < len(prev.nodes) && prev.nodes[j].in == in {
+			if j < len(prev.nodes) && samePrepared(prev.nodes[j].in, in) {
 				n := prev.nodes[j]
+				n.in = in
 				n.rackIdx = rackOf(prev.racks[n.rackIdx])
 				s.nodes = append(s.nodes, n)
 				continue
@@ -217,6 +219,12 @@ func NewDataNodeSet(nodes []*heureka.Instance, prev *DataNodeSet) *DataNodeSet {
 		s.nodes = append(s.nodes, n)
 	}
 	return s
+}
+
+// samePrepared reports whether a node prepared from p would be prepared
+// the same from in: what preparing reads is the same.
+func samePrepared(p, in *heureka.Instance) bool {
+	return p == in || p.ID == in.ID && p.Status == in.Status && p.Metadata.Equal(in.Metadata)
 }
 
 // Len is how many distinct DataNodes the set holds.

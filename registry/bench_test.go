@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"runtime"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/internal/testclock"
 )
 
 // benchInstance is a DataNode as the agent registers it: the usual Eureka
@@ -139,4 +142,65 @@ func BenchmarkMemoryPerInstance(b *testing.B) {
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "bytes/instance")
 		runtime.KeepAlive(r)
 	}
+}
+
+// BenchmarkCollection100k reports what one collection of a 100k registry
+// costs in CPU: the live heap a collector marks at every cycle under load,
+// whose price a renewal pays in proportion (docs/design.md). GOMAXPROCS is
+// 1 while it collects, so the figure is the work, not the parallelism.
+func BenchmarkCollection100k(b *testing.B) {
+	const n = 100_000
+	for _, settled := range []bool{false, true} {
+		name := "storm"
+		if settled {
+			name = "settled"
+		}
+		b.Run(name, func(b *testing.B) { benchCollection(b, n, settled) })
+	}
+}
+
+// benchCollection is BenchmarkCollection100k at n instances, right after
+// they registered (their changes in the log and the delta) or settled,
+// once the delta window has passed.
+func benchCollection(b *testing.B, n int, settled bool) {
+	clk := testclock.New(time.Unix(1_800_000_000, 0))
+	cfg := DefaultConfig()
+	cfg.Clock = clk.Now
+	r, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fill(b, r, n)
+	r.Snapshot()
+	if settled {
+		clk.Advance(cfg.DeltaRetention + time.Second)
+		for i := range changeLogFloor + 1 { // each renewal's registration logs a change, pushing the storm's out
+			if err := r.Register(benchInstance(i), false); err != nil {
+				b.Fatal(err)
+			}
+		}
+		clk.Advance(cfg.DeltaRetention + time.Second)
+		if err := r.Register(benchInstance(0), false); err != nil {
+			b.Fatal(err)
+		}
+		r.Snapshot()
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	runtime.GC()
+	b.ResetTimer()
+	c0 := processCPU()
+	for range b.N {
+		runtime.GC()
+	}
+	b.ReportMetric(float64(processCPU()-c0)/float64(b.N)/1e6, "cpu-ms/collection")
+	runtime.KeepAlive(r)
+}
+
+// processCPU returns the process's CPU time so far, in nanoseconds.
+func processCPU() int64 {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		return 0
+	}
+	return u.Utime.Nano() + u.Stime.Nano()
 }

@@ -1,10 +1,12 @@
 package registry
 
 import (
+	"iter"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+	"weak"
 
 	"github.com/heureka-project/heureka"
 )
@@ -19,15 +21,38 @@ const BlockSize = 128
 // encoder that keeps each block's encoding (Memo) re-encodes only what
 // changed.
 type Block struct {
-	Instances []*heureka.Instance
+	recs []*stored
 
 	// Delta blocks only: each entry's change Seq and time (unix
-	// nanoseconds), in the order of Instances.
+	// nanoseconds), in the order of recs.
 	seqs  []uint64
 	times []int64
 
 	once sync.Once
 	memo any
+}
+
+// Len returns the number of instances.
+func (b *Block) Len() int { return len(b.recs) }
+
+// Instances returns copies of the block's instances, made at each call:
+// the registry keeps its instances in a form the collector scans cheaply
+// (stored.go), and a copy is for as long as its reader needs it.
+func (b *Block) Instances() []*heureka.Instance { return instances(b.recs) }
+
+// All yields the block's instances in order, for a reader done with each
+// before the next (an encoder), without a copy each: every one is yielded
+// in the same *heureka.Instance, which the caller must not keep.
+func (b *Block) All() iter.Seq[*heureka.Instance] {
+	return func(yield func(*heureka.Instance) bool) {
+		var in heureka.Instance
+		for _, rec := range b.recs {
+			rec.load(&in)
+			if !yield(&in) {
+				return
+			}
+		}
+	}
 }
 
 // Memo returns what build returned the first time it was called for this
@@ -48,54 +73,61 @@ type AppBlocks struct {
 func (a AppBlocks) Len() int {
 	n := 0
 	for _, b := range a.Blocks {
-		n += len(b.Instances)
+		n += len(b.recs)
 	}
 	return n
 }
 
 // lazyApp is an application's published blocks, and the flat ID-sorted
-// list made from them when first asked for. It is shared by every snapshot
-// until the application changes, so a read that needs the flat list (Apps,
-// App, Digests) pays for it once per change, and the block reads never.
+// list made from them when asked for. It is shared by every snapshot until
+// the application changes. The flat list is kept while a reader holds it
+// (weakly), so that readers that keep it (an HDFS pick set) see one list
+// per change; once none does, the collector takes it, and with it the
+// full-form copies of every instance, which would otherwise cost every
+// collection as much as the registry itself.
 type lazyApp struct {
 	name   string
 	blocks []*Block
 	n      int // instances
 
-	once sync.Once
-	app  *heureka.Application
+	mu  sync.Mutex
+	app weak.Pointer[heureka.Application]
 }
 
 func newLazyApp(name string, blocks []*Block) *lazyApp {
 	l := &lazyApp{name: name, blocks: blocks}
 	for _, b := range blocks {
-		l.n += len(b.Instances)
+		l.n += len(b.recs)
 	}
 	return l
 }
 
 func (l *lazyApp) get() *heureka.Application {
-	l.once.Do(func() {
-		list := make([]*heureka.Instance, 0, l.n)
-		for _, b := range l.blocks {
-			list = append(list, b.Instances...)
-		}
-		l.app = &heureka.Application{Name: l.name, Instances: list}
-	})
-	return l.app
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if a := l.app.Value(); a != nil {
+		return a
+	}
+	recs := make([]*stored, 0, l.n)
+	for _, b := range l.blocks {
+		recs = append(recs, b.recs...)
+	}
+	a := &heureka.Application{Name: l.name, Instances: instances(recs)}
+	l.app = weak.Make(a)
+	return a
 }
 
-// find returns the instance with id.
-func (l *lazyApp) find(id string) (*heureka.Instance, bool) {
-	k, _ := slices.BinarySearchFunc(l.blocks, id, func(b *Block, id string) int { return strings.Compare(b.Instances[0].ID, id) })
+// find returns the record with id.
+func (l *lazyApp) find(id string) (*stored, bool) {
+	k, _ := slices.BinarySearchFunc(l.blocks, id, func(b *Block, id string) int { return strings.Compare(b.recs[0].id(), id) })
 	// The instance is in the last block whose first ID is not after id.
-	if k == len(l.blocks) || l.blocks[k].Instances[0].ID != id {
+	if k == len(l.blocks) || l.blocks[k].recs[0].id() != id {
 		k--
 	}
 	if k < 0 {
 		return nil, false
 	}
-	list := l.blocks[k].Instances
+	list := l.blocks[k].recs
 	i, ok := slices.BinarySearchFunc(list, id, byID)
 	if !ok {
 		return nil, false
@@ -105,22 +137,22 @@ func (l *lazyApp) find(id string) (*heureka.Instance, bool) {
 
 // appendCut appends list to out as blocks of BlockSize, or as one block
 // when it is at most twice that.
-func appendCut(out []*Block, list []*heureka.Instance) []*Block {
+func appendCut(out []*Block, list []*stored) []*Block {
 	if len(list) <= 2*BlockSize {
 		if len(list) > 0 {
-			out = append(out, &Block{Instances: list})
+			out = append(out, &Block{recs: list})
 		}
 		return out
 	}
 	for len(list) > 0 {
 		n := min(BlockSize, len(list))
-		out = append(out, &Block{Instances: list[:n:n]})
+		out = append(out, &Block{recs: list[:n:n]})
 		list = list[n:]
 	}
 	return out
 }
 
-func byID(in *heureka.Instance, id string) int { return strings.Compare(in.ID, id) }
+func byID(s *stored, id string) int { return strings.Compare(s.id(), id) }
 
 // patch returns the application's blocks after the changes to the dirty
 // IDs (sorted), updating counts: only the blocks holding a dirty ID are
@@ -128,15 +160,15 @@ func byID(in *heureka.Instance, id string) int { return strings.Compare(in.ID, i
 func (l *lazyApp) patch(dirty []dirtyID, counts heureka.StatusCounts) []*Block {
 	blocks := l.blocks
 	out := make([]*Block, 0, len(blocks)+1)
-	patch := func(list []*heureka.Instance, dirty []dirtyID) []*heureka.Instance {
+	patch := func(list []*stored, dirty []dirtyID) []*stored {
 		for _, d := range dirty {
 			i, found := slices.BinarySearchFunc(list, d.id, byID)
 			if found {
-				counts[list[i].Status]--
+				counts[list[i].status.status()]--
 			}
 			live := d.inst != nil
 			if live {
-				counts[d.inst.Status]++
+				counts[d.inst.status.status()]++
 			}
 			switch {
 			case live && found:
@@ -155,14 +187,14 @@ func (l *lazyApp) patch(dirty []dirtyID, counts heureka.StatusCounts) []*Block {
 	for k, b := range blocks {
 		j := len(dirty)
 		if k+1 < len(blocks) {
-			next := blocks[k+1].Instances[0].ID
+			next := blocks[k+1].recs[0].id()
 			j, _ = slices.BinarySearchFunc(dirty, next, func(d dirtyID, id string) int { return strings.Compare(d.id, id) })
 		}
 		if j == 0 {
 			out = append(out, b)
 			continue
 		}
-		out = appendCut(out, patch(slices.Clone(b.Instances), dirty[:j]))
+		out = appendCut(out, patch(slices.Clone(b.recs), dirty[:j]))
 		dirty = dirty[j:]
 	}
 	return out
@@ -182,7 +214,7 @@ type deltaState struct {
 }
 
 type deltaEntry struct {
-	in   *heureka.Instance
+	in   *stored
 	seq  uint64
 	time int64
 }
@@ -224,12 +256,12 @@ func advanceDelta(prev *deltaState, changes []Change, version uint64, cutoff tim
 		prevSeq = prev.seq
 	}
 	for _, c := range recent {
-		in := c.Instance
+		in := c.rec
 		if in == nil {
 			continue // a notice
 		}
-		p := touch(in.App)
-		k := deltaKey{in.App, in.ID}
+		p := touch(in.app())
+		k := deltaKey{in.app(), in.id()}
 		if old, ok := d.latest[k]; ok && old <= prevSeq {
 			p.removed = append(p.removed, old)
 		}
@@ -253,8 +285,8 @@ func advanceDelta(prev *deltaState, changes []Change, version uint64, cutoff tim
 				continue
 			}
 			nb := &Block{}
-			for j, in := range b.Instances {
-				s, k := b.seqs[j], deltaKey{app, in.ID}
+			for j, in := range b.recs {
+				s, k := b.seqs[j], deltaKey{app, in.id()}
 				if d.latest[k] != s {
 					continue // replaced
 				}
@@ -262,17 +294,17 @@ func advanceDelta(prev *deltaState, changes []Change, version uint64, cutoff tim
 					delete(d.latest, k)
 					continue
 				}
-				nb.Instances = append(nb.Instances, in)
+				nb.recs = append(nb.recs, in)
 				nb.seqs = append(nb.seqs, s)
 				nb.times = append(nb.times, b.times[j])
 			}
-			if len(nb.Instances) > 0 {
+			if len(nb.recs) > 0 {
 				out = append(out, nb)
 			}
 		}
 		var tail *Block
 		for _, e := range p.added {
-			k := deltaKey{app, e.in.ID}
+			k := deltaKey{app, e.in.id()}
 			if d.latest[k] != e.seq {
 				continue // replaced within this batch
 			}
@@ -281,16 +313,16 @@ func advanceDelta(prev *deltaState, changes []Change, version uint64, cutoff tim
 				continue
 			}
 			switch n := len(out); {
-			case tail == nil && n > 0 && len(out[n-1].Instances) < BlockSize:
+			case tail == nil && n > 0 && len(out[n-1].recs) < BlockSize:
 				// Extend the open tail block rather than start a new one.
 				old := out[n-1]
-				tail = &Block{Instances: slices.Clone(old.Instances), seqs: slices.Clone(old.seqs), times: slices.Clone(old.times)}
+				tail = &Block{recs: slices.Clone(old.recs), seqs: slices.Clone(old.seqs), times: slices.Clone(old.times)}
 				out[n-1] = tail
-			case tail == nil || len(tail.Instances) >= BlockSize:
+			case tail == nil || len(tail.recs) >= BlockSize:
 				tail = &Block{}
 				out = append(out, tail)
 			}
-			tail.Instances = append(tail.Instances, e.in)
+			tail.recs = append(tail.recs, e.in)
 			tail.seqs = append(tail.seqs, e.seq)
 			tail.times = append(tail.times, e.time)
 		}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -11,34 +12,40 @@ import (
 	"github.com/heureka-project/heureka"
 )
 
+// appRecs is one application's records, in a listing's order.
+type appRecs struct {
+	name string
+	recs []*stored
+}
+
 // referenceDelta is the delta computed from scratch from the change log,
 // the way it was before it was kept as blocks: per instance its latest
 // change within the window, in order of change, grouped by application.
-func referenceDelta(s *Snapshot) []*heureka.Application {
+func referenceDelta(s *Snapshot) []appRecs {
 	recent := s.changes[firstAfter(s.changes, s.built.Add(-s.retention)):]
 	seen := map[deltaKey]bool{}
-	var latest []*heureka.Instance
+	var latest []*stored
 	for i := len(recent) - 1; i >= 0; i-- {
-		in := recent[i].Instance
-		if in == nil || seen[deltaKey{in.App, in.ID}] {
+		in := recent[i].rec
+		if in == nil || seen[deltaKey{in.app(), in.id()}] {
 			continue
 		}
-		seen[deltaKey{in.App, in.ID}] = true
+		seen[deltaKey{in.app(), in.id()}] = true
 		latest = append(latest, in)
 	}
 	slices.Reverse(latest)
-	byApp := map[string]*heureka.Application{}
-	var apps []*heureka.Application
+	byApp := map[string]int{}
+	var apps []appRecs
 	for _, in := range latest {
-		a := byApp[in.App]
-		if a == nil {
-			a = &heureka.Application{Name: in.App}
-			byApp[in.App] = a
-			apps = append(apps, a)
+		i, ok := byApp[in.app()]
+		if !ok {
+			i = len(apps)
+			byApp[in.app()] = i
+			apps = append(apps, appRecs{name: in.app()})
 		}
-		a.Instances = append(a.Instances, in)
+		apps[i].recs = append(apps[i].recs, in)
 	}
-	slices.SortStableFunc(apps, func(x, y *heureka.Application) int { return cmp.Compare(x.Name, y.Name) })
+	slices.SortStableFunc(apps, func(x, y appRecs) int { return cmp.Compare(x.name, y.name) })
 	return apps
 }
 
@@ -47,14 +54,14 @@ func referenceDelta(s *Snapshot) []*heureka.Application {
 // every block is non-empty and at most twice BlockSize.
 func checkBlocks(t *testing.T, s *Snapshot) {
 	t.Helper()
-	flatten := func(ab []AppBlocks) map[string][]*heureka.Instance {
-		m := map[string][]*heureka.Instance{}
+	flatten := func(ab []AppBlocks) map[string][]*stored {
+		m := map[string][]*stored{}
 		for _, a := range ab {
 			for _, b := range a.Blocks {
-				if len(b.Instances) == 0 || len(b.Instances) > 2*BlockSize {
-					t.Fatalf("%s: block of %d instances", a.Name, len(b.Instances))
+				if b.Len() == 0 || b.Len() > 2*BlockSize {
+					t.Fatalf("%s: block of %d instances", a.Name, b.Len())
 				}
-				m[a.Name] = append(m[a.Name], b.Instances...)
+				m[a.Name] = append(m[a.Name], b.recs...)
 			}
 		}
 		return m
@@ -64,8 +71,8 @@ func checkBlocks(t *testing.T, s *Snapshot) {
 		t.Fatalf("%d applications in blocks, %d in Apps", len(full), len(s.Apps().Apps))
 	}
 	for _, a := range s.Apps().Apps {
-		if !slices.Equal(full[a.Name], a.Instances) {
-			t.Fatalf("%s: blocks hold %d instances, Apps %d, or in another order", a.Name, len(full[a.Name]), len(a.Instances))
+		if !reflect.DeepEqual(instances(full[a.Name]), a.Instances) {
+			t.Fatalf("%s: blocks hold %d instances, Apps %d, or others, or in another order", a.Name, len(full[a.Name]), len(a.Instances))
 		}
 	}
 	want := referenceDelta(s)
@@ -74,12 +81,18 @@ func checkBlocks(t *testing.T, s *Snapshot) {
 		t.Fatalf("delta: %d applications, want %d", len(got), len(want))
 	}
 	for i, a := range want {
-		if s.DeltaBlocks()[i].Name != a.Name || !slices.Equal(got[a.Name], a.Instances) {
-			t.Fatalf("delta %s: %d entries, want %d (or another order)", a.Name, len(got[a.Name]), len(a.Instances))
+		if s.DeltaBlocks()[i].Name != a.name || !slices.Equal(got[a.name], a.recs) {
+			t.Fatalf("delta %s: %d entries, want %d (or another order)", a.name, len(got[a.name]), len(a.recs))
 		}
 	}
-	if d := s.Delta(); len(d.Apps) != len(want) || d.VersionDelta != int64(s.Version) {
+	d := s.Delta()
+	if len(d.Apps) != len(want) || d.VersionDelta != int64(s.Version) {
 		t.Fatalf("Delta: %d apps, versions__delta %d", len(d.Apps), d.VersionDelta)
+	}
+	for i, a := range want {
+		if d.Apps[i].Name != a.name || !reflect.DeepEqual(d.Apps[i].Instances, instances(a.recs)) {
+			t.Fatalf("Delta %s: not the delta blocks' instances", a.name)
+		}
 	}
 }
 
@@ -166,8 +179,8 @@ func TestOneChangeTouchesOneBlock(t *testing.T) {
 	}
 	// A registration storm lands in the delta in blocks of BlockSize.
 	for _, b := range before.DeltaBlocks()[0].Blocks {
-		if len(b.Instances) != BlockSize {
-			t.Fatalf("storm delta block of %d, want %d", len(b.Instances), BlockSize)
+		if b.Len() != BlockSize {
+			t.Fatalf("storm delta block of %d, want %d", b.Len(), BlockSize)
 		}
 	}
 }

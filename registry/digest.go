@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"hash"
 	"hash/fnv"
 	"strconv"
 
@@ -15,36 +16,54 @@ import (
 func (s *Snapshot) Digests() map[string]uint64 {
 	s.digestOnce.Do(func() {
 		s.digests = make(map[string]uint64, len(s.views))
+		var in heureka.Instance
 		for _, v := range s.views {
-			s.digests[v.name] = digest(v.get().Instances)
+			h := newDigest()
+			for _, b := range v.blocks {
+				for _, rec := range b.recs {
+					rec.load(&in)
+					h.add(&in)
+				}
+			}
+			s.digests[v.name] = h.Sum64()
 		}
 	})
 	return s.digests
 }
 
 // DigestOf hashes instances (sorted by ID) the way Digests does.
-func DigestOf(instances []*heureka.Instance) uint64 { return digest(instances) }
-
-func digest(instances []*heureka.Instance) uint64 {
-	h := fnv.New64a()
-	var b []byte
+func DigestOf(instances []*heureka.Instance) uint64 {
+	h := newDigest()
 	for _, in := range instances {
-		b = b[:0]
-		b = append(b, in.ID...)
-		b = append(b, 0)
-		b = append(b, in.Status...)
-		b = append(b, 0)
-		b = append(b, in.OverriddenStatus...)
-		b = append(b, 0)
-		b = strconv.AppendInt(b, in.LastDirtyTimestamp, 10)
-		for k, v := range in.Metadata.All() { // in key order
-			b = append(b, 0)
-			b = append(b, k...)
-			b = append(b, '=')
-			b = append(b, v...)
-		}
-		b = append(b, '\n')
-		h.Write(b)
+		h.add(in)
 	}
 	return h.Sum64()
+}
+
+// digester hashes instances one at a time.
+type digester struct {
+	hash.Hash64
+	b []byte
+}
+
+func newDigest() *digester { return &digester{Hash64: fnv.New64a()} }
+
+func (d *digester) add(in *heureka.Instance) {
+	b := d.b[:0]
+	b = append(b, in.ID...)
+	b = append(b, 0)
+	b = append(b, in.Status...)
+	b = append(b, 0)
+	b = append(b, in.OverriddenStatus...)
+	b = append(b, 0)
+	b = strconv.AppendInt(b, in.LastDirtyTimestamp, 10)
+	for k, v := range in.Metadata.All() { // in key order
+		b = append(b, 0)
+		b = append(b, k...)
+		b = append(b, '=')
+		b = append(b, v...)
+	}
+	b = append(b, '\n')
+	d.Write(b)
+	d.b = b
 }

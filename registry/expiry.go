@@ -1,10 +1,6 @@
 package registry
 
-import (
-	"time"
-
-	"github.com/heureka-project/heureka"
-)
+import "time"
 
 // Expiry and self-preservation's counts, kept as leases come and go so that
 // a tick costs what expired and what renewed since the last one, never a
@@ -49,7 +45,7 @@ func (l *lease) deadline() int64 { return l.renewed.Load() + int64(l.duration) }
 // interval is the renewal interval the lease's client promised, at least a
 // second and at most the lease.
 func (l *lease) interval() time.Duration {
-	iv := time.Duration(max(l.inst.Lease.RenewalIntervalSecs, 1)) * time.Second
+	iv := time.Duration(max(l.inst.lease.RenewalIntervalSecs, 1)) * time.Second
 	return min(iv, l.duration)
 }
 
@@ -128,11 +124,11 @@ func (s spread) wide() bool { return s.hit*2 > s.domains }
 // rackOf is an instance's failure domain: its rack, else its availability
 // zone. It is a slice of the instance's metadata: a lease keeps the
 // interned copy.
-func rackOf(in *heureka.Instance) string {
-	if rack := in.Metadata.Get("rack"); rack != "" {
+func rackOf(s *stored) string {
+	if rack := s.md.Get("rack"); rack != "" {
 		return rack
 	}
-	return in.DataCenter.Metadata.Get("availability-zone")
+	return s.dcmd.Get("availability-zone")
 }
 
 // track starts counting a new lease, whose inst, renewed and duration are
@@ -142,7 +138,7 @@ func (r *Registry) track(l *lease) {
 	r.census.instances++
 	r.census.expectedMilli += renewsPerMinMilli(l.inst)
 	r.census.racks.add(l.rack, 1, 0)
-	r.census.apps.add(l.inst.App, 1, 0)
+	r.census.apps.add(l.inst.app(), 1, 0)
 	l.quiet = l.silentAfter()
 	r.enqueue(l)
 }
@@ -160,7 +156,7 @@ func (r *Registry) untrack(l *lease) {
 	r.census.instances--
 	r.census.expectedMilli -= renewsPerMinMilli(l.inst)
 	r.census.racks.add(l.rack, -1, -silent)
-	r.census.apps.add(l.inst.App, -1, -silent)
+	r.census.apps.add(l.inst.app(), -1, -silent)
 }
 
 // setInst gives a tracked lease a new value, moving its counts if its rack
@@ -168,7 +164,7 @@ func (r *Registry) untrack(l *lease) {
 // changes the lease's duration does so first. setInst reschedules the lease
 // when the value or the duration moved the time it falls silent; a caller
 // that changes the renewal time reschedules it afterwards.
-func (r *Registry) setInst(l *lease, in *heureka.Instance) {
+func (r *Registry) setInst(l *lease, in *stored) {
 	r.census.expectedMilli += renewsPerMinMilli(in) - renewsPerMinMilli(l.inst)
 	if rack := rackOf(in); rack != l.rack {
 		rack = r.strs.str(rack) // not a slice of in's metadata, which it would keep alive
@@ -210,14 +206,14 @@ func (r *Registry) quiet(l *lease) {
 	l.idx = int32(len(r.silent))
 	r.silent = append(r.silent, l)
 	r.census.racks.add(l.rack, 0, 1)
-	r.census.apps.add(l.inst.App, 0, 1)
+	r.census.apps.add(l.inst.app(), 0, 1)
 }
 
 // recover moves a silent lease that renewed back to the queue.
 func (r *Registry) recover(l *lease) {
 	r.dropSilent(l)
 	r.census.racks.add(l.rack, 0, -1)
-	r.census.apps.add(l.inst.App, 0, -1)
+	r.census.apps.add(l.inst.app(), 0, -1)
 	r.enqueue(l)
 }
 

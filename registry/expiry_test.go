@@ -36,7 +36,7 @@ func recount(r *Registry, now time.Time) recounted {
 			// Silent by the definition, in real time: the last renewal
 			// (grace included) is more than one and a half intervals and
 			// half the lease ago, or the lease has expired.
-			iv := min(time.Duration(max(l.inst.Lease.RenewalIntervalSecs, 1))*time.Second, l.duration)
+			iv := min(time.Duration(max(l.inst.lease.RenewalIntervalSecs, 1))*time.Second, l.duration)
 			if now.UnixNano() > r.lastRenewal(l)+int64(min(max(iv*3/2, l.duration/2), l.duration)) {
 				c.silent[l] = true
 			}

@@ -100,11 +100,6 @@ func (r *Registry) Adopt(in *heureka.Instance, lastRenewal time.Time) (bool, err
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	a, l := r.lookupEntry(in.App, in.ID)
-	var stored *heureka.Instance
-	if l != nil {
-		stored = l.inst
-	}
-	r.strs.instance(in, stored)
 	if l == nil {
 		if t, ok := r.tombs[tombKey{in.App, in.ID}]; ok && in.Lease.RegistrationTimestamp <= t.UnixMilli() {
 			return false, nil
@@ -117,33 +112,33 @@ func (r *Registry) Adopt(in *heureka.Instance, lastRenewal time.Time) (bool, err
 		delete(r.overrides, in.ID)
 		in.OverriddenStatus = heureka.StatusUnknown
 	} else {
-		r.overrides[in.ID] = in.OverriddenStatus
+		r.overrides[strings.Clone(in.ID)] = in.OverriddenStatus // not a slice of the request
 	}
-	var prev *heureka.Instance
+	var prev *stored
 	duration := time.Duration(in.Lease.DurationSecs) * time.Second
 	in.LastUpdatedTimestamp = now.UnixMilli()
 	if l == nil {
 		if a == nil {
 			a = &appEntry{leases: map[string]*lease{}, dirty: map[string]struct{}{}}
-			r.apps[in.App] = a
+			r.apps[strings.Clone(in.App)] = a
 		}
 		in.ActionType = heureka.ActionAdded
-		l = &lease{inst: in, duration: duration}
+		l = &lease{inst: store(in, nil), duration: duration}
 		l.renewed.Store(r.virtual(lastRenewal))
-		a.leases[in.ID] = l
+		a.leases[l.inst.id()] = l
 		r.track(l)
 	} else {
 		prev = l.inst
 		in.ActionType = heureka.ActionModified
 		l.duration = duration
-		r.setInst(l, in)
+		r.setInst(l, store(in, prev))
 		if v := r.virtual(lastRenewal); v > l.renewed.Load() {
 			l.renewed.Store(v)
 		}
 		r.reschedule(l)
 	}
 	delete(r.tombs, tombKey{in.App, in.ID})
-	r.record(now, a, l, prev, in, heureka.CauseSync)
+	r.record(now, a, l, prev, l.inst, heureka.CauseSync)
 	return true, nil
 }
 
@@ -155,7 +150,7 @@ func (r *Registry) CancelIfRegisteredBefore(app, id string, t time.Time) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	_, l := r.lookupEntry(app, id)
-	if l == nil || l.inst.Lease.RegistrationTimestamp > t.UnixMilli() {
+	if l == nil || l.inst.lease.RegistrationTimestamp > t.UnixMilli() {
 		return false
 	}
 	r.remove(now, app, id, heureka.CauseCancel)
@@ -172,7 +167,7 @@ func (r *Registry) CancelIfRegisteredBefore(app, id string, t time.Time) bool {
 // the renewals behind them, do not wait for them.
 func (r *Registry) LiveApp(name string) (*heureka.Application, bool) {
 	type live struct {
-		in      *heureka.Instance
+		in      *stored
 		renewed int64 // unix nanoseconds
 	}
 	r.mu.RLock()
@@ -189,7 +184,7 @@ func (r *Registry) LiveApp(name string) (*heureka.Application, bool) {
 	app := &heureka.Application{Name: name, Instances: make([]*heureka.Instance, len(lives))}
 	copies := make([]heureka.Instance, len(lives))
 	for i, lv := range lives {
-		copies[i] = *lv.in // shallow: what it shares is never modified
+		lv.in.load(&copies[i])
 		copies[i].Lease.LastRenewalTimestamp = lv.renewed / int64(time.Millisecond)
 		app.Instances[i] = &copies[i]
 	}

@@ -72,8 +72,8 @@ const crowdedHost = 32
 func HostKey(h string) string { return strings.ToLower(strings.TrimSpace(h)) }
 
 // hostKeys returns in's distinct non-empty keys.
-func hostKeys(in *heureka.Instance) (a, b string) {
-	a, b = HostKey(in.HostName), HostKey(in.IPAddr)
+func hostKeys(s *stored) (a, b string) {
+	a, b = HostKey(s.str(sHostName)), HostKey(s.str(sIPAddr))
 	if a == b {
 		b = ""
 	}
@@ -86,7 +86,7 @@ func hostKeys(in *heureka.Instance) (a, b string) {
 // update moves lease l's entries from the keys of prev, the instance it
 // held, to those of in, the one it holds now; prev is nil for a new lease
 // and in is nil for a removed one.
-func (x *hostIndex) update(l *lease, prev, in *heureka.Instance) {
+func (x *hostIndex) update(l *lease, prev, in *stored) {
 	if x.refs == nil {
 		x.seed = maphash.MakeSeed()
 		x.one, x.refs = map[uint64]*lease{}, map[uint64][]*lease{}
@@ -202,28 +202,30 @@ type HostMatch struct {
 // instances once max distinct ones have been found and reports truncated;
 // max <= 0 means no limit. Its cost is proportional to the hosts asked and
 // the instances found, never to the size of the registry. The instances are
-// the stored values, which are never modified: callers must not modify
-// them either.
+// copies made for this call, one per instance: an instance found under two
+// of the hosts is the same copy in both.
 func (r *Registry) ByHost(hosts []string, app string, max int) (matches []HostMatch, truncated bool) {
 	app = strings.ToUpper(strings.TrimSpace(app))
-	seen := map[*lease]bool{}
+	seen := map[*lease]*heureka.Instance{}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	matches = make([]HostMatch, 0, len(hosts))
 	for _, h := range hosts {
 		m := HostMatch{Host: h}
 		for _, l := range r.hosts.get(HostKey(h)) {
-			if app != "" && l.inst.App != app {
+			if app != "" && l.inst.app() != app {
 				continue
 			}
-			if !seen[l] {
+			in, ok := seen[l]
+			if !ok {
 				if max > 0 && len(seen) >= max {
 					truncated = true
 					continue
 				}
-				seen[l] = true
+				in = l.inst.instance()
+				seen[l] = in
 			}
-			m.Instances = append(m.Instances, l.inst)
+			m.Instances = append(m.Instances, in)
 		}
 		slices.SortFunc(m.Instances, func(a, b *heureka.Instance) int {
 			if c := strings.Compare(a.App, b.App); c != 0 {

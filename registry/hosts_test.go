@@ -119,7 +119,9 @@ func TestACrowdedHostKeyStaysExact(t *testing.T) {
 		if len(want) != r.hosts.keys() {
 			t.Fatalf("%s: %d keys indexed, a recount has %d", step, r.hosts.keys(), len(want))
 		}
-		cmp := func(a, b *lease) int { return strings.Compare(a.inst.App+"/"+a.inst.ID, b.inst.App+"/"+b.inst.ID) }
+		cmp := func(a, b *lease) int {
+			return strings.Compare(a.inst.app()+"/"+a.inst.id(), b.inst.app()+"/"+b.inst.id())
+		}
 		for k, ls := range want {
 			got := r.hosts.get(k)
 			h := r.hosts.hash(k)
@@ -137,7 +139,7 @@ func TestACrowdedHostKeyStaysExact(t *testing.T) {
 				}
 				for l, i := range p {
 					if r.hosts.refs[h][i] != l {
-						t.Fatalf("%s: key %s places %s at %d, where %s is", step, k, l.inst.ID, i, r.hosts.refs[h][i].inst.ID)
+						t.Fatalf("%s: key %s places %s at %d, where %s is", step, k, l.inst.id(), i, r.hosts.refs[h][i].inst.id())
 					}
 				}
 			} else if len(got) > crowdedHost {

@@ -1,17 +1,10 @@
 package registry
 
-import (
-	"strings"
+import "strings"
 
-	"github.com/heureka-project/heureka"
-)
-
-// A fleet's registrations repeat some of their strings: every DataNode has
-// the same app name, VIP addresses and data-centre name. A decoder
-// allocates each of them afresh, which makes heap objects per stored
-// instance for the garbage collector to visit at every cycle. The registry
-// keeps one copy of each and points the stored instances at it. (Metadata
-// is one block of text per instance, which sharing would not shrink.)
+// The registry keeps one copy of each of the strings its leases repeat
+// outside their records: the racks they are counted in. (A record keeps
+// its own strings in one block, see stored.go.)
 
 // internLimit bounds the table. When it is full it starts again empty: the
 // strings already stored stay shared, values that never repeat (disk usage,
@@ -50,90 +43,4 @@ func (t *interner) str(s string) string {
 	s = strings.Clone(s)
 	t.m[s] = s
 	return s
-}
-
-// instance points a stored copy's repeated strings at their canonical
-// copies and puts its own strings into one block (see pack). in must be the
-// registry's own, not yet published; stored is the copy it replaces, or
-// nil.
-func (t *interner) instance(in, stored *heureka.Instance) {
-	in.App = t.str(in.App)
-	in.AppGroupName = t.str(in.AppGroupName)
-	in.Status = canonicalStatus(in.Status)
-	in.OverriddenStatus = canonicalStatus(in.OverriddenStatus)
-	in.VIPAddress = t.str(in.VIPAddress)
-	in.SecureVIPAddress = t.str(in.SecureVIPAddress)
-	in.ASGName = t.str(in.ASGName)
-	in.SID = t.str(in.SID)
-	in.DataCenter.Name = t.str(in.DataCenter.Name)
-	pack(in, stored)
-}
-
-// ownStrings are the strings of an instance that no other instance shares:
-// its ID, host name, address and page and health-check URLs.
-func ownStrings(in *heureka.Instance) [7]*string {
-	return [...]*string{&in.ID, &in.HostName, &in.IPAddr,
-		&in.HomePageURL, &in.StatusPageURL, &in.HealthCheckURL, &in.SecureHealthCheckURL}
-}
-
-// pack puts in's own strings into one allocation: one heap object for the
-// collector to mark, where a decoder made one per string, and the collector
-// pays for each object it marks far more than for each byte.
-//
-// The lease table and the host index key on the ID, host name and address,
-// so a key may point into a block after the instance's value has moved
-// on. When in's own strings are those of stored, the copy it replaces, in
-// takes stored's block and nothing is allocated: a renewal's registration,
-// a status or metadata change never leave a block behind. Only a
-// registration that changes one of them (a new port in a URL, a new
-// address) makes a new block, and the keys may keep the old one, a few
-// hundred bytes, until the instance leaves.
-func pack(in, stored *heureka.Instance) {
-	fields := ownStrings(in)
-	if stored != nil {
-		olds := ownStrings(stored)
-		same := true
-		for i, f := range fields {
-			same = same && *f == *olds[i]
-		}
-		if same {
-			for i, f := range fields {
-				*f = *olds[i]
-			}
-			return
-		}
-	}
-	size, n := 0, 0
-	for _, f := range fields {
-		if *f != "" {
-			size += len(*f)
-			n++
-		}
-	}
-	if n < 2 {
-		return
-	}
-	var b strings.Builder
-	b.Grow(size)
-	for _, f := range fields {
-		b.WriteString(*f)
-	}
-	block, off := b.String(), 0
-	for _, f := range fields {
-		if l := len(*f); l > 0 { // an empty one stays the empty string
-			*f = block[off : off+l]
-			off += l
-		}
-	}
-}
-
-// canonicalStatus returns the package constant equal to st, whose bytes
-// live in the binary rather than on the heap.
-func canonicalStatus(st heureka.Status) heureka.Status {
-	for _, c := range heureka.Statuses {
-		if st == c {
-			return c
-		}
-	}
-	return st
 }

@@ -60,8 +60,8 @@ func (r *Registry) SetPeers(reachable, total int) {
 	r.spMu.Unlock()
 }
 
-func renewsPerMinMilli(in *heureka.Instance) int64 {
-	return int64(60_000 / max(in.Lease.RenewalIntervalSecs, 1))
+func renewsPerMinMilli(s *stored) int64 {
+	return int64(60_000 / max(s.lease.RenewalIntervalSecs, 1))
 }
 
 // graceAfterPause detects a gap in the ticks (the process was stopped, or
@@ -219,7 +219,7 @@ type lossView struct {
 	total, expected int64 // instances; expected renewals per minute, thousandths
 	silent          int
 	expired         int
-	evictable       []*heureka.Instance // expired, and an interval past falling silent (smart)
+	evictable       []*stored // expired, and an interval past falling silent (smart)
 	byRack, byApp   spread
 }
 
@@ -277,7 +277,7 @@ func (r *Registry) evict(now time.Time) int {
 	// for the write lock: it is taken for evictBatch removals at a time, and
 	// the log lines are written after it is released.
 	type eviction struct {
-		in    *heureka.Instance
+		in    *stored
 		last  time.Time
 		lease time.Duration
 	}
@@ -286,16 +286,16 @@ func (r *Registry) evict(now time.Time) int {
 		r.mu.Lock()
 		for _, in := range batch {
 			// Re-check under the write lock: a renewal may have come in between.
-			if l := r.lookup(in.App, in.ID); l != nil && r.expired(l, now) {
+			if l := r.lookup(in.app(), in.id()); l != nil && r.expired(l, now) {
 				done = append(done, eviction{in, time.Unix(0, r.lastRenewal(l)).UTC(), l.duration})
-				r.remove(now, in.App, in.ID, heureka.CauseExpired)
+				r.remove(now, in.app(), in.id(), heureka.CauseExpired)
 			}
 		}
 		r.mu.Unlock()
 	}
 	r.evictions.Add(uint64(len(done)))
 	for _, e := range done {
-		r.log.Info("evicted expired instance", "app", e.in.App, "id", e.in.ID,
+		r.log.Info("evicted expired instance", "app", e.in.app(), "id", e.in.id(),
 			"last_renewal", e.last, "lease", e.lease)
 	}
 	return len(done)
@@ -303,7 +303,7 @@ func (r *Registry) evict(now time.Time) int {
 
 // decide applies the mode to what the tick saw, records the outcome and
 // returns the instances to evict, and whether protection started or ended.
-func (r *Registry) decide(now time.Time, v lossView) ([]*heureka.Instance, bool, Protection) {
+func (r *Registry) decide(now time.Time, v lossView) ([]*stored, bool, Protection) {
 	r.spMu.Lock()
 	defer r.spMu.Unlock()
 	p := Protection{

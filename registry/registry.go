@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -82,8 +83,8 @@ type appEntry struct {
 // renewed is atomic, so that a renewal needs only the read lock; the rest
 // is expiry's bookkeeping (see expiry.go).
 type lease struct {
-	inst     *heureka.Instance // replaced, never mutated
-	renewed  atomic.Int64      // the last renewal, virtual unix nanoseconds (Registry.virtual)
+	inst     *stored      // replaced, never mutated
+	renewed  atomic.Int64 // the last renewal, virtual unix nanoseconds (Registry.virtual)
 	duration time.Duration
 	quiet    time.Duration // silentAfter, kept as inst and duration change (expiry.go)
 	idx      int32         // position in Registry.expiry, or in Registry.silent when silent
@@ -110,16 +111,33 @@ func (r *Registry) renewAt(l *lease, t time.Time) {
 // Change is one entry of the change log: the state of an instance after a
 // change, with its ActionType set.
 type Change struct {
-	Seq      uint64
-	Time     time.Time
-	Instance *heureka.Instance // the state after the change; nil for a notice
+	Seq  uint64
+	Time time.Time
+	rec  *stored // the state after the change; nil for a notice (see Instance)
 	// What the change replaced: the status before it ("" for a new
 	// registration) and the metadata keys it set, changed or removed.
 	// Not the replaced instance itself, which the log would keep alive.
 	PrevStatus heureka.Status
 	Changed    []string
 	Cause      heureka.Cause // why the instance changed; unset for a notice
-	Notice     *Notice       // set, instead of Instance, for an event about the registry itself
+	Notice     *Notice       // set, instead of an instance, for an event about the registry itself
+}
+
+// Instance returns the state of the instance after the change, as a new
+// copy made at each call; nil for a notice.
+func (c Change) Instance() *heureka.Instance {
+	if c.rec == nil {
+		return nil
+	}
+	return c.rec.instance()
+}
+
+// App returns the changed instance's application; "" for a notice.
+func (c Change) App() string {
+	if c.rec == nil {
+		return ""
+	}
+	return c.rec.app()
 }
 
 // Notice is an event about the registry rather than an instance: it enters
@@ -272,9 +290,10 @@ func (r *Registry) Register(in *heureka.Instance, replication bool) error {
 }
 
 // RegisterOwned is Register of an instance the caller gives up, as the
-// HTTP layer does with one it has just decoded: the registry stores in
-// itself, maps and all, instead of a copy, so the caller must not read or
-// change it afterwards. everyPeer says the client sends this registration
+// HTTP layer does with one it has just decoded: the registry sets its
+// fields on in itself, instead of on a copy, stores its record of it and
+// forwards in to the peers, so the caller must not read or change it
+// afterwards. everyPeer says the client sends this registration
 // to every peer itself (heureka.EveryPeerHeader): it is stored as a
 // client's write and not forwarded. The copy it saves is about a tenth of
 // what a registration over HTTP allocates.
@@ -302,12 +321,8 @@ func (r *Registry) register(in *heureka.Instance, replication, forward, owned bo
 	defer r.mu.Unlock()
 	app := r.apps[in.App]
 	var old *lease
-	var stored *heureka.Instance
 	if app != nil {
 		old = app.leases[in.ID]
-	}
-	if old != nil {
-		stored = old.inst
 	}
 	if replication && old == nil && in.Lease.RegistrationTimestamp > 0 {
 		if t, ok := r.tombs[tombKey{in.App, in.ID}]; ok && in.Lease.RegistrationTimestamp <= t.UnixMilli() {
@@ -320,27 +335,26 @@ func (r *Registry) register(in *heureka.Instance, replication, forward, owned bo
 				in.App, in.ID, in.Lease.RegistrationTimestamp, t.UnixMilli())
 		}
 	}
-	r.strs.instance(in, stored)
-	if old != nil && old.inst.LastDirtyTimestamp > in.LastDirtyTimestamp {
+	if old != nil && old.inst.lastDirty > in.LastDirtyTimestamp {
 		r.log.Debug("register: keeping the stored copy, its lastDirtyTimestamp is newer",
-			"instance", in.String(), "stored", old.inst.LastDirtyTimestamp, "incoming", in.LastDirtyTimestamp)
-		in = old.inst.Clone()
+			"instance", in.String(), "stored", old.inst.lastDirty, "incoming", in.LastDirtyTimestamp)
+		in = old.inst.instance()
 	}
 	if in.OverriddenStatus != heureka.StatusUnknown {
 		if _, ok := r.overrides[in.ID]; !ok {
-			r.overrides[in.ID] = in.OverriddenStatus
+			r.overrides[strings.Clone(in.ID)] = in.OverriddenStatus // not a slice of the request
 		}
 	}
 	if ov, ok := r.overrides[in.ID]; ok {
 		in.OverriddenStatus = ov
 	}
-	in.Status = r.effectiveStatus(in, old, replication)
+	in.Status = r.effectiveStatus(in.ID, in.Status, old, replication)
 
 	in.Lease.RegistrationTimestamp = nowMs
 	in.Lease.LastRenewalTimestamp = nowMs
 	in.Lease.EvictionTimestamp = 0
 	if old != nil {
-		in.Lease.ServiceUpTimestamp = old.inst.Lease.ServiceUpTimestamp
+		in.Lease.ServiceUpTimestamp = old.inst.lease.ServiceUpTimestamp
 	} else {
 		in.Lease.ServiceUpTimestamp = 0
 	}
@@ -353,9 +367,9 @@ func (r *Registry) register(in *heureka.Instance, replication, forward, owned bo
 
 	if app == nil {
 		app = &appEntry{leases: map[string]*lease{}, dirty: map[string]struct{}{}}
-		r.apps[in.App] = app
+		r.apps[strings.Clone(in.App)] = app
 	}
-	var prev *heureka.Instance
+	var prev *stored
 	duration := time.Duration(in.Lease.DurationSecs) * time.Second
 	l := old
 	if l != nil {
@@ -363,15 +377,15 @@ func (r *Registry) register(in *heureka.Instance, replication, forward, owned bo
 		// value, renewal time and duration.
 		prev = l.inst
 		l.duration = duration
-		r.setInst(l, in)
+		r.setInst(l, store(in, prev))
 		r.renewAt(l, now)
 	} else {
-		l = &lease{inst: in, duration: duration}
+		l = &lease{inst: store(in, nil), duration: duration}
 		l.renewed.Store(r.virtual(now))
-		app.leases[in.ID] = l
+		app.leases[l.inst.id()] = l
 		r.track(l)
 	}
-	r.record(now, app, l, prev, in, heureka.CauseRegister)
+	r.record(now, app, l, prev, l.inst, heureka.CauseRegister)
 	delete(r.tombs, tombKey{in.App, in.ID})
 	r.registrations.Add(1)
 	if forward {
@@ -384,27 +398,27 @@ func (r *Registry) register(in *heureka.Instance, replication, forward, owned bo
 // effectiveStatus is Eureka's override rule chain: believe an instance that
 // says it is not OK; else an operator's override; else keep what the server
 // already decided (UP or OUT_OF_SERVICE) unless this is a replication; else
-// the instance's own word.
-func (r *Registry) effectiveStatus(in *heureka.Instance, existing *lease, replication bool) heureka.Status {
-	if in.Status != heureka.StatusUp && in.Status != heureka.StatusOutOfService {
-		return in.Status
+// the instance's own word. id and st are the instance's ID and status.
+func (r *Registry) effectiveStatus(id string, st heureka.Status, existing *lease, replication bool) heureka.Status {
+	if st != heureka.StatusUp && st != heureka.StatusOutOfService {
+		return st
 	}
-	if ov, ok := r.overrides[in.ID]; ok {
+	if ov, ok := r.overrides[id]; ok {
 		return ov
 	}
 	if !replication && existing != nil {
-		if st := existing.inst.Status; st == heureka.StatusUp || st == heureka.StatusOutOfService {
-			return st
+		if cur := existing.inst.status.status(); cur == heureka.StatusUp || cur == heureka.StatusOutOfService {
+			return cur
 		}
 	}
-	return in.Status
+	return st
 }
 
 // Renew renews a lease. It answers ENOTFOUND when the client must register
 // again: the instance is unknown, its status became UNKNOWN (an override was
 // deleted), or the client holds a newer copy (lastDirtyTimestamp). For a
 // replication whose copy is older it answers ECONFLICT together with the
-// stored instance, for the peer to adopt.
+// stored instance, for the peer to adopt; it returns no instance otherwise.
 func (r *Registry) Renew(req RenewRequest) (*heureka.Instance, error) {
 	now := r.now()
 	if err := r.checkTimestamp(req.App, req.ID, "lastDirtyTimestamp", req.LastDirtyTimestamp, now); err != nil {
@@ -416,12 +430,12 @@ func (r *Registry) Renew(req RenewRequest) (*heureka.Instance, error) {
 		r.mu.RUnlock()
 		return nil, notFound(req.App, req.ID)
 	}
-	st := r.effectiveStatus(l.inst, l, req.Replication)
-	if st != l.inst.Status {
+	inst := l.inst
+	st := r.effectiveStatus(req.ID, inst.status.status(), l, req.Replication)
+	if st != inst.status.status() {
 		r.mu.RUnlock()
 		return r.renewChangingStatus(req, now)
 	}
-	inst := l.inst
 	if st == heureka.StatusUnknown {
 		r.mu.RUnlock()
 		return nil, heureka.Errorf(heureka.ENOTFOUND, "instance %s/%s has status UNKNOWN: register again", req.App, req.ID)
@@ -467,13 +481,13 @@ func (r *Registry) renewChangingStatus(req RenewRequest, now time.Time) (*heurek
 		r.mu.Unlock()
 		return nil, notFound(req.App, req.ID)
 	}
-	st := r.effectiveStatus(l.inst, l, req.Replication)
+	st := r.effectiveStatus(req.ID, l.inst.status.status(), l, req.Replication)
 	if st == heureka.StatusUnknown {
 		r.mu.Unlock()
 		return nil, heureka.Errorf(heureka.ENOTFOUND, "instance %s/%s has status UNKNOWN: register again", req.App, req.ID)
 	}
-	if st != l.inst.Status {
-		in := l.inst.Clone()
+	if st != l.inst.status.status() {
+		in := l.inst.instance()
 		in.Status = st
 		r.replace(now, app, l, in, heureka.ActionModified, heureka.CauseRenewStatus)
 	}
@@ -487,23 +501,26 @@ func (r *Registry) renewChangingStatus(req RenewRequest, now time.Time) (*heurek
 }
 
 // forwardHeartbeat forwards a client's renewal; r.mu must be held.
-func (r *Registry) forwardHeartbeat(req RenewRequest, in *heureka.Instance) {
+func (r *Registry) forwardHeartbeat(req RenewRequest, s *stored) {
 	if req.Replication || req.EveryPeer || r.forward == nil {
 		return
 	}
-	op := Op{Action: ActionHeartbeat, App: in.App, ID: in.ID, Status: in.Status, LastDirtyTimestamp: in.LastDirtyTimestamp}
-	if ov, ok := r.overrides[in.ID]; ok {
+	id := s.id()
+	op := Op{Action: ActionHeartbeat, App: s.app(), ID: id, Status: s.status.status(), LastDirtyTimestamp: s.lastDirty}
+	if ov, ok := r.overrides[id]; ok {
 		op.OverriddenStatus = ov
 	}
 	r.forward(op)
 }
 
-func (r *Registry) checkDirty(req RenewRequest, stored *heureka.Instance) (*heureka.Instance, error) {
+// checkDirty compares the renewal's lastDirtyTimestamp with the stored
+// record's; only a conflict returns the instance.
+func (r *Registry) checkDirty(req RenewRequest, s *stored) (*heureka.Instance, error) {
 	if req.LastDirtyTimestamp == 0 {
-		return stored, nil
+		return nil, nil
 	}
 	switch {
-	case req.LastDirtyTimestamp > stored.LastDirtyTimestamp:
+	case req.LastDirtyTimestamp > s.lastDirty:
 		if req.Replication && req.OverriddenStatus != "" && req.OverriddenStatus != heureka.StatusUnknown {
 			r.mu.Lock()
 			r.overrides[req.ID] = req.OverriddenStatus
@@ -512,13 +529,13 @@ func (r *Registry) checkDirty(req RenewRequest, stored *heureka.Instance) (*heur
 		}
 		return nil, heureka.Errorf(heureka.ENOTFOUND,
 			"instance %s/%s: the caller's copy (lastDirtyTimestamp %d) is newer than the registry's (%d): register again",
-			req.App, req.ID, req.LastDirtyTimestamp, stored.LastDirtyTimestamp)
-	case req.LastDirtyTimestamp < stored.LastDirtyTimestamp && req.Replication:
-		return stored, heureka.Errorf(heureka.ECONFLICT,
+			req.App, req.ID, req.LastDirtyTimestamp, s.lastDirty)
+	case req.LastDirtyTimestamp < s.lastDirty && req.Replication:
+		return s.instance(), heureka.Errorf(heureka.ECONFLICT,
 			"instance %s/%s: the registry's copy (lastDirtyTimestamp %d) is newer than the peer's (%d)",
-			req.App, req.ID, stored.LastDirtyTimestamp, req.LastDirtyTimestamp)
+			req.App, req.ID, s.lastDirty, req.LastDirtyTimestamp)
 	}
-	return stored, nil
+	return nil, nil
 }
 
 // Cancel removes an instance and its status override.
@@ -597,10 +614,10 @@ func (r *Registry) writeStatus(app, id string, action Action, st heureka.Status,
 	r.renewAt(l, now)
 	if !replication {
 		defer func() {
-			r.forwardLocked(Op{Action: action, App: app, ID: id, Status: st, LastDirtyTimestamp: l.inst.LastDirtyTimestamp})
+			r.forwardLocked(Op{Action: action, App: app, ID: id, Status: st, LastDirtyTimestamp: l.inst.lastDirty})
 		}()
 	}
-	in, why := change(now, l.inst)
+	in, why := change(now, l.inst.instance())
 	if in == nil {
 		return nil
 	}
@@ -620,7 +637,7 @@ func (r *Registry) UpdateMetadata(app, id string, md map[string]string) error {
 	if l == nil {
 		return notFound(app, id)
 	}
-	in := l.inst.Clone()
+	in := l.inst.instance()
 	kv := make([]string, 0, 2*len(md))
 	for k, v := range md {
 		if k != "@class" { // Java's type hint, never metadata
@@ -657,8 +674,8 @@ func (r *Registry) replace(now time.Time, a *appEntry, l *lease, in *heureka.Ins
 	in.LastUpdatedTimestamp = now.UnixMilli()
 	in.Lease.LastRenewalTimestamp = r.lastRenewal(l) / int64(time.Millisecond)
 	prev := l.inst
-	r.setInst(l, in)
-	r.record(now, a, l, prev, in, cause)
+	r.setInst(l, store(in, prev))
+	r.record(now, a, l, prev, l.inst, cause)
 }
 
 // remove deletes a lease and its override and records the deletion; r.mu
@@ -671,11 +688,11 @@ func (r *Registry) remove(now time.Time, app, id string, cause heureka.Cause) bo
 	delete(a.leases, id)
 	delete(r.overrides, id)
 	r.untrack(l)
-	in := l.inst.Clone()
+	in := l.inst.instance()
 	in.ActionType = heureka.ActionDeleted
 	in.LastUpdatedTimestamp = now.UnixMilli()
 	in.Lease.EvictionTimestamp = now.UnixMilli()
-	r.record(now, a, l, l.inst, in, cause)
+	r.record(now, a, l, l.inst, store(in, l.inst), cause)
 	if len(a.leases) == 0 {
 		delete(r.apps, app)
 	}
@@ -683,21 +700,21 @@ func (r *Registry) remove(now time.Time, app, id string, cause heureka.Cause) bo
 }
 
 // record appends a change and invalidates the snapshot; r.mu must be held.
-func (r *Registry) record(now time.Time, a *appEntry, l *lease, prev, in *heureka.Instance, cause heureka.Cause) {
+func (r *Registry) record(now time.Time, a *appEntry, l *lease, prev, in *stored, cause heureka.Cause) {
 	if a.dirty == nil {
 		a.dirty = map[string]struct{}{}
 	}
-	a.dirty[in.ID] = struct{}{}
-	if in.ActionType == heureka.ActionDeleted {
+	a.dirty[in.id()] = struct{}{}
+	if in.action.action() == heureka.ActionDeleted {
 		r.hosts.update(l, prev, nil)
 	} else {
 		r.hosts.update(l, prev, in)
 	}
 	r.seq++
 	r.gen.Add(1)
-	c := Change{Seq: r.seq, Time: now, Instance: in, Cause: cause}
+	c := Change{Seq: r.seq, Time: now, rec: in, Cause: cause}
 	if prev != nil {
-		c.PrevStatus, c.Changed = prev.Status, prev.Metadata.ChangedKeys(in.Metadata)
+		c.PrevStatus, c.Changed = prev.status.status(), prev.md.ChangedKeys(in.md)
 	}
 	r.appendChange(c)
 }

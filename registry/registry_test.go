@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -504,7 +505,7 @@ func TestLeaseRackDoesNotPinMetadata(t *testing.T) {
 	}
 	r.mu.RLock()
 	l := r.lookup("DN", "a")
-	rack, now := l.rack, l.inst.Metadata.Get("rack")
+	rack, now := l.rack, l.inst.md.Get("rack")
 	r.mu.RUnlock()
 	if rack != "/dc1/r1" {
 		t.Fatalf("rack %q", rack)
@@ -636,7 +637,7 @@ func TestChangedWakesWaitersAndChangesSinceCarriesWhatChanged(t *testing.T) {
 		t.Fatalf("ChangesSince(%d) = %d changes, latest %d, ok %v", v, len(changes), latest, ok)
 	}
 	c := changes[0]
-	if c.Cause != "status" || c.PrevStatus != heureka.StatusUp || c.Instance.Status != heureka.StatusOutOfService || c.Changed != nil {
+	if c.Cause != "status" || c.PrevStatus != heureka.StatusUp || c.Instance().Status != heureka.StatusOutOfService || c.Changed != nil {
 		t.Fatalf("change %+v: want cause status, UP → OUT_OF_SERVICE, no metadata", c)
 	}
 	if first, _, _ := r.ChangesSince(0); first[0].PrevStatus != "" {
@@ -655,8 +656,8 @@ func TestChangedWakesWaitersAndChangesSinceCarriesWhatChanged(t *testing.T) {
 
 // TestRegisterCopiesAndRegisterOwnedAdopts checks both sides of the
 // ownership rule: Register stores a copy, so the caller may go on changing
-// its instance; RegisterOwned stores the instance it is given, with the
-// registry's fields set on it, and still forwards it to the peers.
+// its instance; RegisterOwned sets the registry's fields on the instance it
+// is given, stores that, and still forwards it to the peers.
 func TestRegisterCopiesAndRegisterOwnedAdopts(t *testing.T) {
 	r, _ := newTestRegistry(t)
 	var forwarded []Op
@@ -674,12 +675,11 @@ func TestRegisterCopiesAndRegisterOwnedAdopts(t *testing.T) {
 	if err := r.RegisterOwned(b, false, false); err != nil {
 		t.Fatal(err)
 	}
-	got := get(t, r, "APP", "b")
-	if got != b {
-		t.Fatal("RegisterOwned stored a copy")
+	if b.ActionType != heureka.ActionAdded || b.Lease.RegistrationTimestamp == 0 {
+		t.Fatalf("the given instance lacks the registry's fields: action %q, registered %d", b.ActionType, b.Lease.RegistrationTimestamp)
 	}
-	if got.ActionType != heureka.ActionAdded || got.Lease.RegistrationTimestamp == 0 {
-		t.Fatalf("stored instance lacks the registry's fields: action %q, registered %d", got.ActionType, got.Lease.RegistrationTimestamp)
+	if got := get(t, r, "APP", "b"); !reflect.DeepEqual(got, b) {
+		t.Fatalf("RegisterOwned stored\n%+v\nnot the instance it set up\n%+v", got, b)
 	}
 
 	if err := r.RegisterOwned(inst("APP", "c"), false, true); err != nil {
@@ -736,18 +736,19 @@ func TestSnapshotsBesideWritersMatchTheirVersion(t *testing.T) {
 		builds++
 		want := map[string]string{} // app/id -> metadata v
 		for _, c := range s.changes {
-			key := c.Instance.App + "/" + c.Instance.ID
-			if c.Instance.ActionType == heureka.ActionDeleted {
+			in := c.Instance()
+			key := in.App + "/" + in.ID
+			if in.ActionType == heureka.ActionDeleted {
 				delete(want, key)
 			} else {
-				want[key] = c.Instance.Metadata.Get("v")
+				want[key] = in.Metadata.Get("v")
 			}
 		}
 		got := map[string]string{}
 		for _, a := range s.full {
 			prev := ""
 			for _, b := range a.Blocks {
-				for _, in := range b.Instances {
+				for _, in := range b.Instances() {
 					if in.ID <= prev {
 						t.Fatalf("version %d, %s: %q after %q", s.Version, a.Name, in.ID, prev)
 					}

@@ -35,11 +35,6 @@ type Snapshot struct {
 	deltaL []AppBlocks
 	dstate *deltaState
 
-	appsOnce  sync.Once
-	apps      *heureka.Applications
-	deltaOnce sync.Once
-	delta     *heureka.Applications
-
 	digestOnce sync.Once
 	digests    map[string]uint64
 }
@@ -126,14 +121,14 @@ func (r *Registry) build(now time.Time) *Snapshot {
 type appCapture struct {
 	a     *appEntry
 	name  string
-	all   []*heureka.Instance // unsorted
+	all   []*stored // unsorted
 	dirty []dirtyID
 }
 
 // dirtyID is a changed ID and its instance now; nil if it is gone.
 type dirtyID struct {
 	id   string
-	inst *heureka.Instance
+	inst *stored
 }
 
 // capture reads what the application's next blocks need and clears its
@@ -145,7 +140,7 @@ func (a *appEntry) capture(name string) appCapture {
 	c := appCapture{a: a, name: name}
 	switch {
 	case a.view == nil || len(a.dirty) > a.view.n/8:
-		c.all = make([]*heureka.Instance, 0, len(a.leases))
+		c.all = make([]*stored, 0, len(a.leases))
 		for _, l := range a.leases {
 			c.all = append(c.all, l.inst)
 		}
@@ -173,9 +168,9 @@ func (c appCapture) rebuild() {
 	case c.all != nil:
 		counts := heureka.StatusCounts{}
 		for _, in := range c.all {
-			counts[in.Status]++
+			counts[in.status.status()]++
 		}
-		slices.SortFunc(c.all, func(x, y *heureka.Instance) int { return strings.Compare(x.ID, y.ID) })
+		slices.SortFunc(c.all, func(x, y *stored) int { return strings.Compare(x.id(), y.id()) })
 		a.view, a.counts = newLazyApp(c.name, appendCut(nil, c.all[:len(c.all):len(c.all)])), counts
 	case c.dirty != nil:
 		slices.SortFunc(c.dirty, func(x, y dirtyID) int { return strings.Compare(x.id, y.id) })
@@ -192,16 +187,14 @@ func firstAfter(changes []Change, t time.Time) int {
 
 // Apps returns the whole registry: applications by name, instances by ID,
 // versions__delta 1 and the reconcile hash code. The flat lists are made
-// on the first call (per application, once per change of it).
+// when asked for, and kept only while a reader holds them (see lazyApp):
+// a reader that can work a block at a time should read Blocks.
 func (s *Snapshot) Apps() *heureka.Applications {
-	s.appsOnce.Do(func() {
-		list := make([]*heureka.Application, len(s.views))
-		for i, v := range s.views {
-			list[i] = v.get()
-		}
-		s.apps = &heureka.Applications{VersionDelta: 1, HashCode: s.hash, Apps: list}
-	})
-	return s.apps
+	list := make([]*heureka.Application, len(s.views))
+	for i, v := range s.views {
+		list[i] = v.get()
+	}
+	return &heureka.Applications{VersionDelta: 1, HashCode: s.hash, Apps: list}
 }
 
 // HashCode returns the registry's reconcile hash code, as Apps and Delta
@@ -234,21 +227,24 @@ func (s *Snapshot) App(name string) (*heureka.Application, bool) {
 	return v.get(), true
 }
 
-// Instance returns one instance of app.
+// Instance returns a copy of one instance of app.
 func (s *Snapshot) Instance(app, id string) (*heureka.Instance, bool) {
 	v, ok := s.view(app)
 	if !ok {
 		return nil, false
 	}
-	return v.find(id)
+	if rec, ok := v.find(id); ok {
+		return rec.instance(), true
+	}
+	return nil, false
 }
 
-// InstanceByID returns the first instance with id in any application, as
-// Eureka's /instances/{id} does.
+// InstanceByID returns a copy of the first instance with id in any
+// application, as Eureka's /instances/{id} does.
 func (s *Snapshot) InstanceByID(id string) (*heureka.Instance, bool) {
 	for _, v := range s.views {
-		if in, ok := v.find(id); ok {
-			return in, true
+		if rec, ok := v.find(id); ok {
+			return rec.instance(), true
 		}
 	}
 	return nil, false
@@ -259,21 +255,23 @@ func (s *Snapshot) InstanceByID(id string) (*heureka.Instance, bool) {
 // and the hash code covers only the result.
 func (s *Snapshot) VIP(vip string, secure bool) *heureka.Applications {
 	out := &heureka.Applications{VersionDelta: -1, Apps: []*heureka.Application{}}
-	for _, a := range s.Apps().Apps {
+	field := sVIPAddress
+	if secure {
+		field = sSecureVIPAddress
+	}
+	for _, a := range s.full {
 		var match *heureka.Application
-		for _, in := range a.Instances {
-			addr := in.VIPAddress
-			if secure {
-				addr = in.SecureVIPAddress
+		for _, b := range a.Blocks {
+			for _, rec := range b.recs {
+				if !hasVIP(rec.str(field), vip) {
+					continue
+				}
+				if match == nil {
+					match = &heureka.Application{Name: a.Name}
+					out.Apps = append(out.Apps, match)
+				}
+				match.Instances = append(match.Instances, rec.instance())
 			}
-			if !hasVIP(addr, vip) {
-				continue
-			}
-			if match == nil {
-				match = &heureka.Application{Name: a.Name}
-				out.Apps = append(out.Apps, match)
-			}
-			match.Instances = append(match.Instances, in)
 		}
 	}
 	out.HashCode = heureka.ReconcileHashCode(out.Apps)
@@ -293,19 +291,17 @@ func hasVIP(list, vip string) bool {
 // instance holding its latest state and action, in order of last change,
 // grouped by application, with versions__delta set to Version and the hash
 // code of the whole registry, so a client can check its reconciled copy.
+// It is made at each call; DeltaBlocks is the same listing as blocks.
 func (s *Snapshot) Delta() *heureka.Applications {
-	s.deltaOnce.Do(func() {
-		apps := make([]*heureka.Application, 0, len(s.deltaL))
-		for _, a := range s.deltaL {
-			app := &heureka.Application{Name: a.Name, Instances: make([]*heureka.Instance, 0, a.Len())}
-			for _, b := range a.Blocks {
-				app.Instances = append(app.Instances, b.Instances...)
-			}
-			apps = append(apps, app)
+	apps := make([]*heureka.Application, 0, len(s.deltaL))
+	for _, a := range s.deltaL {
+		recs := make([]*stored, 0, a.Len())
+		for _, b := range a.Blocks {
+			recs = append(recs, b.recs...)
 		}
-		s.delta = &heureka.Applications{VersionDelta: int64(s.Version), HashCode: s.hash, Apps: apps}
-	})
-	return s.delta
+		apps = append(apps, &heureka.Application{Name: a.Name, Instances: instances(recs)})
+	}
+	return &heureka.Applications{VersionDelta: int64(s.Version), HashCode: s.hash, Apps: apps}
 }
 
 // Blocks returns the whole registry as blocks, applications by name and

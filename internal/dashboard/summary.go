@@ -139,10 +139,13 @@ type summaryCache struct {
 	apps   map[string]appPart // by application name
 }
 
-// appPart is one application's encoded summary and the view it was made from.
+// appPart is one application's encoded summary and the blocks it was made
+// from. It keeps the blocks, not the flat list of instances, which would
+// keep a full copy of every instance alive for the collector to scan
+// (registry.Snapshot.Apps).
 type appPart struct {
-	app  *heureka.Application
-	json []byte
+	blocks []*registry.Block
+	json   []byte
 }
 
 func (c *summaryCache) get(snap *registry.Snapshot) (plain, zipped []byte, err error) {
@@ -151,7 +154,7 @@ func (c *summaryCache) get(snap *registry.Snapshot) (plain, zipped []byte, err e
 	if c.snap == snap {
 		return c.plain, c.zipped, nil
 	}
-	apps := snap.Apps().Apps
+	apps := snap.Blocks()
 	parts := make(map[string]appPart, len(apps))
 	var buf bytes.Buffer
 	facts, _ := json.Marshal(hdfsFacts())
@@ -160,12 +163,13 @@ func (c *summaryCache) get(snap *registry.Snapshot) (plain, zipped []byte, err e
 	buf.WriteString(`,"apps":[`)
 	for i, a := range apps {
 		p, ok := c.apps[a.Name]
-		if !ok || p.app != a {
-			b, err := json.Marshal(summarize(a))
+		if !ok || !slices.Equal(p.blocks, a.Blocks) {
+			app, _ := snap.App(a.Name)
+			b, err := json.Marshal(summarize(app))
 			if err != nil {
 				return nil, nil, heureka.Errorf(heureka.EINTERNAL, "dashboard: encoding the summary of %s: %v", a.Name, err)
 			}
-			p = appPart{app: a, json: b}
+			p = appPart{blocks: a.Blocks, json: b}
 		}
 		parts[a.Name] = p
 		if i > 0 {

@@ -185,7 +185,7 @@ var plainBuffers = sync.Pool{New: func() any { return new([]byte) }}
 func blockPart(b *registry.Block, f eureka.Format) part {
 	encode := func() part {
 		buf := plainBuffers.Get().(*[]byte)
-		*buf = eureka.AppendInstances((*buf)[:0], f, b.Instances)
+		*buf = eureka.AppendInstanceSeq((*buf)[:0], f, b.All())
 		p := newPart(*buf)
 		plainBuffers.Put(buf)
 		return p

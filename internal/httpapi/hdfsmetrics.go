@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"iter"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,20 +19,23 @@ import (
 var nameNodeStates = []string{string(hdfs.HAActive), string(hdfs.HAStandby), string(hdfs.HAObserver), "unknown"}
 
 // hdfsCollector exports the registry's HDFS applications: UP NameNodes by
-// HA state and DataNodes by rack and status. An application's view in a
-// snapshot is replaced only when one of its instances changed, so the
-// counts are memoised per view: a scrape recounts only the applications
-// that changed since the last one.
+// HA state and DataNodes by rack and status. A block of a snapshot
+// (registry.Block) is replaced only when one of its instances changed, so
+// the counts are memoised per block: a scrape recounts only the blocks
+// that changed since the last one, and adds up the rest. It reads the
+// blocks rather than the flat lists, which would keep a full copy of every
+// HDFS instance alive for the collector to scan (registry.Snapshot.Apps).
 type hdfsCollector struct {
 	reg       *registry.Registry
 	nameNodes *prometheus.Desc
 	dataNodes *prometheus.Desc
 
 	mu   sync.Mutex
-	memo map[*heureka.Application]*hdfsCounts
+	memo map[*registry.Block]*hdfsCounts
 }
 
-// hdfsCounts is one application view's counts; immutable once made.
+// hdfsCounts is one block's or application's counts; a block's are
+// immutable once made.
 type hdfsCounts struct {
 	role    hdfs.Role
 	cluster string
@@ -47,7 +51,7 @@ func newHDFSCollector(reg *registry.Registry) *hdfsCollector {
 			[]string{"cluster", "ha_state"}, nil),
 		dataNodes: prometheus.NewDesc("heureka_hdfs_datanodes",
 			"DataNodes by HDFS cluster, rack and registry status.", []string{"cluster", "rack", "status"}, nil),
-		memo: map[*heureka.Application]*hdfsCounts{},
+		memo: map[*registry.Block]*hdfsCounts{},
 	}
 }
 
@@ -72,36 +76,56 @@ func (c *hdfsCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // counts returns the counts of every HDFS application in the current
-// snapshot, from the memo where the view is unchanged, and forgets the views
-// no longer current.
+// snapshot, from the memo where a block is unchanged, and forgets the
+// blocks no longer current.
 func (c *hdfsCollector) counts() []*hdfsCounts {
-	apps := c.reg.Snapshot().Apps().Apps
+	apps := c.reg.Snapshot().Blocks()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	next := make(map[*heureka.Application]*hdfsCounts, len(c.memo))
+	next := make(map[*registry.Block]*hdfsCounts, len(c.memo))
 	var out []*hdfsCounts
 	for _, a := range apps {
 		role, cluster, ok := hdfs.ParseAppName(a.Name)
-		if !ok || len(a.Instances) == 0 {
+		if !ok || len(a.Blocks) == 0 {
 			continue
 		}
-		n, ok := c.memo[a]
-		if !ok {
-			n = countHDFS(role, cluster, a.Instances)
+		sum := newHDFSCounts(role, cluster)
+		for _, b := range a.Blocks {
+			n, ok := c.memo[b]
+			if !ok {
+				n = countHDFS(role, cluster, b.All())
+			}
+			next[b] = n
+			for k, v := range n.ha {
+				sum.ha[k] += v
+			}
+			for k, v := range n.racks {
+				sum.racks[k] += v
+			}
 		}
-		next[a] = n
-		out = append(out, n)
+		out = append(out, sum)
 	}
 	c.memo = next
 	return out
 }
 
-func countHDFS(role hdfs.Role, cluster string, instances []*heureka.Instance) *hdfsCounts {
+func newHDFSCounts(role hdfs.Role, cluster string) *hdfsCounts {
 	n := &hdfsCounts{role: role, cluster: cluster}
 	switch role {
 	case hdfs.RoleNameNode:
 		n.ha = map[string]int{}
-		for _, in := range instances {
+	case hdfs.RoleDataNode:
+		n.racks = map[[2]string]int{}
+	}
+	return n
+}
+
+// countHDFS counts instances, which it does not keep.
+func countHDFS(role hdfs.Role, cluster string, instances iter.Seq[*heureka.Instance]) *hdfsCounts {
+	n := newHDFSCounts(role, cluster)
+	switch role {
+	case hdfs.RoleNameNode:
+		for in := range instances {
 			if in.Status != heureka.StatusUp {
 				continue
 			}
@@ -115,8 +139,7 @@ func countHDFS(role hdfs.Role, cluster string, instances []*heureka.Instance) *h
 			n.ha[st]++
 		}
 	case hdfs.RoleDataNode:
-		n.racks = map[[2]string]int{}
-		for _, in := range instances {
+		for in := range instances {
 			n.racks[[2]string{hdfs.NormalizeRack(in.Metadata.Get(hdfs.MetaRack)), string(in.Status)}]++
 		}
 	}

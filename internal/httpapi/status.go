@@ -17,7 +17,7 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request, _ params) error 
 		"ready":            s.cfg.Ready(),
 		"version":          snap.Version,
 		"instances":        snap.Len(),
-		"applications":     len(snap.Apps().Apps),
+		"applications":     len(snap.Blocks()),
 		"selfPreservation": s.reg.Protection(),
 		"watchers":         s.Watchers(),
 		"peerRefusals":     s.peerRefusalStatus(),

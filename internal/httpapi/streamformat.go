@@ -36,7 +36,7 @@ func changeFrame(c registry.Change) []byte {
 // encodeChange renders a change as the watch stream's data line: the
 // instance is Eureka's JSON, as in /eureka/apps.
 func encodeChange(c registry.Change) []byte {
-	in := c.Instance
+	in := c.Instance()
 	b, err := json.Marshal(heureka.WatchChange{
 		Seq: c.Seq, Action: in.ActionType, Cause: c.Cause, Time: c.Time.UnixMilli(),
 		App: in.App, ID: in.ID, Instance: eureka.AppendInstance(nil, eureka.JSON, in),
@@ -62,7 +62,7 @@ func eventsOf(c registry.Change) []heureka.Event {
 		return []heureka.Event{{Seq: c.Seq, Type: n.Kind, Time: c.Time.UnixMilli(), By: heureka.ByRegistry,
 			Peer: n.Peer, Cause: n.Detail}}
 	}
-	in := c.Instance
+	in := c.Instance()
 	base := heureka.Event{Seq: c.Seq, Time: c.Time.UnixMilli(), App: in.App, ID: in.ID, HostName: in.HostName, Status: in.Status}
 	by := causedBy[c.Cause]
 	switch c.Cause {

@@ -181,10 +181,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, who caller, kind
 // stream sends instance changes of the watched apps; the event stream sends
 // those and every notice about the registry itself.
 func carries(kind streamKind, c registry.Change, apps []string) bool {
-	if c.Instance == nil {
+	if c.Notice != nil {
 		return kind == kindEvents
 	}
-	return apps == nil || slices.Contains(apps, c.Instance.App)
+	return apps == nil || slices.Contains(apps, c.App())
 }
 
 // flush writes buf and pushes it to the client within WriteTimeout.
