@@ -10,8 +10,9 @@ import (
 )
 
 // TestDataNodeSetFromPrevChoosesAsFresh: a set prepared from an earlier
-// one, with nodes changed, added and removed, chooses exactly as a set
-// prepared from scratch.
+// one, with nodes changed (one only in status, with equal metadata),
+// copied, added and removed, chooses exactly as a set prepared from
+// scratch.
 func TestDataNodeSetFromPrevChoosesAsFresh(t *testing.T) {
 	node := func(i int, used int64, st heureka.Status) *heureka.Instance {
 		return &heureka.Instance{ID: fmt.Sprintf("dn%03d", i), HostName: fmt.Sprintf("dn%03d.example", i), Status: st,
@@ -27,6 +28,10 @@ func TestDataNodeSetFromPrevChoosesAsFresh(t *testing.T) {
 	v2[5] = node(6, 10, heureka.StatusDown)           // dn006 down
 	v2 = append(v2, node(40, 10, heureka.StatusUp), node(41, 10, heureka.StatusUp))
 	v2 = append(v2, v2[0]) // a duplicate, out of order
+	for i := 10; i < 20; i++ { // unchanged, but copies, as a registry hands them out
+		c := *v2[i]
+		v2[i] = &c
+	}
 	for seed := range uint64(20) {
 		req := func() PlacementRequest {
 			return PlacementRequest{Replicas: 3, Writer: "dn001.example", Rand: rand.New(rand.NewPCG(seed, 1)),

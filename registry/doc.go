@@ -21,8 +21,11 @@
 // (Block.Memo) re-encodes only what changed. The delta is advanced from the
 // previous snapshot's by the changes since, never recomputed from the log
 // while the log reaches back to it.
-// Instances reachable from a Snapshot are never modified: a change publishes
-// a new *heureka.Instance. ByHost reads the host index (hosts.go), kept by
+// The registry keeps each instance as an immutable record of three pointer
+// words (stored.go), which the collector scans at a fraction of a
+// heureka.Instance's cost; a change stores a new record. Readers get
+// heureka.Instance copies made from records, or one reused value per block
+// to encode (Block.All). ByHost reads the host index (hosts.go), kept by
 // every write as it records its change, under the read lock: its cost is
 // the hosts asked and the instances found, never the registry's size.
 //
@@ -53,10 +56,10 @@
 // tick. Self-preservation's counts (instances, expected renewals,
 // instances and silent ones per rack and per application) are kept as
 // leases change, and the grace after a pause is one global offset (see
-// expiry.go). Tombstones expire from a queue by time (tombs.go). Stored
-// instances share one copy of the strings registrations repeat (app names,
-// VIP addresses, data-centre names); metadata is one block per instance
-// (heureka.Metadata).
+// expiry.go). Tombstones expire from a queue by time (tombs.go). A record's
+// strings are one block of text and its metadata another
+// (heureka.Metadata); a new version of an instance with the same strings
+// shares its text.
 //
 // # What it does not do
 //
