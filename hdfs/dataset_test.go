@@ -27,7 +27,7 @@ func TestDataNodeSetFromPrevChoosesAsFresh(t *testing.T) {
 	v2[3] = node(4, 95, heureka.StatusUp)             // dn004 now full
 	v2[5] = node(6, 10, heureka.StatusDown)           // dn006 down
 	v2 = append(v2, node(40, 10, heureka.StatusUp), node(41, 10, heureka.StatusUp))
-	v2 = append(v2, v2[0]) // a duplicate, out of order
+	v2 = append(v2, v2[0])     // a duplicate, out of order
 	for i := 10; i < 20; i++ { // unchanged, but copies, as a registry hands them out
 		c := *v2[i]
 		v2[i] = &c
