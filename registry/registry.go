@@ -566,13 +566,12 @@ func (r *Registry) SetStatus(app, id string, st heureka.Status, lastDirty int64,
 			return nil, ""
 		}
 		r.overrides[id] = st
-		in := cur.Clone()
-		in.OverriddenStatus = st
-		in.Status = st
-		if st == heureka.StatusUp && in.Lease.ServiceUpTimestamp == 0 {
-			in.Lease.ServiceUpTimestamp = now.UnixMilli()
+		cur.OverriddenStatus = st
+		cur.Status = st
+		if st == heureka.StatusUp && cur.Lease.ServiceUpTimestamp == 0 {
+			cur.Lease.ServiceUpTimestamp = now.UnixMilli()
 		}
-		return in, heureka.CauseStatus
+		return cur, heureka.CauseStatus
 	})
 }
 
@@ -587,18 +586,18 @@ func (r *Registry) DeleteStatusOverride(app, id string, value heureka.Status, la
 			return nil, ""
 		}
 		delete(r.overrides, id)
-		in := cur.Clone()
-		in.OverriddenStatus = heureka.StatusUnknown
-		in.Status = value
-		return in, heureka.CauseOverrideDeleted
+		cur.OverriddenStatus = heureka.StatusUnknown
+		cur.Status = value
+		return cur, heureka.CauseOverrideDeleted
 	})
 }
 
 // writeStatus is what SetStatus and DeleteStatusOverride share: like
 // Eureka, it renews the lease and, unless the write is replication,
 // forwards it to the peers with the instance's lastDirtyTimestamp after
-// the change. change runs with r.mu held and returns the new instance and
-// the cause of the change, or nil when nothing changes.
+// the change. change runs with r.mu held, is given a copy of the instance
+// to change, and returns it with the cause of the change, or nil when
+// nothing changes.
 func (r *Registry) writeStatus(app, id string, action Action, st heureka.Status, lastDirty int64, replication bool,
 	change func(now time.Time, cur *heureka.Instance) (*heureka.Instance, heureka.Cause)) error {
 	now := r.now()
@@ -688,11 +687,11 @@ func (r *Registry) remove(now time.Time, app, id string, cause heureka.Cause) bo
 	delete(a.leases, id)
 	delete(r.overrides, id)
 	r.untrack(l)
-	in := l.inst.instance()
-	in.ActionType = heureka.ActionDeleted
-	in.LastUpdatedTimestamp = now.UnixMilli()
-	in.Lease.EvictionTimestamp = now.UnixMilli()
-	r.record(now, a, l, l.inst, store(in, l.inst), cause)
+	gone := *l.inst
+	gone.action = codeOf(string(heureka.ActionDeleted))
+	gone.lastUpdated = now.UnixMilli()
+	gone.lease.EvictionTimestamp = now.UnixMilli()
+	r.record(now, a, l, l.inst, &gone, cause)
 	if len(a.leases) == 0 {
 		delete(r.apps, app)
 	}
