@@ -1,12 +1,15 @@
 package httpapi_test
 
 import (
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/internal/proctest"
+	"github.com/heureka-project/heureka/registry"
 )
 
 // scrape returns /metrics as sample line ("name{labels}") to value text,
@@ -105,4 +108,42 @@ func TestWatchersAndExpectedRenewalsMetrics(t *testing.T) {
 	proctest.Eventually(t, 5*time.Second, "heureka_watchers 2", func() bool { return ts.scrape()["heureka_watchers"] == "2" })
 	w1.cancel()
 	proctest.Eventually(t, 5*time.Second, "heureka_watchers 1 after a stream closed", func() bool { return ts.scrape()["heureka_watchers"] == "1" })
+}
+
+// TestHDFSMetricsAddUpBlocks: an application of several blocks
+// (registry.BlockSize) is counted block by block, memoised per block; the
+// sums follow a change in one block and a removal in another.
+func TestHDFSMetricsAddUpBlocks(t *testing.T) {
+	ts := newTestServer(t)
+	const n = 5 * registry.BlockSize
+	for i := range n {
+		in := hdfsNode("HDFS-DATANODE.BIG", fmt.Sprintf("dn%04d", i), map[string]string{"rack": fmt.Sprintf("/r%d", i%3)})
+		if err := ts.reg.Register(in, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if blocks, _ := ts.reg.Snapshot().AppBlocks("HDFS-DATANODE.BIG"); len(blocks.Blocks) < 3 {
+		t.Fatalf("%d blocks: the test needs an application of several", len(blocks.Blocks))
+	}
+	per := func(rack int) string { return fmt.Sprint((n - rack + 2) / 3) } // instances i with i%3 == rack
+	wantSamples(t, ts.scrape(), map[string]string{
+		`heureka_hdfs_datanodes{cluster="big",rack="/r0",status="UP"}`: per(0),
+		`heureka_hdfs_datanodes{cluster="big",rack="/r1",status="UP"}`: per(1),
+		`heureka_hdfs_datanodes{cluster="big",rack="/r2",status="UP"}`: per(2),
+	})
+	// dn0003 (rack 0, first block) drained; dn0601 (rack 1, last block) gone.
+	if err := ts.reg.SetStatus("HDFS-DATANODE.BIG", "dn0003", heureka.StatusOutOfService, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.reg.Cancel("HDFS-DATANODE.BIG", "dn0601", false); err != nil {
+		t.Fatal(err)
+	}
+	r0, _ := strconv.Atoi(per(0))
+	r1, _ := strconv.Atoi(per(1))
+	wantSamples(t, ts.scrape(), map[string]string{
+		`heureka_hdfs_datanodes{cluster="big",rack="/r0",status="UP"}`:             fmt.Sprint(r0 - 1),
+		`heureka_hdfs_datanodes{cluster="big",rack="/r0",status="OUT_OF_SERVICE"}`: "1",
+		`heureka_hdfs_datanodes{cluster="big",rack="/r1",status="UP"}`:             fmt.Sprint(r1 - 1),
+		`heureka_hdfs_datanodes{cluster="big",rack="/r2",status="UP"}`:             per(2),
+	})
 }
