@@ -80,8 +80,9 @@ Authentication is off unless --auth-file is given; SIGHUP reloads credentials an
 
 	// The registry's live state is most of this process's heap, so the
 	// default GC target (heap may grow to twice the live data) costs more
-	// memory than it saves CPU: at 100k instances GOGC=50 cuts resident
-	// memory from ~3.1 to ~2.7 KB per instance (BenchmarkServerMemory100k).
+	// memory than it saves CPU: at 100k instances the soak's resident
+	// memory is 2.6 KiB per instance at GOGC=50 and 3.0 KiB already at 75
+	// (docs/benchmarks.md).
 	// An explicit GOGC still wins. In a registration storm (a restart's
 	// refill) the target is Go's default, 100, until it passes
 	// (server/gc.go).
