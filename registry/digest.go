@@ -16,13 +16,11 @@ import (
 func (s *Snapshot) Digests() map[string]uint64 {
 	s.digestOnce.Do(func() {
 		s.digests = make(map[string]uint64, len(s.views))
-		var in heureka.Instance
 		for _, v := range s.views {
 			h := newDigest()
 			for _, b := range v.blocks {
-				for _, rec := range b.recs {
-					rec.load(&in)
-					h.add(&in)
+				for in := range b.All() {
+					h.add(in)
 				}
 			}
 			s.digests[v.name] = h.Sum64()
