@@ -101,7 +101,7 @@ func countOne(ctx context.Context, o options, dir, exe, bin string, n, renewals 
 	}
 	name := fmt.Sprintf("heureka-%d", n)
 	argv := []string{bin, "server", "--listen", addr, "--log-level", "warn"}
-	env := []string{"GODEBUG=asyncpreemptoff=1"} // callgrind aborts on the signals Go's asynchronous preemption sends
+	env := []string{"GODEBUG=" + underValgrind}
 	ready := proc.HTTPOK("http://" + addr + "/readyz")
 	if n == 0 {
 		name, argv = "bare", []string{exe}
@@ -119,6 +119,60 @@ func countOne(ctx context.Context, o options, dir, exe, bin string, n, renewals 
 		return 0, err
 	}
 	defer p.Kill()
+	count, err := countRenewals(ctx, o, p, addr, name, out, n, renewals, ready, log)
+	if err != nil {
+		if reason := valgrindCannotRun(out + ".log"); reason != "" {
+			return 0, &cannotRunError{tool: "valgrind", reason: reason, err: err}
+		}
+		return 0, err
+	}
+	return count, nil
+}
+
+// underValgrind is the GODEBUG a Go program runs with under callgrind.
+// callgrind aborts on the signals Go's asynchronous preemption sends, so
+// asyncpreemptoff. And the runtime reads the time stamp counter with
+// RDTSCP where the CPU has it (runtime.cputicks, which runtime.lock2
+// calls when a lock is contended), an instruction Debian's valgrind 3.19
+// stops with SIGILL on some AMD EPYC hosts; cpu.rdtscp=off makes the
+// runtime fence and use RDTSC, which valgrind runs everywhere.
+const underValgrind = "asyncpreemptoff=1,cpu.rdtscp=off"
+
+// cannotRunError says a tool could not run the program on this host (an
+// instruction of this CPU it does not know, say): nothing was measured.
+type cannotRunError struct {
+	tool, reason string
+	err          error
+}
+
+func (e *cannotRunError) Error() string {
+	return fmt.Sprintf("%s cannot run the server on this host (%s), so nothing was measured: %v", e.tool, e.reason, e.err)
+}
+
+func (e *cannotRunError) Unwrap() error { return e.err }
+
+// valgrindCannotRun reads the log of a program run under valgrind and
+// returns valgrind's own line saying it met an instruction it cannot run,
+// or "" when there is none.
+func valgrindCannotRun(logPath string) string {
+	b, err := os.ReadFile(logPath)
+	if err != nil {
+		return ""
+	}
+	for line := range strings.Lines(string(b)) {
+		for _, sign := range []string{"unhandled instruction bytes", "Unrecognised instruction", "Illegal opcode", "signal 4 (SIGILL)"} {
+			if strings.Contains(line, sign) {
+				return strings.TrimSpace(line)
+			}
+		}
+	}
+	return ""
+}
+
+// countRenewals fills the server p under callgrind with n instances, warms
+// it up and returns the instructions it spent on renewals.
+func countRenewals(ctx context.Context, o options, p *proc.Proc, addr, name, out string, n, renewals int,
+	ready func(context.Context) error, log io.Writer) (int64, error) {
 	if err := p.WaitReady(ctx, 2*time.Minute, ready); err != nil {
 		return 0, err
 	}
