@@ -12,6 +12,7 @@ import (
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/internal/accept"
 	"github.com/heureka-project/heureka/registry"
 )
 
@@ -105,7 +106,7 @@ func ServeSummary(w http.ResponseWriter, r *http.Request, snap *registry.Snapsho
 	h.Set("Vary", "Accept-Encoding")
 	h.Set("X-Heureka-Version", strconv.FormatUint(snap.Version, 10))
 	body := plain
-	if acceptsGzip(r) {
+	if accept.Gzip(r) {
 		h.Set("Content-Encoding", "gzip")
 		body = zipped
 	}
@@ -114,16 +115,6 @@ func ServeSummary(w http.ResponseWriter, r *http.Request, snap *registry.Snapsho
 		_, _ = w.Write(body)
 	}
 	return nil
-}
-
-func acceptsGzip(r *http.Request) bool {
-	for part := range strings.SplitSeq(r.Header.Get("Accept-Encoding"), ",") {
-		coding, q, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if strings.EqualFold(strings.TrimSpace(coding), "gzip") && strings.ReplaceAll(strings.TrimSpace(q), " ", "") != "q=0" {
-			return true
-		}
-	}
-	return false
 }
 
 // summaries is the process's summary cache. Entries are keyed by the

@@ -14,6 +14,7 @@ import (
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/eureka"
+	"github.com/heureka-project/heureka/internal/accept"
 )
 
 // readBody reads r's body, inflating it when Content-Encoding is gzip. Both
@@ -145,7 +146,7 @@ func writePayload(w http.ResponseWriter, r *http.Request, code int, p *payload) 
 	h := w.Header()
 	h.Set("Content-Type", p.format.ContentType())
 	h.Add("Vary", "Accept-Encoding")
-	gz := acceptsGzip(r)
+	gz := accept.Gzip(r)
 	if gz {
 		h.Set("Content-Encoding", "gzip")
 	}
@@ -206,10 +207,6 @@ func writeMembers(w io.Writer, members [][]byte) {
 		}
 	}
 	_, _ = w.Write(buf[:n])
-}
-
-func acceptsGzip(r *http.Request) bool {
-	return strings.Contains(strings.ToLower(r.Header.Get("Accept-Encoding")), "gzip")
 }
 
 // writeEmpty answers with code and no body, Content-Length 0 (Eureka's
