@@ -308,6 +308,12 @@ func hasControl(s string) bool {
 	return false
 }
 
+// HostKey is how a host name or IP address is matched wherever heureka
+// looks an instance up by host (the registry's host index, the topology
+// script's memory): trimmed, and in lower case (host names are
+// case-insensitive; an IP address has no case but IPv6 hex digits do).
+func HostKey(h string) string { return strings.ToLower(strings.TrimSpace(h)) }
+
 // String names an instance for logs and errors.
 func (in *Instance) String() string { return fmt.Sprintf("%s/%s", in.App, in.ID) }
 

@@ -51,19 +51,15 @@ func ReadRackMemory(r io.Reader, max int) (*RackMemory, error) {
 	}
 	m := &RackMemory{Max: max}
 	for _, e := range f.Racks {
-		m.set(HostKey(e[0]), NormalizeRack(e[1]))
+		m.set(heureka.HostKey(e[0]), NormalizeRack(e[1]))
 	}
 	m.trim()
 	return m, nil
 }
 
-// HostKey is how the topology protocol matches an argument with a host
-// name or IP: trimmed and in lower case.
-func HostKey(h string) string { return strings.ToLower(strings.TrimSpace(h)) }
-
 // Rack returns what the memory knows of host.
 func (m *RackMemory) Rack(host string) (string, bool) {
-	i, ok := m.index[HostKey(host)]
+	i, ok := m.index[heureka.HostKey(host)]
 	if !ok {
 		return "", false
 	}
@@ -76,7 +72,7 @@ func (m *RackMemory) Len() int { return len(m.entries) }
 // Learn records rack as host's answer, and reports whether that changed
 // the memory (a new host or another rack).
 func (m *RackMemory) Learn(host, rack string) bool {
-	k, rack := HostKey(host), NormalizeRack(rack)
+	k, rack := heureka.HostKey(host), NormalizeRack(rack)
 	if i, ok := m.index[k]; ok && m.entries[i].rack == rack {
 		return false
 	}

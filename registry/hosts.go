@@ -66,14 +66,9 @@ func (x *hostIndex) keys() int { return len(x.one) + len(x.refs) }
 // it loses them again below half of it.
 const crowdedHost = 32
 
-// HostKey is how a host name or IP address is matched: trimmed, and in
-// lower case (host names are case-insensitive; an IP address has no case
-// but IPv6 hex digits do).
-func HostKey(h string) string { return strings.ToLower(strings.TrimSpace(h)) }
-
 // hostKeys returns in's distinct non-empty keys.
 func hostKeys(s *stored) (a, b string) {
-	a, b = HostKey(s.str(sHostName)), HostKey(s.str(sIPAddr))
+	a, b = heureka.HostKey(s.str(sHostName)), heureka.HostKey(s.str(sIPAddr))
 	if a == b {
 		b = ""
 	}
@@ -212,7 +207,7 @@ func (r *Registry) ByHost(hosts []string, app string, max int) (matches []HostMa
 	matches = make([]HostMatch, 0, len(hosts))
 	for _, h := range hosts {
 		m := HostMatch{Host: h}
-		for _, l := range r.hosts.get(HostKey(h)) {
+		for _, l := range r.hosts.get(heureka.HostKey(h)) {
 			if app != "" && l.inst.app() != app {
 				continue
 			}
