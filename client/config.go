@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"regexp"
 	"strings"
 	"time"
 
@@ -113,7 +112,7 @@ func (c Config) Validate() error {
 		}
 	}
 	for pat, urls := range c.Clusters {
-		if _, err := compilePattern(pat); err != nil {
+		if _, err := heureka.CompilePattern(pat); err != nil {
 			return invalidf("Clusters[%q]: bad pattern: %v", pat, err)
 		}
 		if len(urls) == 0 {
@@ -299,10 +298,6 @@ func parseBase(s string) (*url.URL, error) {
 	u.Path = strings.TrimRight(u.Path, "/")
 	u.RawPath = ""
 	return u, nil
-}
-
-func compilePattern(p string) (*regexp.Regexp, error) {
-	return regexp.Compile(`(?i)^(?:` + p + `)$`)
 }
 
 func redact(u *url.URL) string { return u.Redacted() }

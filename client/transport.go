@@ -16,6 +16,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/heureka-project/heureka"
 )
 
 // cluster is one set of registry peers that hold the same data.
@@ -94,7 +96,7 @@ func buildClusters(cfg Config) (def *cluster, all []*cluster, routes []route, er
 		return strings.Compare(a, b)
 	})
 	for _, p := range pats {
-		re, err := compilePattern(p)
+		re, err := heureka.CompilePattern(p)
 		if err != nil {
 			return nil, nil, nil, err
 		}

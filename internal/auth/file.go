@@ -9,12 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/heureka-project/heureka"
 )
 
 // Role is what a user may do; see the package documentation.
@@ -62,7 +63,6 @@ const (
 	maxUsers       = 10_000
 	maxNameBytes   = 128
 	maxPatterns    = 64
-	maxPatternLen  = 256
 	maxSecrets     = 8
 	maxBcryptCost  = 15
 	sha256Prefix   = "sha256:"
@@ -170,7 +170,7 @@ func (u *User) validate() error {
 			return fmt.Errorf("%s: %d patterns; the limit is %d", field, len(pats), maxPatterns)
 		}
 		for _, p := range pats {
-			if _, err := compilePattern(p); err != nil {
+			if _, err := heureka.CompilePattern(p); err != nil {
 				return fmt.Errorf("%s: %v", field, err)
 			}
 		}
@@ -206,21 +206,6 @@ func validName(n string) error {
 		}
 	}
 	return nil
-}
-
-// compilePattern anchors p and ignores case, like the client's Clusters.
-func compilePattern(p string) (*regexp.Regexp, error) {
-	if p == "" {
-		return nil, errors.New("empty pattern")
-	}
-	if len(p) > maxPatternLen {
-		return nil, fmt.Errorf("pattern of %d bytes; the limit is %d", len(p), maxPatternLen)
-	}
-	re, err := regexp.Compile(`(?i)^(?:` + p + `)$`)
-	if err != nil {
-		return nil, fmt.Errorf("pattern %q: %v", p, err)
-	}
-	return re, nil
 }
 
 // validSecret checks a hashed secret without ever quoting it: a plaintext

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/heureka-project/heureka"
 )
 
 func principal(t *testing.T, name string, roles []Role, apps, instances []string) *Principal {
@@ -20,7 +22,7 @@ func principal(t *testing.T, name string, roles []Role, apps, instances []string
 
 func mustPattern(t *testing.T, p string) *regexp.Regexp {
 	t.Helper()
-	re, err := compilePattern(p)
+	re, err := heureka.CompilePattern(p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/internal/tick"
 )
 
@@ -164,14 +165,14 @@ func compile(f *File) (*table, error) {
 	for _, fu := range f.Users {
 		base := Principal{Name: fu.Name, roles: fu.Roles, appSrc: fu.Apps}
 		for _, p := range fu.Apps {
-			re, err := compilePattern(p)
+			re, err := heureka.CompilePattern(p)
 			if err != nil {
 				return nil, err
 			}
 			base.apps = append(base.apps, re)
 		}
 		for _, p := range fu.Instances {
-			re, err := compilePattern(p)
+			re, err := heureka.CompilePattern(p)
 			if err != nil {
 				return nil, err
 			}
