@@ -88,9 +88,14 @@ func TestPenaltiesBounded(t *testing.T) {
 	}
 }
 
+// TestPenaltiesConcurrent penalises, forgives and reads from eight
+// goroutines at once (under -race, a data race fails it) while the clock
+// moves, then checks the result: with penalties of an hour nothing
+// expires in the 8 s the clock moves, so each node's last call decides
+// whether it is penalised, whatever the interleaving.
 func TestPenaltiesConcurrent(t *testing.T) {
 	clock := testclock.New(time.Unix(0, 0))
-	p := NewPenalties(time.Second, clock.Now)
+	p := NewPenalties(time.Hour, clock.Now)
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
@@ -103,11 +108,27 @@ func TestPenaltiesConcurrent(t *testing.T) {
 				if i%50 == 0 {
 					clock.Advance(100 * time.Millisecond)
 				}
-				_ = p.Active(clock.Now())
+				if a := p.Active(clock.Now()); a[id] != "x" && i%7 != 0 {
+					t.Errorf("%s was just penalised, and Active says %q", id, a[id])
+				}
 			}
 		})
 	}
 	wg.Wait()
+	want := map[string]string{}
+	for g := range 8 {
+		for k := range 20 {
+			if last := 480 + k; last%7 != 0 { // the last i with i%20 == k
+				want[fmt.Sprintf("g%d-%d", g, k)] = "x"
+			}
+		}
+	}
+	if got := p.Active(clock.Now()); !maps.Equal(got, want) {
+		t.Errorf("after the calls %d nodes are penalised, want %d: %v", len(got), len(want), got)
+	}
+	if p.Len() != len(want) {
+		t.Errorf("Len = %d, want %d", p.Len(), len(want))
+	}
 }
 
 // Penalties feed placement.
