@@ -3,14 +3,14 @@ package client
 import (
 	"errors"
 	"fmt"
-	"github.com/heureka-project/heureka"
-	"github.com/heureka-project/heureka/internal/atomicfile"
 	"io/fs"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/eureka"
+	"github.com/heureka-project/heureka/internal/atomicfile"
 )
 
 // loadFile seeds the sources from the cache file and publishes the result.

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"github.com/heureka-project/heureka/alert"
-	"github.com/heureka-project/heureka/server"
 	"io"
 	"log/slog"
 	"net/http"
@@ -16,7 +14,9 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/alert"
 	"github.com/heureka-project/heureka/internal/proctest"
+	"github.com/heureka-project/heureka/server"
 )
 
 // hookReceiver is a webhook endpoint that records what it gets.

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"github.com/heureka-project/heureka/server"
 	"log/slog"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/eureka"
 	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/server"
 )
 
 // Helpers for the operator commands' tests.

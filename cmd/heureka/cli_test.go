@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"github.com/heureka-project/heureka/server"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/internal/proctest"
+	"github.com/heureka-project/heureka/server"
 )
 
 func TestOperatorCommands(t *testing.T) {

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"github.com/heureka-project/heureka/server"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/heureka-project/heureka/internal/auth"
 	"github.com/heureka-project/heureka/internal/auth/authtest"
+	"github.com/heureka-project/heureka/server"
 )
 
 // TestCLIReachesASecureRegistry runs operator commands against a server

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/heureka-project/heureka/internal/urlcheck"
-	"github.com/heureka-project/heureka/server"
 	"io"
 	"log/slog"
 	"net"
@@ -21,6 +19,8 @@ import (
 	"github.com/heureka-project/heureka/agent"
 	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/internal/urlcheck"
+	"github.com/heureka-project/heureka/server"
 	"github.com/heureka-project/heureka/sim"
 )
 

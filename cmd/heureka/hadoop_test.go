@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/heureka-project/heureka/server"
 	"log/slog"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/server"
 )
 
 // hdfsTestServer runs a registry on a free port and returns it with its

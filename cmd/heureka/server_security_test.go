@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/base64"
-	"github.com/heureka-project/heureka/server"
 	"io"
 	"log/slog"
 	"net"
@@ -19,6 +18,7 @@ import (
 	"github.com/heureka-project/heureka/internal/auth"
 	"github.com/heureka-project/heureka/internal/auth/authtest"
 	"github.com/heureka-project/heureka/internal/proctest"
+	"github.com/heureka-project/heureka/server"
 )
 
 // openSecureServer opens the real wiring with cfg changed by edit, logging

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/heureka-project/heureka/server"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/server"
 )
 
 // topologyCluster registers 40 DataNodes over four racks and two NameNodes,

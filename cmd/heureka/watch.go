@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/heureka-project/heureka/client"
 	"io"
 	"maps"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/eureka"
 )
 
