@@ -33,8 +33,8 @@ func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// ErrorCode returns the code of the first *Error in err's chain, EINTERNAL
-// for any other error and "" for nil.
+// ErrorCode returns the code of the first *Error in err's chain, EINVALID
+// for a *ConfigError, EINTERNAL for any other error and "" for nil.
 func ErrorCode(err error) string {
 	if err == nil {
 		return ""
@@ -42,6 +42,9 @@ func ErrorCode(err error) string {
 	// AsType, not As: no reflection, on every error answer.
 	if e, ok := errors.AsType[*Error](err); ok {
 		return e.Code
+	}
+	if _, ok := errors.AsType[*ConfigError](err); ok {
+		return EINVALID
 	}
 	return EINTERNAL
 }

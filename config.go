@@ -1,0 +1,69 @@
+package heureka
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ConfigError says which setting of a Config cannot work: the field, as
+// the Go struct names it (dotted for a nested config, "Registry.
+// DeltaRetention", and indexed for a list, "URLs[2]"), the value it holds,
+// and why it cannot work. Every package's Config.Validate returns one, so
+// that a program can tell its users what they typed wrong in their own
+// terms: the CLI maps Field to its flag (cmd/heureka), a config file to
+// its key. Its code is EINVALID.
+type ConfigError struct {
+	Field string
+	// Value is the setting's value as given; nil when the reason is about
+	// the field's absence or about several fields at once.
+	Value  any
+	Reason string
+}
+
+func (e *ConfigError) Error() string {
+	if e.Value == nil {
+		return e.Field + ": " + e.Reason
+	}
+	if s, ok := e.Value.(string); ok {
+		return fmt.Sprintf("%s %q: %s", e.Field, s, e.Reason)
+	}
+	return fmt.Sprintf("%s %v: %s", e.Field, e.Value, e.Reason)
+}
+
+// InvalidConfig returns a *ConfigError for field holding value.
+func InvalidConfig(field string, value any, format string, args ...any) *ConfigError {
+	return &ConfigError{Field: field, Value: value, Reason: fmt.Sprintf(format, args...)}
+}
+
+// Positive returns a *ConfigError for the first of the named durations
+// that is not above zero, or nil: the check every Config makes of its
+// periods and timeouts.
+func Positive(durations ...NamedDuration) error {
+	for _, d := range durations {
+		if d.Value <= 0 {
+			return &ConfigError{Field: d.Field, Value: d.Value, Reason: "must be a positive duration"}
+		}
+	}
+	return nil
+}
+
+// NamedDuration is a duration setting with its field's name, for Positive.
+type NamedDuration struct {
+	Field string
+	Value time.Duration
+}
+
+// ConfigIn returns err with prefix and a dot before its field when err is
+// a *ConfigError, as a Config that embeds another (server.Config holds a
+// registry.Config as Registry) reports the inner one's; other errors and
+// nil come back as they are.
+func ConfigIn(prefix string, err error) error {
+	ce, ok := errors.AsType[*ConfigError](err)
+	if !ok {
+		return err
+	}
+	out := *ce
+	out.Field = prefix + "." + ce.Field
+	return &out
+}
