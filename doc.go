@@ -13,6 +13,12 @@
 // encodes exactly these types and package client decodes them, so each wire
 // format is written down once.
 //
+// The roles a daemon registers as (roles.go) share one vocabulary, so that
+// every consumer reads every role alike: the application "<role>.<cluster>"
+// (RoleApp, ParseRoleApp), the instance ID "<cluster>-<host>-<rack>"
+// (InstanceID, NormalizeRack), and the metadata keys every role's agent
+// writes: rack, version, role_state, down_cause and probe_state (Meta*).
+//
 // An instance's metadata is a Metadata (metadata.go): immutable, in key
 // order, kept as one block of text rather than a map, so that a registry of
 // 100k instances holds two pointer-free objects each for it.

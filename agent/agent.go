@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka"
-	"github.com/heureka-project/heureka/hdfs"
 	"github.com/heureka-project/heureka/internal/tick"
 )
 
@@ -38,26 +37,6 @@ type OtherPeers interface {
 	RenewEveryPeer(ctx context.Context, app, id string) error
 }
 
-// Daemon is the HDFS daemon beside the agent. JMXDaemon is the real one.
-type Daemon interface {
-	// Probe says whether the daemon answers: an error means it does not.
-	// It is called every Config.ProbeInterval and must be cheap; for a
-	// NameNode it also reports the HA state. An error wrapping ErrRefused
-	// means the daemon is dead; one wrapping ErrNoAnswer that it is
-	// paused or hung (held for Config.HangAfter); any other error counts
-	// toward Config.FailureThreshold like a refusal.
-	Probe(ctx context.Context) (Health, error)
-	// Collect reads the daemon's figures (every Config.MetadataInterval).
-	// Rack, ports and status are filled in by the agent where Config says.
-	Collect(ctx context.Context) (hdfs.NodeInfo, error)
-}
-
-// Health is what one successful probe learnt. For a DataNode it is empty.
-type Health struct {
-	HAState          hdfs.HAState // "" when not reported
-	HATransitionTime int64        // ms since the epoch; 0 = never
-}
-
 // Phase is where the agent stands with the registry.
 type Phase string
 
@@ -78,9 +57,10 @@ type Status struct {
 	// Reported is the status the registry last accepted from the agent,
 	// "" before the first registration.
 	Reported heureka.Status
-	// Info is the daemon's latest figures, as they are (or will be)
-	// registered.
-	Info hdfs.NodeInfo
+	// Figures is the daemon's latest figures, as they are (or will be)
+	// registered, and State its role state ("" when its role has none).
+	Figures Figures
+	State   string
 	// Failures counts consecutive failed probes.
 	Failures int
 	// Pending says a change is waiting to reach the registry.
@@ -103,13 +83,13 @@ type Status struct {
 	PID int
 }
 
-// Agent registers one HDFS daemon and keeps its registration true. Build it
-// with New and call Run once. See the package documentation for the state
+// Agent registers one daemon, of any Role, and keeps its registration
+// true. Build it with New and call Run once. See the package documentation for the state
 // machine.
 type Agent struct {
 	cfg     Config
 	reg     Registry
-	d       Daemon
+	role    Role
 	log     *slog.Logger
 	app, id string
 
@@ -133,8 +113,9 @@ type state struct {
 	phase    Phase
 	health   heureka.Status
 	failures int
-	info     hdfs.NodeInfo
-	haSeen   bool   // a probe has reported the HA state
+	figs     Figures
+	probe    Health // what the last answered probe said
+	answered bool   // a probe has been answered
 	gen      uint64 // bumped for every change the registry must hear
 	lastErr  string
 
@@ -148,40 +129,34 @@ type state struct {
 
 	// What the registry holds.
 	pushedGen    uint64
-	pushed       hdfs.NodeInfo
+	pushed       Figures
 	pushedStatus heureka.Status
 	pushedAt     time.Time
 	pushedIn     *heureka.Instance // the registration last accepted
 	lastDirty    int64             // the lastDirtyTimestamp of the last push (ms)
 }
 
-// New returns an agent for cfg that registers through reg and watches d.
-// It has no side effects.
-func New(cfg Config, reg Registry, d Daemon) (*Agent, error) {
-	if cfg.AdminState == "" {
-		cfg.AdminState = hdfs.AdminNormal
-	}
+// New returns an agent for cfg that registers through reg and watches the
+// daemon through role. It has no side effects.
+func New(cfg Config, reg Registry, role Role) (*Agent, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if reg == nil || d == nil {
-		return nil, heureka.Errorf(heureka.EINVALID, "agent: the registry and the daemon must not be nil")
-	}
-	if st, ok := hdfs.ParseAdminState(string(cfg.AdminState)); ok {
-		cfg.AdminState = st
+	if reg == nil || role == nil {
+		return nil, heureka.Errorf(heureka.EINVALID, "agent: the registry and the role must not be nil")
 	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.Default()
 	}
 	a := &Agent{
-		cfg: cfg, reg: reg, d: d,
+		cfg: cfg, reg: reg, role: role,
 		app: cfg.App(), id: cfg.InstanceID(),
 		kick:       make(chan struct{}, 1),
 		collectNow: make(chan struct{}, 1),
 	}
 	a.log = logger.With("subsystem", "agent", "app", a.app, "id", a.id)
-	a.s = state{phase: PhaseIdle, health: heureka.StatusStarting, info: a.fixed(hdfs.NodeInfo{})}
+	a.s = state{phase: PhaseIdle, health: heureka.StatusStarting, figs: role.Static()}
 	return a, nil
 }
 
@@ -190,7 +165,7 @@ func (a *Agent) Status() Status {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return Status{
-		Phase: a.s.phase, Health: a.s.health, Reported: a.s.pushedStatus, Info: a.s.info,
+		Phase: a.s.phase, Health: a.s.health, Reported: a.s.pushedStatus, Figures: a.s.figs, State: a.s.probe.State,
 		Failures: a.s.failures, Pending: a.s.gen != a.s.pushedGen || a.s.phase == PhaseRegistering,
 		LastError: a.s.lastErr, Cause: a.s.cause, Hung: !a.s.hungSince.IsZero(), HungSince: a.s.hungSince,
 		Pauses: a.s.pauses, RecentDowns: len(recent(a.s.downs, time.Now(), a.cfg.FlapWindow)),
@@ -202,7 +177,7 @@ func (a *Agent) Status() Status {
 func (a *Agent) Instance() *heureka.Instance {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.instance(a.s.health, a.s.info, a.s.lastDirty)
+	return a.instance(a.s.health, a.s.lastDirty)
 }
 
 // Run registers the daemon and keeps the registration true until ctx is
@@ -214,7 +189,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		return errors.New("agent: Run may be called only once")
 	}
 	a.setPhase(PhaseRegistering)
-	a.log.Info("agent starting", "host", a.cfg.Host, "ip", a.cfg.IPAddr, "rack", hdfs.NormalizeRack(a.cfg.Rack))
+	a.log.Info("agent starting", "host", a.cfg.Host, "ip", a.cfg.IPAddr, "rack", heureka.NormalizeRack(a.cfg.Rack))
 	a.firstLook(ctx)
 
 	var wg sync.WaitGroup
@@ -248,20 +223,20 @@ func (a *Agent) poke(ch chan struct{}) {
 func (a *Agent) firstLook(ctx context.Context) {
 	began := time.Now()
 	pctx, cancel := context.WithTimeout(ctx, a.cfg.ProbeTimeout)
-	h, err := a.d.Probe(pctx)
+	h, err := a.role.Probe(pctx)
 	cancel()
 	a.observe(h, err, began)
 	if err != nil {
 		return
 	}
 	cctx, cancel := context.WithTimeout(ctx, a.cfg.CollectTimeout)
-	info, err := a.d.Collect(cctx)
+	figs, err := a.role.Collect(cctx)
 	cancel()
 	if err != nil {
 		a.log.Warn("cannot read the daemon's figures yet", "err", err)
 		return
 	}
-	a.absorb(info)
+	a.absorb(figs)
 }
 
 // probeLoop probes the daemon until ctx is done.
@@ -271,7 +246,7 @@ func (a *Agent) probeLoop(ctx context.Context) {
 	for tick.Wait(ctx, t, nil) {
 		began := time.Now()
 		pctx, cancel := context.WithTimeout(ctx, a.cfg.ProbeTimeout)
-		h, err := a.d.Probe(pctx)
+		h, err := a.role.Probe(pctx)
 		cancel()
 		if ctx.Err() != nil {
 			return
@@ -289,7 +264,8 @@ func (a *Agent) nextProbe() time.Duration {
 	return a.cfg.ProbeInterval
 }
 
-// The causes of DOWN the agent registers as hdfs.MetaDownCause.
+// The causes of DOWN the agent registers as heureka.MetaDownCause (a Role
+// that finds its daemon unhealthy gives its own, Health.Unhealthy).
 const (
 	CauseProcessExited = "process exited" // the kernel said the daemon's process ended
 	CausePortRefused   = "port refused"   // its port or web server refuses connections
@@ -304,24 +280,18 @@ func (a *Agent) observe(h Health, err error, began time.Time) time.Duration {
 	defer a.mu.Unlock()
 	s := &a.s
 	now := time.Now()
+	if err == nil {
+		a.takeHealth(h)
+	}
 	switch {
-	case err == nil:
+	case err == nil && h.Unhealthy != "":
+		return a.failure(now, h.Unhealthy)
 	case errors.Is(err, ErrNoAnswer):
 		return a.hung(began, now, err)
-	default:
-		s.steadySince = time.Time{}
-		a.unhang(now, "")
-		s.failures++
-		if s.failures >= a.cfg.FailureThreshold {
-			cause := CauseProbeFailed
-			if errors.Is(err, ErrRefused) {
-				cause = CausePortRefused
-			}
-			a.down(now, cause, "failures", s.failures, "err", err)
-			return a.cfg.ProbeInterval
-		}
-		a.log.Debug("probe failed; checking again", "failures", s.failures, "err", err)
-		return a.cfg.RecheckInterval
+	case errors.Is(err, ErrRefused):
+		return a.failure(now, CausePortRefused, "err", err)
+	case err != nil:
+		return a.failure(now, CauseProbeFailed, "err", err)
 	}
 	s.failures = 0
 	a.unhang(now, "daemon answers again; status unchanged")
@@ -347,19 +317,43 @@ func (a *Agent) observe(h Health, err error, began time.Time) time.Duration {
 	case heureka.StatusStarting:
 		a.up()
 	}
-	if a.cfg.Role == hdfs.RoleNameNode {
-		if h.HAState != s.info.HAState || h.HATransitionTime != s.info.HATransitionTime {
-			if s.haSeen || s.info.HAState != "" {
-				a.log.Info("HA state changed", "from", string(s.info.HAState), "to", string(h.HAState),
-					"transition_time", h.HATransitionTime)
-			}
-			s.info.HAState, s.info.HATransitionTime = h.HAState, h.HATransitionTime
-			s.gen++
-			a.poke(a.kick)
-		}
-		s.haSeen = true
-	}
 	return next
+}
+
+// failure counts one failed probe, and reports DOWN with cause once
+// FailureThreshold of them have come in a row; logArgs say what failed.
+// a.mu must be held.
+func (a *Agent) failure(now time.Time, cause string, logArgs ...any) time.Duration {
+	s := &a.s
+	s.steadySince = time.Time{}
+	a.unhang(now, "")
+	s.failures++
+	if s.failures >= a.cfg.FailureThreshold {
+		a.down(now, cause, append([]any{"failures", s.failures}, logArgs...)...)
+		return a.cfg.ProbeInterval
+	}
+	a.log.Debug("probe failed; checking again", append([]any{"failures", s.failures, "cause", cause}, logArgs...)...)
+	return a.cfg.RecheckInterval
+}
+
+// takeHealth records what an answered probe said, and asks for a push at
+// once when it differs from the last answer: a role state that changes
+// (a failover, an election) must reach the registry the moment a probe
+// sees it. a.mu must be held.
+func (a *Agent) takeHealth(h Health) {
+	s := &a.s
+	h.Unhealthy = "" // a verdict, not a figure: it reaches the registry as DOWN
+	answered := s.answered
+	s.answered = true
+	if h == s.probe {
+		return
+	}
+	if answered && h.State != s.probe.State {
+		a.log.Info("role state changed", "from", s.probe.State, "to", h.State)
+	}
+	s.probe = h
+	s.gen++
+	a.poke(a.kick)
 }
 
 // hung handles a probe whose connections were accepted but not answered:
@@ -481,7 +475,7 @@ func (a *Agent) collectLoop(ctx context.Context) {
 		a.mu.Unlock()
 		if !down {
 			cctx, cancel := context.WithTimeout(ctx, a.cfg.CollectTimeout)
-			info, err := a.d.Collect(cctx)
+			figs, err := a.role.Collect(cctx)
 			cancel()
 			if ctx.Err() != nil {
 				return
@@ -489,57 +483,30 @@ func (a *Agent) collectLoop(ctx context.Context) {
 			if err != nil {
 				a.log.Debug("cannot read the daemon's figures", "err", err)
 			} else {
-				a.absorb(info)
+				a.absorb(figs)
 			}
 		}
 		t.Reset(a.cfg.MetadataInterval)
 	}
 }
 
-// fixed sets what the configuration decides over what the daemon says:
-// rack, main port and, for DataNodes, the admin state.
-func (a *Agent) fixed(info hdfs.NodeInfo) hdfs.NodeInfo {
-	info.Rack = hdfs.NormalizeRack(a.cfg.Rack)
-	info.HTTPPort = a.cfg.HTTPPort
-	switch a.cfg.Role {
-	case hdfs.RoleDataNode:
-		info.Status = string(a.cfg.AdminState)
-		info.HAState, info.HATransitionTime = "", 0
-		if a.cfg.Port > 0 {
-			info.DataPort = a.cfg.Port
-		}
-	case hdfs.RoleNameNode:
-		info.DataPort = 0
-		if a.cfg.Port > 0 {
-			info.RPCPort = a.cfg.Port
-		}
-	}
-	return info
-}
-
-// absorb takes a fresh read of the figures and asks for a push when they
-// differ materially from what the registry holds, or differ at all and the
-// registry's copy is older than MetadataMaxAge.
-func (a *Agent) absorb(info hdfs.NodeInfo) {
-	info = a.fixed(info)
+// absorb takes a fresh read of the figures and asks for a push when the
+// role calls the change from what the registry holds material, or when
+// they differ at all and the registry's copy is older than MetadataMaxAge.
+func (a *Agent) absorb(figs Figures) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	s := &a.s
-	if a.cfg.Role == hdfs.RoleNameNode && s.haSeen {
-		// The prober owns the HA state: it reads it every second, and a
-		// slower full read may be older.
-		info.HAState, info.HATransitionTime = s.info.HAState, s.info.HATransitionTime
-	}
-	s.info = info
+	s.figs = figs
 	if s.pushedAt.IsZero() {
 		return // the first registration will carry it
 	}
 	switch {
-	case material(s.pushed, info, a.cfg.DiskChange, a.cfg.BlockChange):
-		a.log.Info("daemon figures changed materially; updating the registry",
-			"disk_used", info.DiskUsed, "disk_total", info.DiskTotal, "block_count", info.BlockCount,
-			"version", info.Version, "status", info.Status)
-	case info != s.pushed && time.Since(s.pushedAt) >= a.cfg.MetadataMaxAge:
+	case figs == s.pushed:
+		return
+	case a.role.Material(s.pushed, figs):
+		a.log.Info("daemon figures changed materially; updating the registry", changed(s.pushed, figs)...)
+	case time.Since(s.pushedAt) >= a.cfg.MetadataMaxAge:
 		a.log.Debug("refreshing the registry's old figures")
 	default:
 		return
@@ -548,37 +515,17 @@ func (a *Agent) absorb(info hdfs.NodeInfo) {
 	a.poke(a.kick)
 }
 
-// material reports whether new differs from old enough to tell the
-// registry: any change of rack, version, status, HA state or transition
-// time, or ports; capacity becoming known or unknown or moving by more than
-// disk of itself; disk use moving by more than disk of the capacity; the
-// block count becoming known or unknown or moving by more than block of
-// itself.
-func material(old, new hdfs.NodeInfo, disk, block float64) bool {
-	if old.Rack != new.Rack || old.Version != new.Version || old.Status != new.Status ||
-		old.HAState != new.HAState || old.HATransitionTime != new.HATransitionTime ||
-		old.DataPort != new.DataPort || old.RPCPort != new.RPCPort || old.HTTPPort != new.HTTPPort {
-		return true
+// changed lists, for a log line, what differs between old and new: each
+// changed key with its new value ("" when gone), and the port.
+func changed(old, new Figures) []any {
+	var args []any
+	for _, k := range old.Metadata.ChangedKeys(new.Metadata) {
+		args = append(args, k, new.Metadata.Get(k))
 	}
-	moved := func(a, b int64, limit float64) bool {
-		d := a - b
-		if d < 0 {
-			d = -d
-		}
-		return float64(d) > limit
+	if old.Port != new.Port {
+		args = append(args, "port", new.Port)
 	}
-	if (old.DiskTotal == 0) != (new.DiskTotal == 0) || moved(old.DiskTotal, new.DiskTotal, disk*float64(old.DiskTotal)) {
-		return true
-	}
-	base := max(old.DiskTotal, new.DiskTotal)
-	if base == 0 {
-		base = old.DiskUsed // capacity unknown: compare use with itself
-	}
-	if moved(old.DiskUsed, new.DiskUsed, disk*float64(base)) {
-		return true
-	}
-	return (old.BlockCount == 0) != (new.BlockCount == 0) ||
-		moved(old.BlockCount, new.BlockCount, block*float64(old.BlockCount))
+	return args
 }
 
 // syncLoop is the registration state machine (see doc.go). It returns
@@ -671,11 +618,11 @@ func (a *Agent) failed(op string, err error, fails int, retryAt time.Time) {
 // own status and metadata by registering again (see doc.go).
 func (a *Agent) push(ctx context.Context) error {
 	a.mu.Lock()
-	gen, status, info := a.s.gen, a.s.health, a.s.info
+	gen, status, figs, state := a.s.gen, a.s.health, a.s.figs, a.s.probe.State
 	prevStatus, first := a.s.pushedStatus, a.s.phase == PhaseRegistering
 	dirty := max(time.Now().UnixMilli(), a.s.lastDirty+1)
 	a.s.lastDirty = dirty
-	in := a.instance(status, info, dirty)
+	in := a.instance(status, dirty)
 	a.mu.Unlock()
 
 	cctx, cancel := context.WithTimeout(ctx, a.cfg.CallTimeout)
@@ -686,17 +633,17 @@ func (a *Agent) push(ctx context.Context) error {
 	}
 	a.mu.Lock()
 	a.s.phase = PhaseRegistered
-	a.s.pushedGen, a.s.pushed, a.s.pushedStatus, a.s.pushedAt = gen, info, status, time.Now()
+	a.s.pushedGen, a.s.pushed, a.s.pushedStatus, a.s.pushedAt = gen, figs, status, time.Now()
 	a.s.pushedIn = in
 	a.s.lastErr = ""
 	a.mu.Unlock()
 	switch {
 	case first:
-		a.log.Info("registered", "status", string(status), "ha_state", string(info.HAState))
+		a.log.Info("registered", "status", string(status), "role_state", state)
 	case status != prevStatus:
-		a.log.Info("status reported", "status", string(status), "was", string(prevStatus), "cause", in.Metadata.Get(hdfs.MetaDownCause))
+		a.log.Info("status reported", "status", string(status), "was", string(prevStatus), "cause", in.Metadata.Get(heureka.MetaDownCause))
 	default:
-		a.log.Debug("registration updated", "ha_state", string(info.HAState))
+		a.log.Debug("registration updated", "role_state", state)
 	}
 	return nil
 }
@@ -805,25 +752,37 @@ func (a *Agent) drain(attempted bool) error {
 	return nil
 }
 
-// metadata is info's metadata with the agent's verdict: down_cause while
-// DOWN, probe_state while marked hung. a.mu must be held.
-func (a *Agent) metadata(status heureka.Status, info hdfs.NodeInfo) heureka.Metadata {
-	var verdict []string
-	if status == heureka.StatusDown && a.s.cause != "" {
-		verdict = append(verdict, hdfs.MetaDownCause, a.s.cause)
+// metadata is what the instance registers: the figures' keys, the last
+// answered probe's over them, then the keys the agent owns: rack, role
+// state, and its verdict (down_cause while DOWN, probe_state while marked
+// hung). a.mu must be held.
+func (a *Agent) metadata(status heureka.Status) heureka.Metadata {
+	s := &a.s
+	md := s.figs.Metadata
+	if !s.probe.Metadata.IsZero() {
+		kv := make([]string, 0, 2*s.probe.Metadata.Len())
+		for k, v := range s.probe.Metadata.All() {
+			kv = append(kv, k, v)
+		}
+		md = md.With(kv...)
 	}
-	if status != heureka.StatusDown && a.s.markedHung {
-		verdict = append(verdict, hdfs.MetaProbeState, hdfs.ProbeStateHung)
+	md = md.Without(heureka.MetaRoleState, heureka.MetaDownCause, heureka.MetaProbeState)
+	own := []string{heureka.MetaRack, heureka.NormalizeRack(a.cfg.Rack)}
+	if s.probe.State != "" {
+		own = append(own, heureka.MetaRoleState, s.probe.State)
 	}
-	return info.WriteMetadata(heureka.NewMetadata(verdict...))
+	if status == heureka.StatusDown && s.cause != "" {
+		own = append(own, heureka.MetaDownCause, s.cause)
+	}
+	if status != heureka.StatusDown && s.markedHung {
+		own = append(own, heureka.MetaProbeState, heureka.ProbeStateHung)
+	}
+	return md.With(own...)
 }
 
 // instance builds the registration record. a.mu must be held.
-func (a *Agent) instance(status heureka.Status, info hdfs.NodeInfo, dirty int64) *heureka.Instance {
-	port := info.DataPort
-	if a.cfg.Role == hdfs.RoleNameNode {
-		port = info.RPCPort
-	}
+func (a *Agent) instance(status heureka.Status, dirty int64) *heureka.Instance {
+	port := a.s.figs.Port
 	secs := func(d time.Duration) int { return int((d + time.Second - 1) / time.Second) }
 	return &heureka.Instance{
 		ID:                 a.id,
@@ -835,7 +794,7 @@ func (a *Agent) instance(status heureka.Status, info hdfs.NodeInfo, dirty int64)
 		VIPAddress:         a.app,
 		DataCenter:         heureka.DataCenterInfo{Name: heureka.DataCenterMyOwn},
 		Lease:              heureka.LeaseInfo{RenewalIntervalSecs: secs(a.cfg.RenewInterval), DurationSecs: secs(a.cfg.LeaseDuration)},
-		Metadata:           a.metadata(status, info),
+		Metadata:           a.metadata(status),
 		HomePageURL:        a.cfg.StatusPageURL,
 		StatusPageURL:      a.cfg.StatusPageURL,
 		LastDirtyTimestamp: dirty,

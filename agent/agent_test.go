@@ -1,4 +1,4 @@
-package agent
+package agent_test
 
 import (
 	"errors"
@@ -8,13 +8,15 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/agent"
+	"github.com/heureka-project/heureka/agent/hdfsrole"
 	"github.com/heureka-project/heureka/hdfs"
 )
 
 func TestRegistersAndRenews(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := &fakeDaemon{alive: true, info: dataNodeInfo()}
-		r := start(t, testConfig(t, hdfs.RoleDataNode), d)
+		r := start(t, newTestConfig(t, hdfs.RoleDataNode), d)
 		synctest.Wait()
 
 		in := r.instance(t)
@@ -45,7 +47,7 @@ func TestRegistersAndRenews(t *testing.T) {
 		if n := r.reg.count("register"); n != 1 {
 			t.Errorf("registrations = %d, want 1: %+v", n, r.reg.log())
 		}
-		if st := r.a.Status(); st.Phase != PhaseRegistered || st.Reported != heureka.StatusUp || st.Pending {
+		if st := r.a.Status(); st.Phase != agent.PhaseRegistered || st.Reported != heureka.StatusUp || st.Pending {
 			t.Errorf("status %+v", st)
 		}
 	})
@@ -57,7 +59,7 @@ func TestRegistersAndRenews(t *testing.T) {
 func TestDownWithinAFewProbes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := &fakeDaemon{alive: true, info: dataNodeInfo()}
-		r := start(t, testConfig(t, hdfs.RoleDataNode), d)
+		r := start(t, newTestConfig(t, hdfs.RoleDataNode), d)
 		synctest.Wait()
 		time.Sleep(3300 * time.Millisecond) // mid-interval
 		synctest.Wait()
@@ -76,15 +78,15 @@ func TestDownWithinAFewProbes(t *testing.T) {
 		if downAt.IsZero() {
 			t.Fatalf("never DOWN: %+v", r.reg.log())
 		}
-		cfg := DefaultConfig()
+		cfg := agent.DefaultConfig()
 		if took := downAt.Sub(killed); took > cfg.ProbeInterval+cfg.RecheckInterval+20*time.Millisecond {
 			t.Errorf("DOWN took %v", took)
 		}
-		if st := r.a.Status(); st.Health != heureka.StatusDown || st.Failures != 2 || st.Cause != CausePortRefused {
+		if st := r.a.Status(); st.Health != heureka.StatusDown || st.Failures != 2 || st.Cause != agent.CausePortRefused {
 			t.Errorf("status %+v", st)
 		}
-		if c := r.instance(t).Metadata.Get(hdfs.MetaDownCause); c != CausePortRefused {
-			t.Errorf("down_cause %q, want %q", c, CausePortRefused)
+		if c := r.instance(t).Metadata.Get(hdfs.MetaDownCause); c != agent.CausePortRefused {
+			t.Errorf("down_cause %q, want %q", c, agent.CausePortRefused)
 		}
 
 		// Still dead: probes go on every second, nothing more is pushed,
@@ -120,7 +122,7 @@ func TestDownWithinAFewProbes(t *testing.T) {
 func TestOneFailedProbeIsNotDown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := &fakeDaemon{alive: true, info: dataNodeInfo()}
-		r := start(t, testConfig(t, hdfs.RoleDataNode), d)
+		r := start(t, newTestConfig(t, hdfs.RoleDataNode), d)
 		synctest.Wait()
 		time.Sleep(1500 * time.Millisecond)
 		d.set(func(d *fakeDaemon) { d.alive = false })
@@ -142,7 +144,7 @@ func TestOneFailedProbeIsNotDown(t *testing.T) {
 func TestStartsBeforeItsDaemon(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := &fakeDaemon{info: dataNodeInfo()}
-		r := start(t, testConfig(t, hdfs.RoleDataNode), d)
+		r := start(t, newTestConfig(t, hdfs.RoleDataNode), d)
 		synctest.Wait()
 		if in := r.instance(t); in.Status != heureka.StatusStarting {
 			t.Fatalf("first registration %s, want STARTING", in.Status)
@@ -153,7 +155,7 @@ func TestStartsBeforeItsDaemon(t *testing.T) {
 			t.Fatalf("after two failures %s, want DOWN", in.Status)
 		}
 		d.set(func(d *fakeDaemon) { d.alive = true })
-		time.Sleep(time.Second + DefaultConfig().UpAfter)
+		time.Sleep(time.Second + agent.DefaultConfig().UpAfter)
 		synctest.Wait()
 		in := r.instance(t)
 		if in.Status != heureka.StatusUp || in.Metadata.Get(hdfs.MetaBlockCount) != "10000" {
@@ -164,10 +166,10 @@ func TestStartsBeforeItsDaemon(t *testing.T) {
 
 func TestHAChangePushedAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cfg := testConfig(t, hdfs.RoleNameNode)
-		cfg.Host, cfg.Port = "nn1.example.net", 8020
+		cfg := newTestConfig(t, hdfs.RoleNameNode)
+		cfg.Host, cfg.HDFS.Port = "nn1.example.net", 8020
 		d := &fakeDaemon{alive: true,
-			health: Health{HAState: hdfs.HAStandby, HATransitionTime: 1000},
+			health: hdfsrole.Health{HAState: hdfs.HAStandby, HATransitionTime: 1000},
 			info:   hdfs.NodeInfo{Version: "3.3.6", Status: "Operational", HAState: hdfs.HAActive, RPCPort: 9000}}
 		r := start(t, cfg, d)
 		synctest.Wait()
@@ -183,7 +185,7 @@ func TestHAChangePushedAtOnce(t *testing.T) {
 		synctest.Wait()
 
 		switched := time.Now()
-		d.set(func(d *fakeDaemon) { d.health = Health{HAState: hdfs.HAActive, HATransitionTime: 2000} })
+		d.set(func(d *fakeDaemon) { d.health = hdfsrole.Health{HAState: hdfs.HAActive, HATransitionTime: 2000} })
 		for r.instance(t).Metadata.Get(hdfs.MetaHAState) != "active" {
 			if time.Since(switched) > 3*time.Second {
 				t.Fatalf("HA change not pushed: %+v", r.reg.log())
@@ -209,7 +211,7 @@ func TestHAChangePushedAtOnce(t *testing.T) {
 func TestMetadataRefreshedWhenMaterial(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := &fakeDaemon{alive: true, info: dataNodeInfo()}
-		r := start(t, testConfig(t, hdfs.RoleDataNode), d)
+		r := start(t, newTestConfig(t, hdfs.RoleDataNode), d)
 		synctest.Wait()
 
 		// 0.5% of capacity: not material.
@@ -235,7 +237,7 @@ func TestMetadataRefreshedWhenMaterial(t *testing.T) {
 		}
 		// A small drift reaches the registry after MetadataMaxAge.
 		d.set(func(d *fakeDaemon) { d.info.BlockCount = 10201 })
-		time.Sleep(DefaultConfig().MetadataMaxAge + 10*time.Second)
+		time.Sleep(agent.DefaultConfig().MetadataMaxAge + 10*time.Second)
 		synctest.Wait()
 		if got := r.instance(t).Metadata.Get(hdfs.MetaBlockCount); got != "10201" {
 			t.Fatalf("drift not pushed after MetadataMaxAge: %s", got)
@@ -243,51 +245,12 @@ func TestMetadataRefreshedWhenMaterial(t *testing.T) {
 	})
 }
 
-func TestMaterial(t *testing.T) {
-	base := hdfs.NodeInfo{Rack: "/r", DiskUsed: 500, DiskTotal: 1000, BlockCount: 1000, Version: "3.3.6", Status: "NORMAL"}
-	for _, c := range []struct {
-		name string
-		f    func(*hdfs.NodeInfo)
-		want bool
-	}{
-		{"same", func(*hdfs.NodeInfo) {}, false},
-		{"used +1% of capacity", func(n *hdfs.NodeInfo) { n.DiskUsed += 10 }, false},
-		{"used +1.1% of capacity", func(n *hdfs.NodeInfo) { n.DiskUsed += 11 }, true},
-		{"used -1.1% of capacity", func(n *hdfs.NodeInfo) { n.DiskUsed -= 11 }, true},
-		{"capacity +1%", func(n *hdfs.NodeInfo) { n.DiskTotal += 10 }, false},
-		{"capacity -5%", func(n *hdfs.NodeInfo) { n.DiskTotal -= 50 }, true},
-		{"capacity unknown", func(n *hdfs.NodeInfo) { n.DiskTotal = 0 }, true},
-		{"blocks +1%", func(n *hdfs.NodeInfo) { n.BlockCount += 10 }, false},
-		{"blocks +2%", func(n *hdfs.NodeInfo) { n.BlockCount += 20 }, true},
-		{"blocks unknown", func(n *hdfs.NodeInfo) { n.BlockCount = 0 }, true},
-		{"version", func(n *hdfs.NodeInfo) { n.Version = "3.4.0" }, true},
-		{"admin state", func(n *hdfs.NodeInfo) { n.Status = "DECOMMISSION_INPROGRESS" }, true},
-		{"ha state", func(n *hdfs.NodeInfo) { n.HAState = hdfs.HAActive }, true},
-		{"ha time", func(n *hdfs.NodeInfo) { n.HATransitionTime = 5 }, true},
-		{"rack", func(n *hdfs.NodeInfo) { n.Rack = "/s" }, true},
-		{"port", func(n *hdfs.NodeInfo) { n.DataPort = 1 }, true},
-	} {
-		n := base
-		c.f(&n)
-		if got := material(base, n, 0.01, 0.01); got != c.want {
-			t.Errorf("%s: material = %v, want %v", c.name, got, c.want)
-		}
-	}
-	if !material(base, hdfs.NodeInfo{Rack: "/r", DiskUsed: 501, DiskTotal: 1000, BlockCount: 1000, Version: "3.3.6", Status: "NORMAL"}, 0, 0) {
-		t.Error("with zero thresholds every change is material")
-	}
-	unknownCap := hdfs.NodeInfo{DiskUsed: 1000}
-	if material(unknownCap, hdfs.NodeInfo{DiskUsed: 1005}, 0.01, 0.01) || !material(unknownCap, hdfs.NodeInfo{DiskUsed: 1020}, 0.01, 0.01) {
-		t.Error("capacity unknown: use is compared with itself")
-	}
-}
-
 func TestRenew404Reregisters(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := &fakeDaemon{alive: true, info: dataNodeInfo()}
-		r := start(t, testConfig(t, hdfs.RoleDataNode), d)
+		r := start(t, newTestConfig(t, hdfs.RoleDataNode), d)
 		synctest.Wait()
-		r.reg.forget(r.a.id) // the registry restarted
+		r.reg.forget(r.id) // the registry restarted
 		time.Sleep(10*time.Second + time.Millisecond)
 		synctest.Wait()
 		in := r.instance(t)
@@ -303,14 +266,14 @@ func TestRenew404Reregisters(t *testing.T) {
 func TestRegistryOutage(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := &fakeDaemon{alive: true, info: dataNodeInfo()}
-		cfg := testConfig(t, hdfs.RoleDataNode)
+		cfg := newTestConfig(t, hdfs.RoleDataNode)
 		reg := newFakeRegistry()
 		reg.setFail(heureka.Errorf(heureka.EUNAVAILABLE, "no registry answered"))
-		a, err := New(cfg, reg, d)
+		a, err := newAgent(cfg, reg, d)
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := &running{a: a, reg: reg, d: d, done: make(chan error, 1)}
+		r := &running{a: a, id: cfg.InstanceID(), reg: reg, d: d, done: make(chan error, 1)}
 		ctx, cancel := contextWithCancel()
 		r.cancel = cancel
 		go func() { r.done <- a.Run(ctx) }()
@@ -330,7 +293,7 @@ func TestRegistryOutage(t *testing.T) {
 		if gap := calls[len(calls)-1].at.Sub(calls[len(calls)-2].at); gap < cfg.BackoffMax/2 {
 			t.Errorf("pauses did not grow: last %v", gap)
 		}
-		if st := a.Status(); st.Phase != PhaseRegistering || !strings.Contains(st.LastError, "no registry answered") {
+		if st := a.Status(); st.Phase != agent.PhaseRegistering || !strings.Contains(st.LastError, "no registry answered") {
 			t.Errorf("status %+v", st)
 		}
 
@@ -364,7 +327,7 @@ func TestRegistryOutage(t *testing.T) {
 func TestDrain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := &fakeDaemon{alive: true, info: dataNodeInfo()}
-		r := start(t, testConfig(t, hdfs.RoleDataNode), d)
+		r := start(t, newTestConfig(t, hdfs.RoleDataNode), d)
 		synctest.Wait()
 		time.Sleep(4 * time.Second)
 		synctest.Wait()
@@ -375,7 +338,7 @@ func TestDrain(t *testing.T) {
 		if in := r.instance(t); in.Status != heureka.StatusOutOfService || time.Since(stopped) != 0 {
 			t.Fatalf("not OUT_OF_SERVICE at once: %s after %v", in.Status, time.Since(stopped))
 		}
-		if st := r.a.Status(); st.Phase != PhaseDraining || st.Reported != heureka.StatusOutOfService {
+		if st := r.a.Status(); st.Phase != agent.PhaseDraining || st.Reported != heureka.StatusOutOfService {
 			t.Errorf("status %+v", st)
 		}
 		select {
@@ -388,10 +351,10 @@ func TestDrain(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Run: %v", err)
 		}
-		if took := time.Since(stopped); took != DefaultConfig().DrainPeriod {
+		if took := time.Since(stopped); took != agent.DefaultConfig().DrainPeriod {
 			t.Errorf("drain took %v", took)
 		}
-		if _, ok := r.reg.get(r.a.id); ok {
+		if _, ok := r.reg.get(r.id); ok {
 			t.Error("still registered after Run returned")
 		}
 		calls := r.reg.log()
@@ -399,7 +362,7 @@ func TestDrain(t *testing.T) {
 		if last[0].op != "status" || last[1].op != "cancel" {
 			t.Errorf("last calls %+v", last)
 		}
-		if st := r.a.Status(); st.Phase != PhaseStopped {
+		if st := r.a.Status(); st.Phase != agent.PhaseStopped {
 			t.Errorf("phase %s", st.Phase)
 		}
 	})
@@ -408,7 +371,7 @@ func TestDrain(t *testing.T) {
 func TestDrainWithRegistryDown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := &fakeDaemon{alive: true, info: dataNodeInfo()}
-		r := start(t, testConfig(t, hdfs.RoleDataNode), d)
+		r := start(t, newTestConfig(t, hdfs.RoleDataNode), d)
 		synctest.Wait()
 		r.reg.setFail(heureka.Errorf(heureka.EUNAVAILABLE, "no registry answered"))
 		stopped := time.Now()
@@ -427,9 +390,9 @@ func TestDrainWithRegistryDown(t *testing.T) {
 func TestDrainWhenForgotten(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := &fakeDaemon{alive: true, info: dataNodeInfo()}
-		r := start(t, testConfig(t, hdfs.RoleDataNode), d)
+		r := start(t, newTestConfig(t, hdfs.RoleDataNode), d)
 		synctest.Wait()
-		r.reg.forget(r.a.id)
+		r.reg.forget(r.id)
 		r.cancel()
 		err := <-r.done
 		r.done <- err
@@ -441,7 +404,7 @@ func TestDrainWhenForgotten(t *testing.T) {
 
 func TestRunTwice(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		r := start(t, testConfig(t, hdfs.RoleDataNode), &fakeDaemon{alive: true})
+		r := start(t, newTestConfig(t, hdfs.RoleDataNode), &fakeDaemon{alive: true})
 		synctest.Wait()
 		if err := r.a.Run(t.Context()); err == nil {
 			t.Error("second Run succeeded")
@@ -450,75 +413,68 @@ func TestRunTwice(t *testing.T) {
 }
 
 func TestConfigValidate(t *testing.T) {
-	good := testConfig(t, hdfs.RoleDataNode)
+	good := newTestConfig(t, hdfs.RoleDataNode)
 	if err := good.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := good.HDFS.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
 		field string
-		f     func(*Config)
+		f     func(*testConfig)
 	}{
-		{"Role", func(c *Config) { c.Role = "journalnode" }},
-		{"Cluster", func(c *Config) { c.Cluster = "" }},
-		{"Cluster", func(c *Config) { c.Cluster = "a/b" }},
-		{"Host", func(c *Config) { c.Host = "" }},
-		{"Host", func(c *Config) { c.Host = "a\tb" }},
-		{"IPAddr", func(c *Config) { c.IPAddr = "dn1" }},
-		{"Port", func(c *Config) { c.Port = 70000 }},
-		{"AdminState", func(c *Config) { c.AdminState = "retired" }},
-		{"RenewInterval", func(c *Config) { c.RenewInterval = 0 }},
-		{"RenewInterval", func(c *Config) { c.RenewInterval = 500 * time.Millisecond }},
-		{"LeaseDuration", func(c *Config) { c.LeaseDuration = c.RenewInterval }},
-		{"ProbeTimeout", func(c *Config) { c.ProbeTimeout = 2 * c.ProbeInterval }},
-		{"FailureThreshold", func(c *Config) { c.FailureThreshold = 0 }},
-		{"DrainPeriod", func(c *Config) { c.DrainPeriod = -time.Second }},
-		{"BackoffMin", func(c *Config) { c.BackoffMin = time.Hour }},
-		{"DiskChange", func(c *Config) { c.DiskChange = 1 }},
-		{"BlockChange", func(c *Config) { c.BlockChange = -0.1 }},
-		{"CallTimeout", func(c *Config) { c.CallTimeout = 0 }},
-		{"HangAfter", func(c *Config) { c.HangAfter = 0 }},
-		{"HungMarkAfter", func(c *Config) { c.HungMarkAfter = -time.Second }},
-		{"UpAfter", func(c *Config) { c.UpAfter = -time.Second }},
-		{"FlapWindow", func(c *Config) { c.FlapWindow = 0 }},
-		{"FlapHoldMax", func(c *Config) { c.FlapHoldMax = time.Second }},
-		{"PID", func(c *Config) { c.PID, c.PIDFile = 12, "/run/dn.pid" }},
-		{"PID", func(c *Config) { c.PIDFile, c.SystemdUnit = "/run/dn.pid", "hadoop-hdfs-datanode" }},
-		{"PID", func(c *Config) { c.PID = -1 }},
-		{"PID", func(c *Config) { c.PID = 1 << 23 }},
-		{"SystemdUnit", func(c *Config) { c.SystemdUnit = "--all" }},
-		{"SystemdUnit", func(c *Config) { c.SystemdUnit = "a b.service" }},
+		{"Role", func(c *testConfig) { c.Role = "hdfs_datanode" }},
+		{"Role", func(c *testConfig) { c.HDFS.Role = "journalnode" }},
+		{"Cluster", func(c *testConfig) { c.Cluster = "" }},
+		{"Cluster", func(c *testConfig) { c.Cluster = "a/b" }},
+		{"Host", func(c *testConfig) { c.Host = "" }},
+		{"Host", func(c *testConfig) { c.Host = "a\tb" }},
+		{"IPAddr", func(c *testConfig) { c.IPAddr = "dn1" }},
+		{"Port", func(c *testConfig) { c.HDFS.Port = 70000 }},
+		{"AdminState", func(c *testConfig) { c.HDFS.AdminState = "retired" }},
+		{"RenewInterval", func(c *testConfig) { c.RenewInterval = 0 }},
+		{"RenewInterval", func(c *testConfig) { c.RenewInterval = 500 * time.Millisecond }},
+		{"LeaseDuration", func(c *testConfig) { c.LeaseDuration = c.RenewInterval }},
+		{"ProbeTimeout", func(c *testConfig) { c.ProbeTimeout = 2 * c.ProbeInterval }},
+		{"FailureThreshold", func(c *testConfig) { c.FailureThreshold = 0 }},
+		{"DrainPeriod", func(c *testConfig) { c.DrainPeriod = -time.Second }},
+		{"BackoffMin", func(c *testConfig) { c.BackoffMin = time.Hour }},
+		{"DiskChange", func(c *testConfig) { c.HDFS.DiskChange = 1 }},
+		{"BlockChange", func(c *testConfig) { c.HDFS.BlockChange = -0.1 }},
+		{"CallTimeout", func(c *testConfig) { c.CallTimeout = 0 }},
+		{"HangAfter", func(c *testConfig) { c.HangAfter = 0 }},
+		{"HungMarkAfter", func(c *testConfig) { c.HungMarkAfter = -time.Second }},
+		{"UpAfter", func(c *testConfig) { c.UpAfter = -time.Second }},
+		{"FlapWindow", func(c *testConfig) { c.FlapWindow = 0 }},
+		{"FlapHoldMax", func(c *testConfig) { c.FlapHoldMax = time.Second }},
+		{"PID", func(c *testConfig) { c.PID, c.PIDFile = 12, "/run/dn.pid" }},
+		{"PID", func(c *testConfig) { c.PIDFile, c.SystemdUnit = "/run/dn.pid", "hadoop-hdfs-datanode" }},
+		{"PID", func(c *testConfig) { c.PID = -1 }},
+		{"PID", func(c *testConfig) { c.PID = 1 << 23 }},
+		{"SystemdUnit", func(c *testConfig) { c.SystemdUnit = "--all" }},
+		{"SystemdUnit", func(c *testConfig) { c.SystemdUnit = "a b.service" }},
 	} {
 		cfg := good
 		c.f(&cfg)
 		err := cfg.Validate()
+		if err == nil {
+			err = cfg.HDFS.Validate()
+		}
 		if err == nil || !strings.Contains(err.Error(), c.field) || heureka.ErrorCode(err) != heureka.EINVALID {
 			t.Errorf("%s: %v", c.field, err)
 		}
 	}
-	if _, err := New(good, nil, &fakeDaemon{}); err == nil {
+	if _, err := newAgent(good, nil, &fakeDaemon{}); err == nil {
 		t.Error("New with a nil registry succeeded")
 	}
 	cfg := good
-	cfg.AdminState = "decommissioning"
-	a, err := New(cfg, newFakeRegistry(), &fakeDaemon{})
+	cfg.HDFS.AdminState = "decommissioning"
+	a, err := newAgent(cfg, newFakeRegistry(), &fakeDaemon{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := a.Instance().Metadata.Get(hdfs.MetaStatus); got != "DECOMMISSION_INPROGRESS" {
 		t.Errorf("admin state written as %q", got)
-	}
-}
-
-func TestBackoff(t *testing.T) {
-	a, err := New(testConfig(t, hdfs.RoleDataNode), newFakeRegistry(), &fakeDaemon{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for n, want := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 3: 4 * time.Second, 6: 30 * time.Second, 50: 30 * time.Second} {
-		for range 50 {
-			if got := a.backoff(n); got < want/2 || got > want {
-				t.Fatalf("backoff(%d) = %v, want within [%v, %v]", n, got, want/2, want)
-			}
-		}
 	}
 }

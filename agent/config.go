@@ -8,38 +8,28 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka"
-	"github.com/heureka-project/heureka/hdfs"
 )
 
 // Config is what an agent registers and how it paces itself. Start from
 // DefaultConfig and fill the identity fields (Role, Cluster, Host, IPAddr,
-// Rack).
+// Rack). Nothing in it is particular to one role: what is (ports, ...) is
+// the Role's own configuration.
 type Config struct {
-	// Role is the daemon beside the agent: hdfs.RoleDataNode or
-	// hdfs.RoleNameNode. The application is hdfs.AppName(Role, Cluster).
-	Role    hdfs.Role
+	// Role names the kind of daemon beside the agent, e.g.
+	// "hdfs-datanode" (hdfs.RoleName) or "zookeeper": lower-case letters,
+	// digits and hyphens (heureka.ValidRoleName). The application is
+	// heureka.RoleApp(Role, Cluster), e.g. "hdfs-datanode.prod". What the
+	// agent knows of the daemon itself is the Role given to New.
+	Role    string
 	Cluster string
 	// Host is the daemon's host name as clients reach it; IPAddr its
 	// address. Both are registered; the instance ID is
-	// hdfs.InstanceID(Cluster, Host, Rack).
+	// heureka.InstanceID(Cluster, Host, Rack).
 	Host   string
 	IPAddr string
 	// Rack is the network location, e.g. "/dc1/rack-a" ("" means
-	// hdfs.DefaultRack).
+	// heureka.DefaultRack), registered as heureka.MetaRack.
 	Rack string
-	// Port is the daemon's main port, registered as the Eureka port and in
-	// the metadata: a DataNode's data-transfer port (data_port), a
-	// NameNode's client RPC port (rpc_port). 0 takes what the daemon's JMX
-	// reports.
-	Port int
-	// HTTPPort is the daemon's web port (/jmx and /webhdfs/v1), registered
-	// as http_port metadata so WebHDFS clients and gateways can find it; 0
-	// registers none.
-	HTTPPort int
-	// AdminState is a DataNode's metadata status: its JMX does not report
-	// it (the NameNode knows), so the operator says it; default NORMAL.
-	// NameNodes report their FSState (Operational, safeMode) instead.
-	AdminState hdfs.AdminState
 	// StatusPageURL is registered as the instance's status page (the
 	// daemon's web UI or /jmx), optional.
 	StatusPageURL string
@@ -88,13 +78,9 @@ type Config struct {
 	// full; CollectTimeout bounds one read.
 	MetadataInterval time.Duration
 	CollectTimeout   time.Duration
-	// A change in the figures is material, and pushed at once, when disk
-	// use moves by more than DiskChange of the capacity, the capacity by
-	// more than DiskChange of itself, or the block count by more than
-	// BlockChange of itself (fractions). Smaller drifts are pushed when
-	// the registry's copy is older than MetadataMaxAge.
-	DiskChange     float64
-	BlockChange    float64
+	// A change in the figures that the Role calls material is pushed at
+	// once; smaller drifts are pushed when the registry's copy is older
+	// than MetadataMaxAge.
 	MetadataMaxAge time.Duration
 	// DrainPeriod is how long the instance stays OUT_OF_SERVICE before it
 	// deregisters on shutdown.
@@ -114,7 +100,6 @@ type Config struct {
 // identity fields are left empty.
 func DefaultConfig() Config {
 	return Config{
-		AdminState: hdfs.AdminNormal,
 		// From operating HDFS on Eureka: 30 s made failover take minutes,
 		// 5 s raised false alarms during GC pauses.
 		RenewInterval: 10 * time.Second,
@@ -161,11 +146,6 @@ func DefaultConfig() Config {
 		MetadataInterval: 10 * time.Second,
 		// A NameNode's full /jmx holds a line per DataNode: allow it time.
 		CollectTimeout: 5 * time.Second,
-		// 1%: placement cares about fullness to a few percent; finer
-		// changes would re-register every DataNode every few seconds
-		// under write load.
-		DiskChange:  0.01,
-		BlockChange: 0.01,
 		// Small drifts still reach the registry, within half an hour. Every
 		// push is a registration that enters the delta for 3 minutes: at
 		// 5 minutes a fleet of 100k DataNodes under write load sent 333 a
@@ -195,25 +175,16 @@ func (c Config) Validate() error {
 		return heureka.Errorf(heureka.EINVALID, "agent: %s %s", field, fmt.Sprintf(format, args...))
 	}
 	switch {
-	case c.Role != hdfs.RoleDataNode && c.Role != hdfs.RoleNameNode:
-		return bad("Role", "%q is not datanode or namenode", c.Role)
+	case !heureka.ValidRoleName(c.Role):
+		return bad("Role", "%q is not a role name (lower-case letters, digits and hyphens, e.g. hdfs-datanode)", c.Role)
 	case c.Cluster == "" || strings.ContainsAny(c.Cluster, "/\\ \t\r\n"):
 		return bad("Cluster", "%q must be a non-empty name without slashes or spaces", c.Cluster)
 	case c.Host == "":
 		return bad("Host", "is empty")
 	case net.ParseIP(c.IPAddr) == nil:
 		return bad("IPAddr", "%q is not an IP address", c.IPAddr)
-	case c.Port < 0 || c.Port > 65535:
-		return bad("Port", "%d is out of range 0-65535", c.Port)
-	case c.HTTPPort < 0 || c.HTTPPort > 65535:
-		return bad("HTTPPort", "%d is out of range 0-65535", c.HTTPPort)
 	}
-	if c.AdminState != "" {
-		if _, ok := hdfs.ParseAdminState(string(c.AdminState)); !ok {
-			return bad("AdminState", "%q is not one of NORMAL, DECOMMISSION_INPROGRESS, DECOMMISSIONED, ENTERING_MAINTENANCE, IN_MAINTENANCE", c.AdminState)
-		}
-	}
-	if err := heureka.ValidateName("instance ID", hdfs.InstanceID(c.Cluster, c.Host, c.Rack), heureka.DefaultLimits().MaxIDLength); err != nil {
+	if err := heureka.ValidateName("instance ID", c.InstanceID(), heureka.DefaultLimits().MaxIDLength); err != nil {
 		return bad("Host", "and Rack give an unusable instance ID: %v", err)
 	}
 	for _, d := range []struct {
@@ -244,10 +215,6 @@ func (c Config) Validate() error {
 		return bad("DrainPeriod", "is %v; want zero or more", c.DrainPeriod)
 	case c.BackoffMin > c.BackoffMax:
 		return bad("BackoffMin", "%v is more than BackoffMax %v", c.BackoffMin, c.BackoffMax)
-	case !(c.DiskChange >= 0 && c.DiskChange < 1):
-		return bad("DiskChange", "is %v; want a fraction in [0, 1)", c.DiskChange)
-	case !(c.BlockChange >= 0 && c.BlockChange < 1):
-		return bad("BlockChange", "is %v; want a fraction in [0, 1)", c.BlockChange)
 	case c.HungMarkAfter < 0:
 		return bad("HungMarkAfter", "is %v; want zero or more", c.HungMarkAfter)
 	case c.UpAfter < 0:
@@ -266,11 +233,11 @@ func (c Config) Validate() error {
 
 // App is the application the agent registers under, e.g.
 // "hdfs-datanode.prod".
-func (c Config) App() string { return hdfs.AppName(c.Role, c.Cluster) }
+func (c Config) App() string { return heureka.RoleApp(c.Role, c.Cluster) }
 
 // InstanceID is the instance ID the agent registers, e.g.
 // "prod-dn1.example.com-dc1.rack-a".
-func (c Config) InstanceID() string { return hdfs.InstanceID(c.Cluster, c.Host, c.Rack) }
+func (c Config) InstanceID() string { return heureka.InstanceID(c.Cluster, c.Host, c.Rack) }
 
 func countSet(bs ...bool) int {
 	n := 0

@@ -1,14 +1,32 @@
-// Package agent is heureka's HDFS sidecar: it runs beside one DataNode or
-// NameNode, registers it in the registry as "hdfs-datanode.<cluster>" or
-// "hdfs-namenode.<cluster>" with instance ID hdfs.InstanceID and the
-// metadata of hdfs.NodeInfo, and keeps that registration true: alive while
-// the daemon answers, DOWN within about ProbeInterval + RecheckInterval of
-// it dying (within milliseconds when it knows the daemon's process), with
-// its HA state and figures current, and drained before the agent leaves. A
-// daemon paused by a long GC keeps its status for Config.HangAfter.
+// Package agent is heureka's sidecar: it runs beside one daemon of a data
+// system, registers it in the registry as "<role>.<cluster>"
+// (heureka.RoleApp of Config.Role and Config.Cluster, e.g.
+// "hdfs-datanode.prod") with instance ID heureka.InstanceID, and keeps that
+// registration true: alive while the daemon answers, DOWN within about
+// ProbeInterval + RecheckInterval of it dying or saying it is unhealthy
+// (within milliseconds when it knows the daemon's process), with its role
+// state and figures current, and drained before the agent leaves. A daemon
+// paused by a long GC keeps its status for Config.HangAfter.
 //
-//	a, err := agent.New(cfg, registryClient, daemon) // *client.Client, *agent.JMXDaemon
+// What the agent knows of the daemon is its Role (role.go): a cheap probe
+// (answering or not, healthy or not, the role state), a full read of its
+// figures, and which changes of them are material. The agent knows no
+// system itself; agent/hdfsrole is the HDFS DataNode's and NameNode's
+// Role, and each other system's lives in agent/<system>role.
+//
+//	role, err := hdfsrole.New(hcfg, daemon) // an agent.Role
+//	a, err := agent.New(cfg, registryClient, role) // registryClient: *client.Client
 //	err = a.Run(ctx) // until ctx is done; then drain, deregister, nil
+//
+// # What is registered
+//
+// The instance's port is the Role's Figures.Port, and its metadata the
+// figures' keys, then the keys of the last answered probe's
+// Health.Metadata over them, then the keys the agent owns: heureka.MetaRack
+// (Config.Rack, normalised), heureka.MetaRoleState (Health.State, when the
+// role has one), and its verdict, heureka.MetaDownCause while DOWN and
+// heureka.MetaProbeState while marked hung. Before the daemon has been
+// read, the figures are the Role's Static ones.
 //
 // # Three loops
 //
@@ -16,13 +34,13 @@
 // and, with two registry URLs, one at a time for the second heartbeat)
 // that share one state under a mutex:
 //
-//   - The prober calls Daemon.Probe every ProbeInterval (for JMXDaemon: a
-//     TCP connect to the data or RPC port and a read of one small bean, at
-//     the same time). It owns the daemon state machine below and, for a
-//     NameNode, the HA state.
-//   - The collector calls Daemon.Collect every MetadataInterval (the
-//     daemon's beans in full) and at once when the daemon comes back. It
-//     asks for a push only when the figures changed materially.
+//   - The prober calls Role.Probe every ProbeInterval (for HDFS: a TCP
+//     connect to the data or RPC port and a read of one small bean, at the
+//     same time). It owns the daemon state machine below and the role
+//     state.
+//   - The collector calls Role.Collect every MetadataInterval (for HDFS:
+//     the daemon's beans in full) and at once when the daemon comes back.
+//     It asks for a push only when the Role calls the change material.
 //   - The syncer owns the registration state machine: it registers,
 //     renews and pushes changes, and drains at the end.
 //
@@ -35,14 +53,17 @@
 //	    │                  │ ▲                                           ▲
 //	    │                  │ └─ answers ── HUNG (status held) ──────────┤ HangAfter unanswered:
 //	    │                  └─ accepted, unanswered ─▶┘                   │ "not answering"
-//	    └──────────── FailureThreshold refused or failed probes ────────┤ "port refused", "probe failed"
+//	    └──────────── FailureThreshold refused or failed probes ────────┤ "port refused", "probe failed",
+//	                  (or unhealthy answers)                            │ the Role's cause
 //	                       the process exited (PID known) ─────────────┘ "process exited", at once
 //
-// Probe errors come in three kinds. A refused connection (ErrRefused) is
-// a dead daemon, and any other failure (a 500, a missing bean) one that is
-// not well: both are retried after RecheckInterval rather than a whole
-// ProbeInterval, so "two consecutive failures" (the default threshold)
-// takes a quarter of a second to confirm. Connections accepted but not
+// Probe outcomes come in four kinds. A refused connection (ErrRefused) is
+// a dead daemon; any other error (a 500, a missing bean) one that is not
+// well; and an answer whose Health.Unhealthy is set one that says itself
+// it is not well (a ZooKeeper follower that lost its leader), with the
+// cause it gives. All three are retried after RecheckInterval rather than
+// a whole ProbeInterval, so "two consecutive failures" (the default
+// threshold) takes a quarter of a second to confirm. Connections accepted but not
 // answered before ProbeTimeout (ErrNoAnswer) are what a stop-the-world GC
 // pause or SIGSTOP looks like from outside: the status is held, measured
 // from the first unanswered probe, for HangAfter; past HungMarkAfter the
@@ -53,8 +74,8 @@
 // registry.
 //
 // DOWN carries its cause to the registry as the metadata down_cause
-// (hdfs.MetaDownCause; the Cause constants), where watchers, events and
-// alerts see it with the status. Only "process exited" replaces an
+// (heureka.MetaDownCause; the Cause constants, or the Role's own), where
+// watchers, events and alerts see it with the status. Only "process exited" replaces an
 // earlier cause, so the refused probes that follow an exit do not write.
 //
 // A DOWN daemon is UP again only once it has answered every probe for
@@ -62,9 +83,10 @@
 // most FlapHoldMax. A failure restarts the hold. A hold longer than
 // UpAfter is logged ("daemon is flapping"), and Status reports
 // RecentDowns and Hold. The figures are read again at once when it is
-// UP. For a NameNode, every successful probe compares the HA state and
-// its transition time with the last known ones; any difference is pushed
-// at once (ha_state, ha_transition_time).
+// UP. Every answered probe's Health (its role state and probe metadata,
+// such as a NameNode's ha_state and ha_transition_time) is compared with
+// the last; any difference is pushed at once, whatever the status, and a
+// new role state is logged.
 //
 // # The process watcher
 //
@@ -90,14 +112,10 @@
 //
 // # Material changes (collector)
 //
-// The registry is told about new figures when they differ materially from
-// what it holds: rack, version, status (a DataNode's admin state, a
-// NameNode's FSState), HA state, transition time or ports changed; the
-// capacity appeared, vanished or moved by more than DiskChange (1%) of
-// itself; disk use moved by more than DiskChange of the capacity; the block
-// count appeared, vanished or moved by more than BlockChange (1%) of
-// itself. Smaller drifts ride along with the next push, or are pushed on
-// their own once the registry's copy is MetadataMaxAge old.
+// The registry is told about new figures when the Role calls them
+// materially different from what it holds (Role.Material; for HDFS, see
+// agent/hdfsrole). Smaller drifts ride along with the next push, or are
+// pushed on their own once the registry's copy is MetadataMaxAge old.
 //
 // # The registration state machine (syncer)
 //
@@ -173,14 +191,16 @@
 // # Concurrency
 //
 // Status and Instance may be called from any goroutine at any time. Run may
-// be called once; it returns after its goroutines have ended.
+// be called once; it returns after its goroutines have ended. The Role's
+// Probe and Collect may be called at the same time, from two goroutines;
+// Static and Material are called under the agent's lock and must not block.
 //
 // # What it does not do
 //
-// It does not start, stop or restart the daemon, tell a GC pause from any
-// other hang (both accept and do not answer), serve metrics of its own
-// (Status is the snapshot to export), decide its rack by itself
-// (Config.Rack, or TableRack/ScriptRack, is the operator's), read the
-// DataNode's admin state (the NameNode knows it; Config.AdminState), or
-// talk to more than one registry cluster (the Registry does failover).
+// It does not start, stop or restart the daemon, know any system's
+// protocol or metadata (its Role does), tell a GC pause from any other
+// hang (both accept and do not answer), serve metrics of its own (Status
+// is the snapshot to export), decide its rack by itself (Config.Rack, or
+// TableRack/ScriptRack, is the operator's), or talk to more than one
+// registry cluster (the Registry does failover).
 package agent

@@ -1,4 +1,4 @@
-package agent
+package agent_test
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/agent"
+	"github.com/heureka-project/heureka/agent/hdfsrole"
 	"github.com/heureka-project/heureka/hdfs"
 )
 
@@ -139,28 +141,29 @@ func (f *fakeRegistry) log() []call {
 	return append([]call(nil), f.calls...)
 }
 
-// fakeDaemon is a daemon whose answers the test sets.
+// fakeDaemon is an HDFS daemon whose answers the test sets, read through
+// the real HDFS role.
 type fakeDaemon struct {
 	mu       sync.Mutex
 	alive    bool
 	paused   bool // accepts connections, never answers
-	health   Health
+	health   hdfsrole.Health
 	info     hdfs.NodeInfo
 	probes   int
 	collects int
 }
 
-func (d *fakeDaemon) Probe(ctx context.Context) (Health, error) {
+func (d *fakeDaemon) Probe(ctx context.Context) (hdfsrole.Health, error) {
 	d.mu.Lock()
 	d.probes++
 	alive, paused, h := d.alive, d.paused, d.health
 	d.mu.Unlock()
 	switch {
 	case !alive:
-		return Health{}, fmt.Errorf("port 127.0.0.1:9866: %w", ErrRefused)
+		return hdfsrole.Health{}, fmt.Errorf("port 127.0.0.1:9866: %w", agent.ErrRefused)
 	case paused:
 		<-ctx.Done()
-		return Health{}, fmt.Errorf("%w: %w", ErrNoAnswer, ctx.Err())
+		return hdfsrole.Health{}, fmt.Errorf("%w: %w", agent.ErrNoAnswer, ctx.Err())
 	}
 	return h, nil
 }
@@ -187,11 +190,28 @@ func (d *fakeDaemon) set(f func(d *fakeDaemon)) {
 	f(d)
 }
 
-func testConfig(t *testing.T, role hdfs.Role) Config {
-	cfg := DefaultConfig()
-	cfg.Role, cfg.Cluster, cfg.Host, cfg.IPAddr, cfg.Rack = role, "prod", "dn1.example.net", "10.0.0.1", "/dc1/rack-a"
+// testConfig is the configuration of an agent with the HDFS role: the
+// agent's own, and the role's as HDFS.
+type testConfig struct {
+	agent.Config
+	HDFS hdfsrole.Config
+}
+
+func newTestConfig(t *testing.T, role hdfs.Role) testConfig {
+	cfg := testConfig{Config: agent.DefaultConfig(), HDFS: hdfsrole.DefaultConfig()}
+	cfg.HDFS.Role = role
+	cfg.Role, cfg.Cluster, cfg.Host, cfg.IPAddr, cfg.Rack = hdfs.RoleName(role), "prod", "dn1.example.net", "10.0.0.1", "/dc1/rack-a"
 	cfg.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	return cfg
+}
+
+// newAgent is an agent with the HDFS role over d.
+func newAgent(cfg testConfig, reg agent.Registry, d *fakeDaemon) (*agent.Agent, error) {
+	role, err := hdfsrole.New(cfg.HDFS, d)
+	if err != nil {
+		return nil, err
+	}
+	return agent.New(cfg.Config, reg, role)
 }
 
 func dataNodeInfo() hdfs.NodeInfo {
@@ -200,22 +220,36 @@ func dataNodeInfo() hdfs.NodeInfo {
 
 // running is an agent started in the current synctest bubble.
 type running struct {
-	a      *Agent
+	a      *agent.Agent
+	id     string // its instance ID
 	reg    *fakeRegistry
 	d      *fakeDaemon
 	cancel context.CancelFunc
 	done   chan error
 }
 
-func start(t *testing.T, cfg Config, d *fakeDaemon) *running {
+// start runs an agent with the HDFS role over d.
+func start(t *testing.T, cfg testConfig, d *fakeDaemon) *running {
+	t.Helper()
+	role, err := hdfsrole.New(cfg.HDFS, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := startRole(t, cfg.Config, role)
+	r.d = d
+	return r
+}
+
+// startRole runs an agent with role.
+func startRole(t *testing.T, cfg agent.Config, role agent.Role) *running {
 	t.Helper()
 	reg := newFakeRegistry()
-	a, err := New(cfg, reg, d)
+	a, err := agent.New(cfg, reg, role)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &running{a: a, reg: reg, d: d, cancel: cancel, done: make(chan error, 1)}
+	r := &running{a: a, id: cfg.InstanceID(), reg: reg, cancel: cancel, done: make(chan error, 1)}
 	go func() { r.done <- a.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
@@ -226,9 +260,9 @@ func start(t *testing.T, cfg Config, d *fakeDaemon) *running {
 
 func (r *running) instance(t *testing.T) *heureka.Instance {
 	t.Helper()
-	in, ok := r.reg.get(r.a.id)
+	in, ok := r.reg.get(r.id)
 	if !ok {
-		t.Fatalf("%s is not registered; calls: %+v", r.a.id, r.reg.log())
+		t.Fatalf("%s is not registered; calls: %+v", r.id, r.reg.log())
 	}
 	return in
 }

@@ -1,4 +1,4 @@
-package agent
+package agent_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/agent"
 	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/hdfs"
 	"github.com/heureka-project/heureka/internal/httpapi"
@@ -31,7 +32,7 @@ type peer struct {
 }
 
 // The real client reaches the other peers.
-var _ OtherPeers = (*client.Client)(nil)
+var _ agent.OtherPeers = (*client.Client)(nil)
 
 func startPeer(t *testing.T) *peer {
 	t.Helper()
@@ -78,9 +79,9 @@ func TestHeartbeatsReachEveryPeer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer reg.Close()
-	cfg := testConfig(t, hdfs.RoleDataNode)
+	cfg := newTestConfig(t, hdfs.RoleDataNode)
 	cfg.RenewInterval, cfg.LeaseDuration = time.Second, 3*time.Second
-	ag, err := New(cfg, reg, &fakeDaemon{alive: true, info: dataNodeInfo()})
+	ag, err := newAgent(cfg, reg, &fakeDaemon{alive: true, info: dataNodeInfo()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,8 +100,8 @@ func TestHeartbeatsReachEveryPeer(t *testing.T) {
 		return nil
 	})
 	for name, p := range map[string]*peer{"first": a, "second": b, "third": c} {
-		if _, ok := p.reg.LastRenewal(strings.ToUpper(ag.app), ag.id); !ok {
-			t.Errorf("the %s peer does not hold %s/%s", name, ag.app, ag.id)
+		if _, ok := p.reg.LastRenewal(strings.ToUpper(cfg.App()), cfg.InstanceID()); !ok {
+			t.Errorf("the %s peer does not hold %s/%s", name, cfg.App(), cfg.InstanceID())
 		}
 	}
 	// Every peer answered: the first peer's heartbeats are marked too, so

@@ -9,7 +9,7 @@ import (
 	"os/exec"
 	"strings"
 
-	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka"
 )
 
 // The agent learns its rack the way the NameNode would, so that the two
@@ -17,14 +17,14 @@ import (
 // running the topology script (net.topology.script.file.name). Both are
 // asked about every name the node goes by, IP address first (what the
 // NameNode passes), then the host name; the first name with a rack other
-// than hdfs.DefaultRack wins.
+// than heureka.DefaultRack wins.
 
 // TableRack looks names up in a Hadoop TableMapping file: two columns
 // separated by whitespace, a host name or IP address and its rack; blank
 // lines and lines starting with '#' are skipped, and so are lines without
 // exactly two columns, as Hadoop does. Lookups are exact strings. It
 // returns the normalised rack of the first name found, or
-// hdfs.DefaultRack. The only errors are r's.
+// heureka.DefaultRack. The only errors are r's.
 func TableRack(r io.Reader, names ...string) (string, error) {
 	table := map[string]string{}
 	sc := bufio.NewScanner(r)
@@ -47,12 +47,12 @@ func TableRack(r io.Reader, names ...string) (string, error) {
 	}
 	for _, n := range names {
 		if rack, ok := table[n]; ok && n != "" {
-			if r := hdfs.NormalizeRack(rack); r != hdfs.DefaultRack {
+			if r := heureka.NormalizeRack(rack); r != heureka.DefaultRack {
 				return r, nil
 			}
 		}
 	}
-	return hdfs.DefaultRack, nil
+	return heureka.DefaultRack, nil
 }
 
 // maxScriptOutput bounds what a topology script may print.
@@ -62,8 +62,8 @@ const maxScriptOutput = 1 << 20
 // does, "script name1 name2 ...", and reads one rack per argument from its
 // output (separated by any whitespace). A non-zero exit or a wrong number
 // of racks is an error, as it is for Hadoop. It returns the normalised
-// rack of the first name that has one other than hdfs.DefaultRack, or
-// hdfs.DefaultRack. ctx bounds the run.
+// rack of the first name that has one other than heureka.DefaultRack, or
+// heureka.DefaultRack. ctx bounds the run.
 func ScriptRack(ctx context.Context, script string, names ...string) (string, error) {
 	var args []string
 	for _, n := range names {
@@ -72,7 +72,7 @@ func ScriptRack(ctx context.Context, script string, names ...string) (string, er
 		}
 	}
 	if len(args) == 0 {
-		return hdfs.DefaultRack, nil
+		return heureka.DefaultRack, nil
 	}
 	cmd := exec.CommandContext(ctx, script, args...)
 	var out, errb bytes.Buffer
@@ -86,11 +86,11 @@ func ScriptRack(ctx context.Context, script string, names ...string) (string, er
 		return "", fmt.Errorf("topology script %s returned %d values when %d were expected", script, len(racks), len(args))
 	}
 	for _, r := range racks {
-		if r := hdfs.NormalizeRack(r); r != hdfs.DefaultRack {
+		if r := heureka.NormalizeRack(r); r != heureka.DefaultRack {
 			return r, nil
 		}
 	}
-	return hdfs.DefaultRack, nil
+	return heureka.DefaultRack, nil
 }
 
 // limitWriter keeps the first n bytes and drops the rest.

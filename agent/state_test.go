@@ -1,4 +1,4 @@
-package agent
+package agent_test
 
 import (
 	"testing"
@@ -6,11 +6,12 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/agent"
 	"github.com/heureka-project/heureka/hdfs"
 )
 
 // upAndSettled starts an agent with a live daemon and lets it register.
-func upAndSettled(t *testing.T, cfg Config) *running {
+func upAndSettled(t *testing.T, cfg testConfig) *running {
 	t.Helper()
 	d := &fakeDaemon{alive: true, info: dataNodeInfo()}
 	r := start(t, cfg, d)
@@ -32,7 +33,7 @@ func (r *running) pause(d time.Duration) {
 // ordinary full GC) leaves the registry alone: no registration at all.
 func TestShortPauseChangesNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		r := upAndSettled(t, testConfig(t, hdfs.RoleDataNode))
+		r := upAndSettled(t, newTestConfig(t, hdfs.RoleDataNode))
 		regs := r.reg.count("register")
 		r.pause(4500 * time.Millisecond)
 		time.Sleep(10 * time.Millisecond)
@@ -56,7 +57,7 @@ func TestShortPauseChangesNothing(t *testing.T) {
 // DOWN "not answering", and UP again after UpAfter of answers.
 func TestLongPauseMarkedThenDown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cfg := testConfig(t, hdfs.RoleDataNode)
+		cfg := newTestConfig(t, hdfs.RoleDataNode)
 		r := upAndSettled(t, cfg)
 		regs := r.reg.count("register")
 
@@ -94,8 +95,8 @@ func TestLongPauseMarkedThenDown(t *testing.T) {
 			t.Fatalf("DOWN %v after the pause began; want HangAfter %v plus a probe or two", took, cfg.HangAfter)
 		}
 		in = r.instance(t)
-		if in.Metadata.Get(hdfs.MetaDownCause) != CauseNotAnswering {
-			t.Errorf("down_cause %q, want %q", in.Metadata.Get(hdfs.MetaDownCause), CauseNotAnswering)
+		if in.Metadata.Get(hdfs.MetaDownCause) != agent.CauseNotAnswering {
+			t.Errorf("down_cause %q, want %q", in.Metadata.Get(hdfs.MetaDownCause), agent.CauseNotAnswering)
 		}
 		if _, ok := in.Metadata.Lookup(hdfs.MetaProbeState); ok {
 			t.Errorf("DOWN and still probe_state: %v", in.Metadata)
@@ -128,7 +129,7 @@ func waitUp(t *testing.T, r *running, bound time.Duration) time.Time {
 // daemon must answer before it is UP, up to FlapHoldMax.
 func TestFlappingHeldDown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		cfg := testConfig(t, hdfs.RoleDataNode)
+		cfg := newTestConfig(t, hdfs.RoleDataNode)
 		cfg.FlapHoldMax = 10 * time.Second
 		r := upAndSettled(t, cfg)
 		for i, want := range []time.Duration{3 * time.Second, 6 * time.Second, 10 * time.Second, 10 * time.Second} {
@@ -163,7 +164,7 @@ func TestFlappingHeldDown(t *testing.T) {
 // fails, then answers is not UP until one unbroken run of UpAfter.
 func TestAnswerBetweenFailuresRestartsTheWindow(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		r := upAndSettled(t, testConfig(t, hdfs.RoleDataNode))
+		r := upAndSettled(t, newTestConfig(t, hdfs.RoleDataNode))
 		r.d.set(func(d *fakeDaemon) { d.alive = false })
 		time.Sleep(2 * time.Second)
 		for range 3 {
@@ -186,18 +187,18 @@ func TestAnswerBetweenFailuresRestartsTheWindow(t *testing.T) {
 // not change the cause.
 func TestProcessExitedIsDownAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		r := upAndSettled(t, testConfig(t, hdfs.RoleDataNode))
+		r := upAndSettled(t, newTestConfig(t, hdfs.RoleDataNode))
 		r.d.set(func(d *fakeDaemon) { d.alive = false })
-		r.a.exited(4242)
+		agent.Exited(r.a, 4242)
 		synctest.Wait()
 		in := r.instance(t)
-		if in.Status != heureka.StatusDown || in.Metadata.Get(hdfs.MetaDownCause) != CauseProcessExited {
+		if in.Status != heureka.StatusDown || in.Metadata.Get(hdfs.MetaDownCause) != agent.CauseProcessExited {
 			t.Fatalf("right after the exit: %s %v", in.Status, in.Metadata)
 		}
 		regs := r.reg.count("register")
 		time.Sleep(5 * time.Second)
 		synctest.Wait()
-		if n := r.reg.count("register"); n != regs || r.instance(t).Metadata.Get(hdfs.MetaDownCause) != CauseProcessExited {
+		if n := r.reg.count("register"); n != regs || r.instance(t).Metadata.Get(hdfs.MetaDownCause) != agent.CauseProcessExited {
 			t.Errorf("refused probes after the exit: %d more registrations, cause %q", n-regs, r.instance(t).Metadata.Get(hdfs.MetaDownCause))
 		}
 	})

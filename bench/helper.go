@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka/agent"
+	"github.com/heureka-project/heureka/agent/hdfsrole"
 	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/hdfs"
 	"github.com/heureka-project/heureka/internal/proc"
@@ -52,7 +53,7 @@ func (s agentSpec) args() []string {
 
 func (s agentSpec) config() agent.Config {
 	cfg := agent.DefaultConfig()
-	cfg.Role, cfg.Cluster, cfg.Host, cfg.IPAddr, cfg.Rack = s.Role, s.Cluster, s.Host, "127.0.0.1", "/dc1/rack-a"
+	cfg.Role, cfg.Cluster, cfg.Host, cfg.IPAddr, cfg.Rack = hdfs.RoleName(s.Role), s.Cluster, s.Host, "127.0.0.1", "/dc1/rack-a"
 	cfg.RenewInterval, cfg.LeaseDuration = s.T.Renew, s.T.Lease
 	// The failure workload stops and starts one daemon many times in a
 	// row, which flap damping would hold DOWN for longer each time: the
@@ -138,7 +139,13 @@ func helperMain(args []string) int {
 }
 
 func runAgent(ctx context.Context, s agentSpec, logger *slog.Logger) error {
-	d, err := agent.NewJMXDaemon(agent.DaemonConfig{Role: s.Role, JMXURL: s.JMX, PortAddr: s.PortAddr})
+	d, err := hdfsrole.NewJMXDaemon(hdfsrole.DaemonConfig{Role: s.Role, JMXURL: s.JMX, PortAddr: s.PortAddr})
+	if err != nil {
+		return err
+	}
+	hcfg := hdfsrole.DefaultConfig()
+	hcfg.Role = s.Role
+	role, err := hdfsrole.New(hcfg, d)
 	if err != nil {
 		return err
 	}
@@ -173,7 +180,7 @@ func runAgent(ctx context.Context, s agentSpec, logger *slog.Logger) error {
 	}
 	cfg := s.config()
 	cfg.Logger = logger
-	a, err := agent.New(cfg, reg, d)
+	a, err := agent.New(cfg, reg, role)
 	if err != nil {
 		return err
 	}

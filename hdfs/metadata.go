@@ -9,27 +9,29 @@ import (
 )
 
 // Metadata keys heureka's HDFS agents register. Sizes are bytes and counts
-// are plain numbers, all written as decimal strings.
+// are plain numbers, all written as decimal strings. The keys every role
+// shares are the root package's (heureka.MetaRack, ...); they are named
+// here too so that HDFS code reads in one vocabulary.
 const (
-	MetaRack             = "rack"               // network location, e.g. "/dc1/rack-a"
+	MetaRack             = heureka.MetaRack     // network location, e.g. "/dc1/rack-a"
 	MetaDiskUsed         = "disk_used"          // bytes used by HDFS (DfsUsed); NameNodes: cluster total
 	MetaDiskTotal        = "disk_total"         // configured capacity in bytes; NameNodes: cluster total
 	MetaBlockCount       = "block_count"        // blocks stored; NameNodes: blocks in the namespace
-	MetaVersion          = "version"            // Hadoop version, e.g. "3.3.0"
+	MetaVersion          = heureka.MetaVersion  // Hadoop version, e.g. "3.3.0"
 	MetaStatus           = "status"             // daemon-reported state, see NodeInfo.Status
-	MetaHAState          = "ha_state"           // NameNodes: an HAState
+	MetaHAState          = "ha_state"           // NameNodes: an HAState (also heureka.MetaRoleState)
 	MetaHATransitionTime = "ha_transition_time" // NameNodes: ms since the epoch of the last HA change
 	MetaDataPort         = "data_port"          // DataNodes: data-transfer port (dfs.datanode.address)
 	MetaRPCPort          = "rpc_port"           // NameNode client RPC port; DataNode IPC port
-	MetaDownCause        = "down_cause"         // while DOWN: why, e.g. "process exited" (heureka's agent)
-	MetaProbeState       = "probe_state"        // ProbeStateHung while the daemon is paused but not yet DOWN
-	MetaHTTPPort         = "http_port"          // web port serving /jmx and /webhdfs/v1 (Hadoop 3: NameNode 9870, DataNode 9864)
+	MetaDownCause        = heureka.MetaDownCause
+	MetaProbeState       = heureka.MetaProbeState
+	MetaHTTPPort         = "http_port" // web port serving /jmx and /webhdfs/v1 (Hadoop 3: NameNode 9870, DataNode 9864)
 )
 
-// ProbeStateHung is MetaProbeState's value while a daemon accepts
-// connections but does not answer (a long GC pause): it is still UP, and
-// placement takes it last.
-const ProbeStateHung = "hung"
+// ProbeStateHung is heureka.ProbeStateHung: MetaProbeState's value while a
+// daemon accepts connections but does not answer (a long GC pause): it is
+// still UP, and placement takes it last.
+const ProbeStateHung = heureka.ProbeStateHung
 
 // HAState is a NameNode's high-availability state as Hadoop reports it
 // (HAServiceProtocol.HAServiceState, lower case).

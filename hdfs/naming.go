@@ -2,7 +2,8 @@ package hdfs
 
 import (
 	"strings"
-	"unicode"
+
+	"github.com/heureka-project/heureka"
 )
 
 // Role is the HDFS daemon an instance runs.
@@ -22,17 +23,22 @@ const (
 )
 
 // DefaultRack is Hadoop's rack for a node nobody has placed
-// (NetworkTopology.DEFAULT_RACK).
-const DefaultRack = "/default-rack"
+// (NetworkTopology.DEFAULT_RACK), heureka.DefaultRack.
+const DefaultRack = heureka.DefaultRack
+
+// RoleName is the role, in heureka's sense (heureka.RoleApp), that an HDFS
+// daemon registers as: "hdfs-datanode" or "hdfs-namenode".
+func RoleName(role Role) string { return appPrefix + string(role) }
 
 // AppName returns the application name for role in cluster, e.g.
-// AppName(RoleDataNode, "prod") = "hdfs-datanode.prod".
+// AppName(RoleDataNode, "prod") = "hdfs-datanode.prod":
+// heureka.RoleApp(RoleName(role), cluster).
 //
 // Eureka upper-cases application names on the wire, so case carries no
 // information: AppName returns the lower-case form and ParseAppName accepts
 // any case. Cluster names should be lower-case and must not contain '/'.
 func AppName(role Role, cluster string) string {
-	return strings.ToLower(appPrefix + string(role) + "." + cluster)
+	return heureka.RoleApp(RoleName(role), cluster)
 }
 
 // ParseAppName reports the role and cluster an application name stands for.
@@ -50,48 +56,10 @@ func ParseAppName(app string) (role Role, cluster string, ok bool) {
 	return "", "", false
 }
 
-// NormalizeRack returns the rack path Hadoop would use for rack: surrounding
-// spaces trimmed, a leading '/' added, repeated and trailing slashes removed.
-// An empty rack, "/", or a rack containing whitespace or control characters
-// (which the topology-script protocol cannot carry: its output is split on
-// whitespace) becomes DefaultRack.
-func NormalizeRack(rack string) string {
-	rack = strings.TrimSpace(rack)
-	if strings.ContainsFunc(rack, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) || r == 0xa0 }) {
-		return DefaultRack
-	}
-	if len(rack) > 1 && rack[0] == '/' && rack[len(rack)-1] != '/' && !strings.Contains(rack, "//") {
-		return rack // already in shape: the usual case, without a copy
-	}
-	var b strings.Builder
-	b.Grow(len(rack) + 1)
-	for part := range strings.SplitSeq(rack, "/") {
-		if part == "" {
-			continue
-		}
-		b.WriteByte('/')
-		b.WriteString(part)
-	}
-	if b.Len() == 0 {
-		return DefaultRack
-	}
-	return b.String()
-}
+// NormalizeRack is heureka.NormalizeRack: the rack path Hadoop would use.
+func NormalizeRack(rack string) string { return heureka.NormalizeRack(rack) }
 
-// InstanceID returns the registry instance ID "<cluster>-<host>-<rack>" of
-// an HDFS daemon, e.g. InstanceID("prod", "dn1.example.com", "/dc1/rack-a")
-// = "prod-dn1.example.com-dc1.rack-a".
-//
-// Cluster and host are lower-cased (both are case-insensitive). The rack is
-// normalised (NormalizeRack), its leading '/' dropped and every other '/'
-// written as '.', since an ID is one URL path segment; a backslash becomes
-// '_'. The rack part is therefore one-to-one for every rack whose components
-// contain no '.', which covers named racks such as "/dc1/rack-a"; an
-// IP-style single-level rack such as "/10.1.2.0" maps to "10.1.2.0" and could
-// only collide with a rack spelled "/10/1/2/0". The ID is a key, not a
-// record: read the rack from the metadata, never back out of the ID.
-func InstanceID(cluster, host, rack string) string {
-	r := strings.TrimPrefix(NormalizeRack(rack), "/")
-	r = strings.NewReplacer("/", ".", `\`, "_").Replace(r)
-	return strings.ToLower(cluster) + "-" + strings.ToLower(host) + "-" + r
-}
+// InstanceID is heureka.InstanceID, the ID of a daemon of every role:
+// "<cluster>-<host>-<rack>", e.g. InstanceID("prod", "dn1.example.com",
+// "/dc1/rack-a") = "prod-dn1.example.com-dc1.rack-a".
+func InstanceID(cluster, host, rack string) string { return heureka.InstanceID(cluster, host, rack) }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka/agent"
+	"github.com/heureka-project/heureka/agent/hdfsrole"
 	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/hdfs"
 )
@@ -31,7 +32,7 @@ func (s *repeatedFlag) Set(v string) error {
 // runAgent is `heureka agent`: register the daemon, keep the registration
 // true, and on SIGINT/SIGTERM drain, deregister and exit 0.
 func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
-	cfg := agent.DefaultConfig()
+	cfg, hcfg := agent.DefaultConfig(), hdfsrole.DefaultConfig()
 	fs := commandFlags("agent", stderr)
 	role := fs.String("role", "", "the daemon beside the agent: datanode or namenode (required)")
 	fs.StringVar(&cfg.Cluster, "cluster", "", "HDFS cluster `name`; the application is hdfs-ROLE.NAME (required)")
@@ -82,9 +83,9 @@ Give at most one of --rack, --topology-table, --topology-script.`)
 		return err
 	}
 	bad := func(format string, a ...any) error { return &usageError{"agent: " + fmt.Sprintf(format, a...)} }
-	cfg.Role = hdfs.Role(strings.ToLower(*role))
+	hcfg.Role = hdfs.Role(strings.ToLower(*role))
 	daemonPort := 0
-	switch cfg.Role {
+	switch hcfg.Role {
 	case hdfs.RoleDataNode:
 		if *rpcPort != 0 {
 			return bad("--rpc-port is for NameNodes; a DataNode's port is --data-port")
@@ -101,7 +102,7 @@ Give at most one of --rack, --topology-table, --topology-script.`)
 	if daemonPort < 1 || daemonPort > 65535 {
 		return bad("port %d is out of range 1-65535", daemonPort)
 	}
-	cfg.Port = daemonPort
+	cfg.Role, hcfg.Port = hcfg.Name(), daemonPort
 	if cfg.Cluster == "" {
 		return bad("--cluster is required")
 	}
@@ -126,7 +127,7 @@ Give at most one of --rack, --topology-table, --topology-script.`)
 	if !ok {
 		return bad("--admin-state %q is not one of NORMAL, DECOMMISSION_INPROGRESS, DECOMMISSIONED, ENTERING_MAINTENANCE, IN_MAINTENANCE", *admin)
 	}
-	cfg.AdminState = st
+	hcfg.AdminState = st
 	logger, err := newLog()
 	if err != nil {
 		return bad("%v", err)
@@ -169,7 +170,7 @@ Give at most one of --rack, --topology-table, --topology-script.`)
 	cfg.Logger = logger
 	// The web port in the JMX URL is the one WebHDFS is served on too.
 	if n, err := strconv.Atoi(ju.Port()); err == nil {
-		cfg.HTTPPort = n
+		hcfg.HTTPPort = n
 	}
 	if !isLoopbackHost(ju.Hostname()) {
 		cfg.StatusPageURL = ju.String()
@@ -178,8 +179,8 @@ Give at most one of --rack, --topology-table, --topology-script.`)
 		return &usageError{err.Error()}
 	}
 
-	daemon, err := agent.NewJMXDaemon(agent.DaemonConfig{
-		Role:     cfg.Role,
+	daemon, err := hdfsrole.NewJMXDaemon(hdfsrole.DaemonConfig{
+		Role:     hcfg.Role,
 		JMXURL:   *jmx,
 		PortAddr: net.JoinHostPort(ju.Hostname(), strconv.Itoa(daemonPort)),
 		DataDirs: dataDirList(dataDirs),
@@ -196,7 +197,11 @@ Give at most one of --rack, --topology-table, --topology-script.`)
 		return &usageError{err.Error()}
 	}
 	defer reg.Close()
-	a, err := agent.New(cfg, reg, daemon)
+	hr, err := hdfsrole.New(hcfg, daemon)
+	if err != nil {
+		return &usageError{err.Error()}
+	}
+	a, err := agent.New(cfg, reg, hr)
 	if err != nil {
 		return &usageError{err.Error()}
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka/agent"
+	"github.com/heureka-project/heureka/agent/hdfsrole"
 	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/hdfs"
 	"github.com/heureka-project/heureka/internal/urlcheck"
@@ -207,22 +208,27 @@ func (d *demoCluster) open(ctx context.Context) error {
 			d.webDNs = append(d.webDNs, sim.DataNodeAddr{HTTP: sm.HTTPAddr(), Xfer: sm.PortAddr()})
 		}
 
-		acfg := agent.DefaultConfig()
-		acfg.Role, acfg.Cluster, acfg.Host, acfg.IPAddr, acfg.Rack = role, d.cfg.Cluster, host, "127.0.0.1", rack
+		acfg, hcfg := agent.DefaultConfig(), hdfsrole.DefaultConfig()
+		hcfg.Role = role
+		acfg.Role, acfg.Cluster, acfg.Host, acfg.IPAddr, acfg.Rack = hcfg.Name(), d.cfg.Cluster, host, "127.0.0.1", rack
 		_, port, _ := net.SplitHostPort(sm.PortAddr())
-		acfg.Port, _ = strconv.Atoi(port)
+		hcfg.Port, _ = strconv.Atoi(port)
 		_, hport, _ := net.SplitHostPort(sm.HTTPAddr())
-		acfg.HTTPPort, _ = strconv.Atoi(hport)
+		hcfg.HTTPPort, _ = strconv.Atoi(hport)
 		acfg.DrainPeriod = time.Second // a demo need not wait for polling clients
 		acfg.Logger = log
 		if err := acfg.Validate(); err != nil {
 			return err
 		}
-		daemon, err := agent.NewJMXDaemon(agent.DaemonConfig{Role: role, JMXURL: "http://" + sm.HTTPAddr(), PortAddr: sm.PortAddr()})
+		daemon, err := hdfsrole.NewJMXDaemon(hdfsrole.DaemonConfig{Role: role, JMXURL: "http://" + sm.HTTPAddr(), PortAddr: sm.PortAddr()})
 		if err != nil {
 			return err
 		}
-		if n.agent, err = agent.New(acfg, d.client, daemon); err != nil {
+		hr, err := hdfsrole.New(hcfg, daemon)
+		if err != nil {
+			return err
+		}
+		if n.agent, err = agent.New(acfg, d.client, hr); err != nil {
 			return err
 		}
 		n.id = acfg.InstanceID()

@@ -19,6 +19,7 @@ import (
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/agent"
+	"github.com/heureka-project/heureka/agent/hdfsrole"
 	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/hdfs"
 )
@@ -317,7 +318,7 @@ func (r *recordingRegistry) Cancel(ctx context.Context, app, id string) error {
 // healthyDaemon is a DataNode that always answers.
 type healthyDaemon struct{}
 
-func (healthyDaemon) Probe(context.Context) (agent.Health, error) { return agent.Health{}, nil }
+func (healthyDaemon) Probe(context.Context) (hdfsrole.Health, error) { return hdfsrole.Health{}, nil }
 func (healthyDaemon) Collect(context.Context) (hdfs.NodeInfo, error) {
 	return hdfs.NodeInfo{DiskUsed: 1 << 30, DiskTotal: 100 << 30, BlockCount: 10, Version: "3.3.6", DataPort: 9866}, nil
 }
@@ -346,13 +347,19 @@ func (w *world) startHAgent(ctx context.Context, n int) (*hagent, error) {
 		return nil, err
 	}
 	cfg := agent.DefaultConfig()
-	cfg.Role, cfg.Cluster, cfg.Host, cfg.IPAddr, cfg.Rack = hdfs.RoleDataNode, "nemesis", fmt.Sprintf("hn%03d", n), "10.213.9.8", "/r1"
+	cfg.Role, cfg.Cluster, cfg.Host, cfg.IPAddr, cfg.Rack = hdfs.RoleName(hdfs.RoleDataNode), "nemesis", fmt.Sprintf("hn%03d", n), "10.213.9.8", "/r1"
 	cfg.RenewInterval, cfg.LeaseDuration = time.Second, w.cfg.lease
 	cfg.CallTimeout, cfg.DrainPeriod = 2*time.Second, 0
 	cfg.BackoffMin, cfg.BackoffMax = 200*time.Millisecond, time.Second
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	reg := &recordingRegistry{w: w, proc: proc, c: c}
-	a, err := agent.New(cfg, reg, healthyDaemon{})
+	hcfg := hdfsrole.DefaultConfig()
+	hcfg.Role = hdfs.RoleDataNode
+	role, err := hdfsrole.New(hcfg, healthyDaemon{})
+	if err != nil {
+		return nil, err
+	}
+	a, err := agent.New(cfg, reg, role)
 	if err != nil {
 		return nil, err
 	}

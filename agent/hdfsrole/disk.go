@@ -1,4 +1,4 @@
-package agent
+package hdfsrole
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 // DfsUsed would say, and the right figure for "how full is this disk".
 func DiskUsage(dirs []string) (total, used int64, err error) {
 	if len(dirs) == 0 {
-		return 0, 0, heureka.Errorf(heureka.EINVALID, "agent: no data directories")
+		return 0, 0, heureka.Errorf(heureka.EINVALID, "hdfsrole: no data directories")
 	}
 	seen := map[uint64]bool{}
 	for _, dir := range dirs {

@@ -1,4 +1,4 @@
-package agent
+package hdfsrole
 
 import (
 	"context"
@@ -15,9 +15,29 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/agent"
 	"github.com/heureka-project/heureka/hdfs"
 	"github.com/heureka-project/heureka/internal/urlcheck"
 )
+
+// Daemon is an HDFS daemon as the role reads it. JMXDaemon is the real
+// one; tests stand in their own.
+type Daemon interface {
+	// Probe says whether the daemon answers: an error means it does not,
+	// with agent.ErrRefused or agent.ErrNoAnswer wrapped as agent.Role's
+	// Probe describes. For a NameNode it also reports the HA state.
+	Probe(ctx context.Context) (Health, error)
+	// Collect reads the daemon's figures in full. The role fills in rack,
+	// ports and status where its Config says.
+	Collect(ctx context.Context) (hdfs.NodeInfo, error)
+}
+
+// Health is what one successful probe of an HDFS daemon learnt. For a
+// DataNode it is empty.
+type Health struct {
+	HAState          hdfs.HAState // "" when not reported
+	HATransitionTime int64        // ms since the epoch; 0 = never
+}
 
 // DaemonConfig says where a daemon's JMX and main port are.
 type DaemonConfig struct {
@@ -94,8 +114,8 @@ func (d *JMXDaemon) JMXURL() string { return d.jmx.String() }
 
 // Probe connects to the main port and reads one small bean, at the same
 // time; both must succeed. For a NameNode it returns the HA state. A
-// refused connection wraps ErrRefused; connections that were accepted but
-// went unanswered until ctx ended wrap ErrNoAnswer.
+// refused connection wraps agent.ErrRefused; connections that were accepted but
+// went unanswered until ctx ended wrap agent.ErrNoAnswer.
 func (d *JMXDaemon) Probe(ctx context.Context) (Health, error) {
 	var connected atomic.Bool
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
@@ -131,7 +151,7 @@ func (d *JMXDaemon) Probe(ctx context.Context) (Health, error) {
 	}
 	if terr := <-tcpErr; terr != nil {
 		if errors.Is(terr, syscall.ECONNREFUSED) {
-			return Health{}, fmt.Errorf("port %s: %w: %w", d.cfg.PortAddr, ErrRefused, terr)
+			return Health{}, fmt.Errorf("port %s: %w: %w", d.cfg.PortAddr, agent.ErrRefused, terr)
 		}
 		return Health{}, fmt.Errorf("port %s: %w", d.cfg.PortAddr, terr)
 	}
@@ -139,21 +159,12 @@ func (d *JMXDaemon) Probe(ctx context.Context) (Health, error) {
 	case err == nil:
 		return h, nil
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return Health{}, fmt.Errorf("%w: %w", ErrRefused, err)
+		return Health{}, fmt.Errorf("%w: %w", agent.ErrRefused, err)
 	case connected.Load() && ctx.Err() != nil:
-		return Health{}, fmt.Errorf("%w: %s accepted the connection: %w", ErrNoAnswer, d.jmx.Redacted(), err)
+		return Health{}, fmt.Errorf("%w: %s accepted the connection: %w", agent.ErrNoAnswer, d.jmx.Redacted(), err)
 	}
 	return Health{}, err
 }
-
-// The probe failures the agent tells apart (see Daemon.Probe).
-var (
-	// ErrRefused: the daemon's port refuses connections; it is dead.
-	ErrRefused = errors.New("connection refused")
-	// ErrNoAnswer: the daemon accepts connections but says nothing; it is
-	// paused (a full GC, SIGSTOP) or hung.
-	ErrNoAnswer = errors.New("no answer")
-)
 
 // Collect reads all of the daemon's own beans (qry=Hadoop:service=X,*).
 // A DataNode whose JMX gives no capacity gets it from DataDirs.
@@ -207,4 +218,4 @@ func (d *JMXDaemon) fetch(ctx context.Context, q string) (io.ReadCloser, error) 
 
 // ErrNoStatfs is DiskUsage's error on systems where it cannot read
 // filesystem sizes.
-var ErrNoStatfs = errors.New("agent: filesystem sizes cannot be read on this system")
+var ErrNoStatfs = errors.New("hdfsrole: filesystem sizes cannot be read on this system")
