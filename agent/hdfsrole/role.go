@@ -2,7 +2,6 @@ package hdfsrole
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 
 	"github.com/heureka-project/heureka"
@@ -52,25 +51,23 @@ func DefaultConfig() Config {
 	}
 }
 
-// Validate reports the first setting that cannot work, naming the field.
+// Validate reports the first setting that cannot work, as a
+// *heureka.ConfigError.
 func (c Config) Validate() error {
-	bad := func(field, format string, args ...any) error {
-		return heureka.Errorf(heureka.EINVALID, "hdfsrole: %s %s", field, fmt.Sprintf(format, args...))
-	}
 	switch {
 	case c.Role != hdfs.RoleDataNode && c.Role != hdfs.RoleNameNode:
-		return bad("Role", "%q is not datanode or namenode", c.Role)
+		return heureka.InvalidConfig("Role", string(c.Role), "is not datanode or namenode")
 	case c.Port < 0 || c.Port > 65535:
-		return bad("Port", "%d is out of range 0-65535", c.Port)
+		return heureka.InvalidConfig("Port", c.Port, "is out of range 0-65535")
 	case c.HTTPPort < 0 || c.HTTPPort > 65535:
-		return bad("HTTPPort", "%d is out of range 0-65535", c.HTTPPort)
+		return heureka.InvalidConfig("HTTPPort", c.HTTPPort, "is out of range 0-65535")
 	case !(c.DiskChange >= 0 && c.DiskChange < 1):
-		return bad("DiskChange", "is %v; want a fraction in [0, 1)", c.DiskChange)
+		return heureka.InvalidConfig("DiskChange", c.DiskChange, "is not a fraction in [0, 1)")
 	case !(c.BlockChange >= 0 && c.BlockChange < 1):
-		return bad("BlockChange", "is %v; want a fraction in [0, 1)", c.BlockChange)
+		return heureka.InvalidConfig("BlockChange", c.BlockChange, "is not a fraction in [0, 1)")
 	}
 	if _, ok := hdfs.ParseAdminState(string(c.AdminState)); !ok && c.AdminState != "" {
-		return bad("AdminState", "%q is not one of NORMAL, DECOMMISSION_INPROGRESS, DECOMMISSIONED, ENTERING_MAINTENANCE, IN_MAINTENANCE", c.AdminState)
+		return heureka.InvalidConfig("AdminState", string(c.AdminState), "is not one of NORMAL, DECOMMISSION_INPROGRESS, DECOMMISSIONED, ENTERING_MAINTENANCE, IN_MAINTENANCE")
 	}
 	return nil
 }
