@@ -6,8 +6,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
+	"time"
 
 	"github.com/heureka-project/heureka"
 )
@@ -108,4 +110,34 @@ func (l *limitWriter) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
+}
+
+// scriptTimeout bounds one run of the topology script: Hadoop gives its
+// own no bound, but a script that has not answered in half a minute is
+// broken, and the agent should say so rather than never register.
+const scriptTimeout = 30 * time.Second
+
+// FindRack is the node's rack as the operator says it, in one of three
+// ways (at most one of rack, table and script is set): rack itself, the
+// TableMapping file table (TableRack), or the topology script (ScriptRack,
+// bounded by half a minute); names are what the node goes by, IP address
+// first. With none set it returns "", which registers
+// heureka.DefaultRack.
+func FindRack(ctx context.Context, rack, table, script string, names ...string) (string, error) {
+	switch {
+	case rack != "":
+		return rack, nil
+	case table != "":
+		f, err := os.Open(table)
+		if err != nil {
+			return "", fmt.Errorf("topology table: %w", err)
+		}
+		defer f.Close()
+		return TableRack(f, names...)
+	case script != "":
+		ctx, cancel := context.WithTimeout(ctx, scriptTimeout)
+		defer cancel()
+		return ScriptRack(ctx, script, names...)
+	}
+	return "", nil
 }

@@ -200,3 +200,11 @@ func TestDiskUsage(t *testing.T) {
 		t.Error("no directories: no error")
 	}
 }
+
+func TestParseDataDirs(t *testing.T) {
+	got := ParseDataDirs("/data/1", "[DISK]/data/2,[SSD]file:///data/3", " , file:///data/4 ")
+	want := []string{"/data/1", "/data/2", "/data/3", "/data/4"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("ParseDataDirs = %q, want %q", got, want)
+	}
+}

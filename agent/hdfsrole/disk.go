@@ -2,6 +2,8 @@ package hdfsrole
 
 import (
 	"fmt"
+	"net/url"
+	"strings"
 
 	"github.com/heureka-project/heureka"
 )
@@ -29,4 +31,29 @@ func DiskUsage(dirs []string) (total, used int64, err error) {
 		used += u
 	}
 	return total, used, nil
+}
+
+// ParseDataDirs reads DataNode storage directories the way
+// dfs.datanode.data.dir lists them: each value comma-separated, each
+// directory optionally prefixed with a storage type ("[SSD]") and given as
+// a path or a file:// URI. Empty entries are dropped.
+func ParseDataDirs(values ...string) []string {
+	var out []string
+	for _, v := range values {
+		for d := range strings.SplitSeq(v, ",") {
+			d = strings.TrimSpace(d)
+			if strings.HasPrefix(d, "[") {
+				if i := strings.IndexByte(d, ']'); i > 0 {
+					d = d[i+1:]
+				}
+			}
+			if u, err := url.Parse(d); err == nil && u.Scheme == "file" {
+				d = u.Path
+			}
+			if d != "" {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
 }

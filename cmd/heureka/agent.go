@@ -2,17 +2,17 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/url"
 	"os"
 	"os/signal"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/heureka-project/heureka/agent"
 	"github.com/heureka-project/heureka/agent/hdfsrole"
@@ -29,27 +29,112 @@ func (s *repeatedFlag) Set(v string) error {
 	return nil
 }
 
+const agentHelp = `
+Runs beside one HDFS daemon: registers it as hdfs-ROLE.CLUSTER with instance ID
+CLUSTER-HOST-RACK and metadata rack, disk_used, disk_total (bytes), block_count,
+version, status and, for NameNodes, ha_state and ha_transition_time (ms since the
+epoch); renews every 10 s; probes the daemon's /jmx and data or RPC port every
+second and reports DOWN after two consecutive refusals, or when a daemon that
+accepts connections has not answered for --hang-after; UP once it has answered
+for --up-after. With --pid, --pid-file or --systemd-unit, the process's exit is
+DOWN at once. The cause is registered as metadata down_cause.
+With several --registry URLs (list every peer) each heartbeat goes to all of them.
+SIGTERM or SIGINT: OUT_OF_SERVICE, wait --drain, deregister, exit 0.
+Give at most one of --rack, --topology-table, --topology-script.`
+
+// agentFlags are `heureka agent`'s flags that are not a Config field as
+// they stand.
+type agentFlags struct {
+	role, registry, jmx, host, ip, rack, table, script, admin string
+	dataPort, rpcPort                                         int
+	dataDirs                                                  repeatedFlag
+	tls                                                       clientTLS
+	newLog                                                    func() (*slog.Logger, error)
+}
+
 // runAgent is `heureka agent`: register the daemon, keep the registration
 // true, and on SIGINT/SIGTERM drain, deregister and exit 0.
 func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 	cfg, hcfg := agent.DefaultConfig(), hdfsrole.DefaultConfig()
+	var f agentFlags
+	if err := noArgs(f.define(&cfg, stderr), args); err != nil {
+		return err
+	}
+	urls, ju, err := f.check(&cfg, &hcfg)
+	if err != nil {
+		return err
+	}
+	logger, err := f.newLog()
+	if err != nil {
+		return &usageError{"agent: " + err.Error()}
+	}
+	if err := f.identify(ctx, &cfg); err != nil {
+		return err
+	}
+	cfg.Logger = logger
+	// The web port in the JMX URL is the one WebHDFS is served on too.
+	if n, err := strconv.Atoi(ju.Port()); err == nil {
+		hcfg.HTTPPort = n
+	}
+	if !isLoopbackHost(ju.Hostname()) {
+		cfg.StatusPageURL = ju.String()
+	}
+	if err := cfg.Validate(); err != nil {
+		return &usageError{err.Error()}
+	}
+	daemon, err := hdfsrole.NewJMXDaemon(hdfsrole.DaemonConfig{
+		Role:     hcfg.Role,
+		JMXURL:   f.jmx,
+		PortAddr: net.JoinHostPort(ju.Hostname(), strconv.Itoa(hcfg.Port)),
+		DataDirs: hdfsrole.ParseDataDirs(f.dataDirs...),
+	})
+	if err != nil {
+		return &usageError{err.Error()}
+	}
+	ccfg := client.DefaultConfig()
+	ccfg.URLs, ccfg.Logger = urls, logger
+	f.tls.apply(&ccfg)
+	reg, err := client.New(ccfg)
+	if err != nil {
+		return &usageError{err.Error()}
+	}
+	defer reg.Close()
+	role, err := hdfsrole.New(hcfg, daemon)
+	if err != nil {
+		return &usageError{err.Error()}
+	}
+	a, err := agent.New(cfg, reg, role)
+	if err != nil {
+		return &usageError{err.Error()}
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // a second signal now kills the process the default way
+	}()
+	logger.Info("heureka agent running", "app", cfg.App(), "id", cfg.InstanceID(), "jmx", daemon.JMXURL(),
+		"port", hcfg.Port, "registry", strings.Join(redactURLs(urls), ","))
+	return a.Run(ctx)
+}
+
+// define defines the flags, into cfg where a flag is a Config field.
+func (f *agentFlags) define(cfg *agent.Config, stderr io.Writer) *flag.FlagSet {
 	fs := commandFlags("agent", stderr)
-	role := fs.String("role", "", "the daemon beside the agent: datanode or namenode (required)")
+	fs.StringVar(&f.role, "role", "", "the daemon beside the agent: datanode or namenode (required)")
 	fs.StringVar(&cfg.Cluster, "cluster", "", "HDFS cluster `name`; the application is hdfs-ROLE.NAME (required)")
-	var ctls clientTLS
-	ctls.addFlags(fs)
-	registry := fs.String("registry", "", "comma-separated registry base `URLs`, e.g. http://127.0.0.1:8761/eureka (default $"+registryEnvVar+")")
-	jmx := fs.String("jmx", "", "the daemon's web `URL`, e.g. http://HOST:9864 (DataNode) or http://HOST:9870 (NameNode) (required)")
-	dataPort := fs.Int("data-port", 0, "DataNode data-transfer `port`, probed and registered (default 9866)")
-	rpcPort := fs.Int("rpc-port", 0, "NameNode client RPC `port`, probed and registered (default 8020)")
-	host := fs.String("host", "", "host `name` to register (default: this machine's host name)")
-	ip := fs.String("ip", "", "IP `address` to register (default: the host name's)")
-	rack := fs.String("rack", "", "network location, e.g. /dc1/rack-a (default /default-rack)")
-	table := fs.String("topology-table", "", "Hadoop topology table `file` (host-or-IP rack per line) to find the rack in")
-	script := fs.String("topology-script", "", "Hadoop topology `script` to run (with the IP and host as arguments) to find the rack")
-	var dataDirs repeatedFlag
-	fs.Var(&dataDirs, "data-dir", "DataNode storage `directories`, for disk figures when the JMX has none: repeatable or comma-separated as in dfs.datanode.data.dir ([DISK]/data/1,file:///data/2)")
-	admin := fs.String("admin-state", string(hdfs.AdminNormal), "a DataNode's admin state, registered as its status: NORMAL, DECOMMISSION_INPROGRESS, DECOMMISSIONED, ENTERING_MAINTENANCE or IN_MAINTENANCE")
+	f.tls.addFlags(fs)
+	fs.StringVar(&f.registry, "registry", "", "comma-separated registry base `URLs`, e.g. http://127.0.0.1:8761/eureka (default $"+registryEnvVar+")")
+	fs.StringVar(&f.jmx, "jmx", "", "the daemon's web `URL`, e.g. http://HOST:9864 (DataNode) or http://HOST:9870 (NameNode) (required)")
+	fs.IntVar(&f.dataPort, "data-port", 0, "DataNode data-transfer `port`, probed and registered (default 9866)")
+	fs.IntVar(&f.rpcPort, "rpc-port", 0, "NameNode client RPC `port`, probed and registered (default 8020)")
+	fs.StringVar(&f.host, "host", "", "host `name` to register (default: this machine's host name)")
+	fs.StringVar(&f.ip, "ip", "", "IP `address` to register (default: the host name's)")
+	fs.StringVar(&f.rack, "rack", "", "network location, e.g. /dc1/rack-a (default /default-rack)")
+	fs.StringVar(&f.table, "topology-table", "", "Hadoop topology table `file` (host-or-IP rack per line) to find the rack in")
+	fs.StringVar(&f.script, "topology-script", "", "Hadoop topology `script` to run (with the IP and host as arguments) to find the rack")
+	fs.Var(&f.dataDirs, "data-dir", "DataNode storage `directories`, for disk figures when the JMX has none: repeatable or comma-separated as in dfs.datanode.data.dir ([DISK]/data/1,file:///data/2)")
+	fs.StringVar(&f.admin, "admin-state", string(hdfs.AdminNormal), "a DataNode's admin state, registered as its status: NORMAL, DECOMMISSION_INPROGRESS, DECOMMISSIONED, ENTERING_MAINTENANCE or IN_MAINTENANCE")
 	fs.DurationVar(&cfg.RenewInterval, "renew-interval", cfg.RenewInterval, "heartbeat period")
 	fs.DurationVar(&cfg.LeaseDuration, "lease-duration", cfg.LeaseDuration, "lease the registry holds without a heartbeat")
 	fs.DurationVar(&cfg.ProbeInterval, "probe-interval", cfg.ProbeInterval, "how often the daemon is probed")
@@ -66,178 +151,80 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs.DurationVar(&cfg.MetadataInterval, "metadata-interval", cfg.MetadataInterval, "how often the daemon's figures are read in full")
 	fs.DurationVar(&cfg.MetadataMaxAge, "metadata-max-age", cfg.MetadataMaxAge, "how old the registry's figures may grow before a drift too small to push at once (under 1% of capacity or blocks) is pushed; each push enters every delta poll for 3 minutes")
 	fs.DurationVar(&cfg.DrainPeriod, "drain", cfg.DrainPeriod, "how long to stay OUT_OF_SERVICE before deregistering on SIGTERM")
-	newLog := logFlags(fs, stderr)
-	setUsage(fs, "agent --role datanode|namenode --cluster NAME --registry URL[,URL] --jmx URL [flags]", `
-Runs beside one HDFS daemon: registers it as hdfs-ROLE.CLUSTER with instance ID
-CLUSTER-HOST-RACK and metadata rack, disk_used, disk_total (bytes), block_count,
-version, status and, for NameNodes, ha_state and ha_transition_time (ms since the
-epoch); renews every 10 s; probes the daemon's /jmx and data or RPC port every
-second and reports DOWN after two consecutive refusals, or when a daemon that
-accepts connections has not answered for --hang-after; UP once it has answered
-for --up-after. With --pid, --pid-file or --systemd-unit, the process's exit is
-DOWN at once. The cause is registered as metadata down_cause.
-With several --registry URLs (list every peer) each heartbeat goes to all of them.
-SIGTERM or SIGINT: OUT_OF_SERVICE, wait --drain, deregister, exit 0.
-Give at most one of --rack, --topology-table, --topology-script.`)
-	if err := noArgs(fs, args); err != nil {
-		return err
-	}
+	f.newLog = logFlags(fs, stderr)
+	setUsage(fs, "agent --role datanode|namenode --cluster NAME --registry URL[,URL] --jmx URL [flags]", agentHelp)
+	return fs
+}
+
+// check turns the parsed flags into the role's Config, and returns the
+// registry URLs and the JMX URL; every error is a usage error.
+func (f *agentFlags) check(cfg *agent.Config, hcfg *hdfsrole.Config) ([]string, *url.URL, error) {
 	bad := func(format string, a ...any) error { return &usageError{"agent: " + fmt.Sprintf(format, a...)} }
-	hcfg.Role = hdfs.Role(strings.ToLower(*role))
-	daemonPort := 0
+	hcfg.Role = hdfs.Role(strings.ToLower(f.role))
 	switch hcfg.Role {
 	case hdfs.RoleDataNode:
-		if *rpcPort != 0 {
-			return bad("--rpc-port is for NameNodes; a DataNode's port is --data-port")
+		if f.rpcPort != 0 {
+			return nil, nil, bad("--rpc-port is for NameNodes; a DataNode's port is --data-port")
 		}
-		daemonPort = portOrDefault(*dataPort, hdfs.DefaultDataNodeDataPort)
+		hcfg.Port = portOrDefault(f.dataPort, hdfs.DefaultDataNodeDataPort)
 	case hdfs.RoleNameNode:
-		if *dataPort != 0 || len(dataDirs) > 0 {
-			return bad("--data-port and --data-dir are for DataNodes; a NameNode's port is --rpc-port")
+		if f.dataPort != 0 || len(f.dataDirs) > 0 {
+			return nil, nil, bad("--data-port and --data-dir are for DataNodes; a NameNode's port is --rpc-port")
 		}
-		daemonPort = portOrDefault(*rpcPort, hdfs.DefaultNameNodeRPCPort)
+		hcfg.Port = portOrDefault(f.rpcPort, hdfs.DefaultNameNodeRPCPort)
 	default:
-		return bad("--role %q: want datanode or namenode", *role)
+		return nil, nil, bad("--role %q: want datanode or namenode", f.role)
 	}
-	if daemonPort < 1 || daemonPort > 65535 {
-		return bad("port %d is out of range 1-65535", daemonPort)
+	if hcfg.Port < 1 || hcfg.Port > 65535 {
+		return nil, nil, bad("port %d is out of range 1-65535", hcfg.Port)
 	}
-	cfg.Role, hcfg.Port = hcfg.Name(), daemonPort
+	cfg.Role = hcfg.Name()
 	if cfg.Cluster == "" {
-		return bad("--cluster is required")
+		return nil, nil, bad("--cluster is required")
 	}
-	urls := commaList(*registry)
+	urls := commaList(f.registry)
 	if len(urls) == 0 {
 		urls = commaList(os.Getenv(registryEnvVar))
 	}
 	if len(urls) == 0 {
-		return bad("--registry is required (or set $%s)", registryEnvVar)
+		return nil, nil, bad("--registry is required (or set $%s)", registryEnvVar)
 	}
-	if *jmx == "" {
-		return bad("--jmx is required, e.g. http://127.0.0.1:9864")
+	if f.jmx == "" {
+		return nil, nil, bad("--jmx is required, e.g. http://127.0.0.1:9864")
 	}
-	ju, err := url.Parse(*jmx)
+	ju, err := url.Parse(f.jmx)
 	if err != nil || ju.Hostname() == "" {
-		return bad("--jmx %q is not a URL like http://HOST:9864", *jmx)
+		return nil, nil, bad("--jmx %q is not a URL like http://HOST:9864", f.jmx)
 	}
-	if n := countNonEmpty(*rack, *table, *script); n > 1 {
-		return bad("give at most one of --rack, --topology-table and --topology-script")
+	if n := countNonEmpty(f.rack, f.table, f.script); n > 1 {
+		return nil, nil, bad("give at most one of --rack, --topology-table and --topology-script")
 	}
-	st, ok := hdfs.ParseAdminState(*admin)
+	st, ok := hdfs.ParseAdminState(f.admin)
 	if !ok {
-		return bad("--admin-state %q is not one of NORMAL, DECOMMISSION_INPROGRESS, DECOMMISSIONED, ENTERING_MAINTENANCE, IN_MAINTENANCE", *admin)
+		return nil, nil, bad("--admin-state %q is not one of NORMAL, DECOMMISSION_INPROGRESS, DECOMMISSIONED, ENTERING_MAINTENANCE, IN_MAINTENANCE", f.admin)
 	}
 	hcfg.AdminState = st
-	logger, err := newLog()
-	if err != nil {
-		return bad("%v", err)
-	}
+	return urls, ju, nil
+}
 
-	// Identity: host, address, rack.
-	cfg.Host = *host
-	if cfg.Host == "" {
+// identify fills in the host name, address and rack to register: the
+// flags', or this machine's.
+func (f *agentFlags) identify(ctx context.Context, cfg *agent.Config) error {
+	var err error
+	if cfg.Host = f.host; cfg.Host == "" {
 		if cfg.Host, err = os.Hostname(); err != nil {
 			return fmt.Errorf("agent: cannot read this machine's host name; give --host: %w", err)
 		}
 	}
-	cfg.IPAddr = *ip
-	if cfg.IPAddr == "" {
-		if cfg.IPAddr, err = lookupHostIP(ctx, cfg.Host); err != nil {
+	if cfg.IPAddr = f.ip; cfg.IPAddr == "" {
+		if cfg.IPAddr, err = agent.HostIP(ctx, cfg.Host); err != nil {
 			return fmt.Errorf("agent: %w; give --ip", err)
 		}
 	}
-	switch {
-	case *rack != "":
-		cfg.Rack = *rack
-	case *table != "":
-		f, err := os.Open(*table)
-		if err != nil {
-			return fmt.Errorf("agent: topology table: %w", err)
-		}
-		cfg.Rack, err = agent.TableRack(f, cfg.IPAddr, cfg.Host)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("agent: %w", err)
-		}
-	case *script != "":
-		sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		cfg.Rack, err = agent.ScriptRack(sctx, *script, cfg.IPAddr, cfg.Host)
-		cancel()
-		if err != nil {
-			return fmt.Errorf("agent: %w", err)
-		}
+	if cfg.Rack, err = agent.FindRack(ctx, f.rack, f.table, f.script, cfg.IPAddr, cfg.Host); err != nil {
+		return fmt.Errorf("agent: %w", err)
 	}
-	cfg.Logger = logger
-	// The web port in the JMX URL is the one WebHDFS is served on too.
-	if n, err := strconv.Atoi(ju.Port()); err == nil {
-		hcfg.HTTPPort = n
-	}
-	if !isLoopbackHost(ju.Hostname()) {
-		cfg.StatusPageURL = ju.String()
-	}
-	if err := cfg.Validate(); err != nil {
-		return &usageError{err.Error()}
-	}
-
-	daemon, err := hdfsrole.NewJMXDaemon(hdfsrole.DaemonConfig{
-		Role:     hcfg.Role,
-		JMXURL:   *jmx,
-		PortAddr: net.JoinHostPort(ju.Hostname(), strconv.Itoa(daemonPort)),
-		DataDirs: dataDirList(dataDirs),
-	})
-	if err != nil {
-		return &usageError{err.Error()}
-	}
-	ccfg := client.DefaultConfig()
-	ccfg.URLs = urls
-	ccfg.Logger = logger
-	ctls.apply(&ccfg)
-	reg, err := client.New(ccfg)
-	if err != nil {
-		return &usageError{err.Error()}
-	}
-	defer reg.Close()
-	hr, err := hdfsrole.New(hcfg, daemon)
-	if err != nil {
-		return &usageError{err.Error()}
-	}
-	a, err := agent.New(cfg, reg, hr)
-	if err != nil {
-		return &usageError{err.Error()}
-	}
-
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	go func() {
-		<-ctx.Done()
-		stop() // a second signal now kills the process the default way
-	}()
-	logger.Info("heureka agent running", "app", cfg.App(), "id", cfg.InstanceID(), "jmx", daemon.JMXURL(),
-		"port", daemonPort, "registry", strings.Join(redactURLs(urls), ","))
-	return a.Run(ctx)
-}
-
-// dataDirList reads data directories the way dfs.datanode.data.dir lists
-// them: comma-separated, each optionally prefixed with a storage type
-// ("[SSD]") and given as a path or a file:// URI.
-func dataDirList(flags []string) []string {
-	var out []string
-	for _, f := range flags {
-		for _, d := range commaList(f) {
-			if strings.HasPrefix(d, "[") {
-				if i := strings.IndexByte(d, ']'); i > 0 {
-					d = d[i+1:]
-				}
-			}
-			if u, err := url.Parse(d); err == nil && u.Scheme == "file" {
-				d = u.Path
-			}
-			if d != "" {
-				out = append(out, d)
-			}
-		}
-	}
-	return out
+	return nil
 }
 
 // portOrDefault returns v, or def when v is 0.
@@ -264,32 +251,6 @@ func isLoopbackHost(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
-}
-
-// lookupHostIP returns host's address (itself when it is one), preferring IPv4
-// and non-loopback addresses.
-func lookupHostIP(ctx context.Context, host string) (string, error) {
-	if ip := net.ParseIP(host); ip != nil {
-		return ip.String(), nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	addrs, err := net.DefaultResolver.LookupIPAddr(ctx, host)
-	if err != nil || len(addrs) == 0 {
-		return "", fmt.Errorf("cannot resolve host %q: %v", host, err)
-	}
-	rank := func(a net.IPAddr) int {
-		r := 0
-		if a.IP.IsLoopback() {
-			r += 2
-		}
-		if a.IP.To4() == nil {
-			r++
-		}
-		return r
-	}
-	best := slices.MinFunc(addrs, func(a, b net.IPAddr) int { return rank(a) - rank(b) })
-	return best.IP.String(), nil
 }
 
 func redactURLs(urls []string) []string {

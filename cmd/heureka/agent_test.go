@@ -130,11 +130,3 @@ func TestAgentInProcess(t *testing.T) {
 		}
 	}
 }
-
-func TestDataDirList(t *testing.T) {
-	got := dataDirList([]string{"/data/1", "[DISK]/data/2,[SSD]file:///data/3", " , file:///data/4 "})
-	want := []string{"/data/1", "/data/2", "/data/3", "/data/4"}
-	if strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Errorf("dataDirList = %q, want %q", got, want)
-	}
-}
