@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka"
 )
 
 // FuzzTableRack feeds arbitrary topology table files: it must never panic,
@@ -26,7 +26,7 @@ func FuzzTableRack(f *testing.F) {
 		if !strings.HasPrefix(rack, "/") {
 			t.Fatalf("rack %q for %q is not in Hadoop's /rack form", rack, name)
 		}
-		if rack != hdfs.NormalizeRack(rack) {
+		if rack != heureka.NormalizeRack(rack) {
 			t.Fatalf("rack %q is not normalised", rack)
 		}
 	})

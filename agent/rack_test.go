@@ -2,13 +2,14 @@ package agent
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka"
 )
 
 func TestTableRack(t *testing.T) {
@@ -27,10 +28,10 @@ dn3 rack-c/
 	}{
 		{[]string{"10.0.0.1", "dn1.example.net"}, "/dc1/rack-a"},
 		{[]string{"10.0.0.2", "dn2.example.net"}, "/dc1/rack-b"},
-		{[]string{"10.0.0.3", "DN2.example.net"}, hdfs.DefaultRack}, // exact strings, as Hadoop
+		{[]string{"10.0.0.3", "DN2.example.net"}, heureka.DefaultRack}, // exact strings, as Hadoop
 		{[]string{"dn3"}, "/rack-c"},
 		{[]string{"10.0.0.9", "dn2.example.net"}, "/dc1/rack-b"}, // a default rack does not win
-		{nil, hdfs.DefaultRack},
+		{nil, heureka.DefaultRack},
 	} {
 		got, err := TableRack(strings.NewReader(table), c.names...)
 		if err != nil || got != c.want {
@@ -63,9 +64,9 @@ func TestScriptRack(t *testing.T) {
 		want   string
 	}{
 		{byIP, []string{"10.1.2.3", "dn1"}, "/dc1/rack-1"},
-		{byIP, []string{"10.2.2.3", "dn1"}, hdfs.DefaultRack},
+		{byIP, []string{"10.2.2.3", "dn1"}, heureka.DefaultRack},
 		{byName, []string{"10.2.2.3", "dn1"}, "/dc2/dn1"},
-		{byName, []string{"", ""}, hdfs.DefaultRack},
+		{byName, []string{"", ""}, heureka.DefaultRack},
 	} {
 		got, err := ScriptRack(ctx, c.script, c.names...)
 		if err != nil || got != c.want {
@@ -82,5 +83,40 @@ func TestScriptRack(t *testing.T) {
 	}
 	if _, err := ScriptRack(ctx, "/nonexistent/script", "x"); err == nil {
 		t.Error("missing script: no error")
+	}
+}
+
+func TestFindRack(t *testing.T) {
+	table := filepath.Join(t.TempDir(), "topology.table")
+	if err := os.WriteFile(table, []byte("10.0.0.1 /dc1/rack-a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		rack, table, script, want string
+	}{
+		{"/given", "", "", "/given"},
+		{"", table, "", "/dc1/rack-a"},
+		{"", "", "", ""},
+	} {
+		got, err := FindRack(context.Background(), c.rack, c.table, c.script, "10.0.0.1", "dn1")
+		if err != nil || got != c.want {
+			t.Errorf("FindRack(%q, %q, %q) = %q, %v; want %q", c.rack, c.table, c.script, got, err, c.want)
+		}
+	}
+	if _, err := FindRack(context.Background(), "", table+".missing", "", "10.0.0.1"); err == nil || !strings.Contains(err.Error(), "topology table") {
+		t.Errorf("a missing table: %v", err)
+	}
+}
+
+func TestHostIP(t *testing.T) {
+	if ip, err := HostIP(context.Background(), "10.0.0.7"); err != nil || ip != "10.0.0.7" {
+		t.Errorf("HostIP of an address = %q, %v", ip, err)
+	}
+	// localhost resolves from /etc/hosts, without a network.
+	if ip, err := HostIP(context.Background(), "localhost"); err != nil || !net.ParseIP(ip).IsLoopback() {
+		t.Errorf("HostIP(localhost) = %q, %v", ip, err)
+	}
+	if _, err := HostIP(context.Background(), "no-such-host.invalid"); err == nil {
+		t.Error("an unresolvable host gave no error")
 	}
 }
