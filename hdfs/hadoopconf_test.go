@@ -3,6 +3,8 @@ package hdfs
 import (
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -29,18 +31,18 @@ func TestHDFSSiteHA(t *testing.T) {
   </property>
   <property>
     <name>dfs.ha.namenodes.mycluster</name>
-    <value>nn1,nn2,nn3</value>
+    <value>nn-a,nn-b,nn-c</value>
   </property>
   <property>
-    <name>dfs.namenode.rpc-address.mycluster.nn1</name>
+    <name>dfs.namenode.rpc-address.mycluster.nn-a</name>
     <value>nn-a.example.net:8020</value>
   </property>
   <property>
-    <name>dfs.namenode.rpc-address.mycluster.nn2</name>
+    <name>dfs.namenode.rpc-address.mycluster.nn-b</name>
     <value>nn-b.example.net:8020</value>
   </property>
   <property>
-    <name>dfs.namenode.rpc-address.mycluster.nn3</name>
+    <name>dfs.namenode.rpc-address.mycluster.nn-c</name>
     <value>nn-c.example.net:8020</value>
   </property>
   <property>
@@ -66,7 +68,7 @@ func TestHDFSSiteHA(t *testing.T) {
 
 func TestHDFSSiteHAErrors(t *testing.T) {
 	nns := []*heureka.Instance{nn("nn1", "active", 0, 8020)}
-	for _, ns := range []string{"", "my.cluster", "a,b", "a b", "a/b", "a\nb"} {
+	for _, ns := range []string{"", "my.cluster", "a,b", "a b", "a/b", "a\nb", "é", strings.Repeat("n", 65)} {
 		var b strings.Builder
 		err := HDFSSiteHA(&b, ns, nns)
 		wantCode(t, err, heureka.EINVALID)
@@ -81,11 +83,12 @@ func TestHDFSSiteHAErrors(t *testing.T) {
 	if err := HDFSSiteHA(&b, "ns", []*heureka.Instance{nn("nn1", "standby", 0, 8020)}); err != nil || !strings.Contains(b.String(), "nn1.example.net:8020") {
 		t.Errorf("standby only: %v\n%s", err, b.String())
 	}
-	// Values are escaped.
+	// Values are escaped; the ID made from such a host is plain.
 	b.Reset()
 	odd := nn("nn1", "active", 0, 8020)
 	odd.HostName = "a&b"
-	if err := HDFSSiteHA(&b, "ns", []*heureka.Instance{odd}); err != nil || !strings.Contains(b.String(), "<value>a&amp;b:8020</value>") {
+	if err := HDFSSiteHA(&b, "ns", []*heureka.Instance{odd}); err != nil ||
+		!strings.Contains(b.String(), "<name>dfs.namenode.rpc-address.ns.a-b</name>\n    <value>a&amp;b:8020</value>") {
 		t.Errorf("escaping: %v\n%s", err, b.String())
 	}
 }
@@ -201,4 +204,105 @@ func TestHostsFileState(t *testing.T) {
 			t.Errorf("status %q: %q, want %q", status, got, want)
 		}
 	}
+}
+
+// haSite renders nns and returns the NameNode ID → address pairs and the
+// order of dfs.ha.namenodes.ns.
+func haSite(t *testing.T, nns []*heureka.Instance) (map[string]string, []string) {
+	t.Helper()
+	var b strings.Builder
+	if err := HDFSSiteHA(&b, "ns", nns); err != nil {
+		t.Fatal(err)
+	}
+	var conf struct {
+		Properties []struct {
+			Name  string `xml:"name"`
+			Value string `xml:"value"`
+		} `xml:"property"`
+	}
+	if err := xml.Unmarshal([]byte(b.String()), &conf); err != nil {
+		t.Fatal(err)
+	}
+	addrs := map[string]string{}
+	var order []string
+	for _, p := range conf.Properties {
+		if id, ok := strings.CutPrefix(p.Name, "dfs.namenode.rpc-address.ns."); ok {
+			addrs[id] = p.Value
+		}
+		if p.Name == "dfs.ha.namenodes.ns" {
+			order = strings.Split(p.Value, ",")
+		}
+	}
+	return addrs, order
+}
+
+func TestHDFSSiteHAIDsSurviveFailover(t *testing.T) {
+	a, b := nn("nn1", "active", 100, 8020), nn("nn2", "standby", 50, 8020)
+	want := map[string]string{"nn1": "nn1.example.net:8020", "nn2": "nn2.example.net:8020"}
+	for _, c := range []struct {
+		name  string
+		nns   []*heureka.Instance
+		order string
+	}{
+		{"before", []*heureka.Instance{a, b}, "nn1,nn2"},
+		{"listed the other way", []*heureka.Instance{b, a}, "nn1,nn2"},
+		{"after a failover", []*heureka.Instance{
+			with(a, func(i *heureka.Instance) { i.Metadata = i.Metadata.With(MetaHAState, "standby", MetaHATransitionTime, "200") }),
+			with(b, func(i *heureka.Instance) { i.Metadata = i.Metadata.With(MetaHAState, "active", MetaHATransitionTime, "200") }),
+		}, "nn2,nn1"},
+		{"the standby restarting", []*heureka.Instance{a, with(b, func(i *heureka.Instance) { i.Status = heureka.StatusDown })}, "nn1,nn2"},
+		{"the active one restarting", []*heureka.Instance{with(a, func(i *heureka.Instance) { i.Status = heureka.StatusStarting }), b}, "nn2,nn1"},
+	} {
+		addrs, order := haSite(t, c.nns)
+		if fmt.Sprint(addrs) != fmt.Sprint(want) || strings.Join(order, ",") != c.order {
+			t.Errorf("%s: IDs %v in order %v; want %v in order %s", c.name, addrs, order, want, c.order)
+		}
+	}
+}
+
+func TestNameNodeIDs(t *testing.T) {
+	host := func(h string, md ...string) *heureka.Instance {
+		in := nn("x", "", 0, 0)
+		in.ID, in.HostName = h, h
+		in.Metadata = in.Metadata.With(md...)
+		return in
+	}
+	for _, c := range []struct {
+		name string
+		nns  []*heureka.Instance
+		want string
+	}{
+		{"first labels", []*heureka.Instance{host("NN-West.dc1.example.com"), host("nn-east.dc1.example.com")}, "nn-west nn-east"},
+		{"learnt IDs win", []*heureka.Instance{host("a.example.com", MetaNameNodeID, "nn7"), host("b.example.com", MetaNameNodeID, "nn3", MetaNameservice, "ns")}, "nn7 nn3"},
+		{"another nameservice's ID is not ours", []*heureka.Instance{host("a.example.com", MetaNameNodeID, "nn7", MetaNameservice, "other")}, "a"},
+		{"an invalid learnt ID is ignored", []*heureka.Instance{host("a.example.com", MetaNameNodeID, "nn.7")}, "a"},
+		{"a learnt ID claimed twice", []*heureka.Instance{host("a.example.com", MetaNameNodeID, "nn1"), host("b.example.com", MetaNameNodeID, "nn1")}, "nn1 b"},
+		{"a label that is another's learnt ID", []*heureka.Instance{host("nn1.example.com"), host("b.example.com", MetaNameNodeID, "nn1")}, "nn1-example-com nn1"},
+		{"same first label", []*heureka.Instance{host("nn.dc1.example.com"), host("nn.dc2.example.com"), host("other.example.com")}, "nn-dc1-example-com nn-dc2-example-com other"},
+		{"IP addresses", []*heureka.Instance{host("10.0.0.1"), host("fe80::1")}, "10-0-0-1 fe80--1"},
+		{"one host, two ports", []*heureka.Instance{
+			with(host("nn.example.com"), func(i *heureka.Instance) { i.Metadata = i.Metadata.With(MetaRPCPort, "8020") }),
+			with(host("nn.example.com"), func(i *heureka.Instance) { i.Metadata = i.Metadata.With(MetaRPCPort, "8021") }),
+		}, "nn-example-com-8020 nn-example-com-8021"},
+	} {
+		got, err := NameNodeIDs("ns", c.nns)
+		if err != nil || strings.Join(got, " ") != c.want {
+			t.Errorf("%s: %q, %v; want %s", c.name, got, err, c.want)
+		}
+		// The rule does not depend on the order, except for a learnt ID
+		// claimed twice, where the first keeps it.
+		if c.name == "a learnt ID claimed twice" {
+			continue
+		}
+		rev := slices.Clone(c.nns)
+		slices.Reverse(rev)
+		back, err := NameNodeIDs("ns", rev)
+		slices.Reverse(back)
+		if err != nil || strings.Join(back, " ") != c.want {
+			t.Errorf("%s reversed: %q, %v; want %s", c.name, back, err, c.want)
+		}
+	}
+	long := host(strings.Repeat("n", 70) + ".example.com")
+	_, err := NameNodeIDs("ns", []*heureka.Instance{long, host("n.example.com")})
+	wantCode(t, err, heureka.EINVALID)
 }

@@ -25,7 +25,9 @@ const (
 	MetaRPCPort          = "rpc_port"           // NameNode client RPC port; DataNode IPC port
 	MetaDownCause        = heureka.MetaDownCause
 	MetaProbeState       = heureka.MetaProbeState
-	MetaHTTPPort         = "http_port" // web port serving /jmx and /webhdfs/v1 (Hadoop 3: NameNode 9870, DataNode 9864)
+	MetaHTTPPort         = "http_port"   // web port serving /jmx and /webhdfs/v1 (Hadoop 3: NameNode 9870, DataNode 9864)
+	MetaNameservice      = "nameservice" // NameNodes: the nameservice ID Hadoop knows it by (dfs.nameservices)
+	MetaNameNodeID       = "namenode_id" // NameNodes: its NameNode ID in that nameservice (dfs.ha.namenodes.<ns>), e.g. "nn1"
 )
 
 // ProbeStateHung is heureka.ProbeStateHung: MetaProbeState's value while a
@@ -137,6 +139,11 @@ type NodeInfo struct {
 	// HTTPPort is the daemon's web port (/jmx, /webhdfs/v1): what a
 	// WebHDFS client or gateway talks to.
 	HTTPPort int
+	// Nameservice and NameNodeID are a NameNode's identity in Hadoop's HA
+	// configuration (see NameNodeIdentity); "" when not learnt. HDFSSiteHA
+	// writes NameNodeID for this NameNode when it is a valid ID.
+	Nameservice string
+	NameNodeID  string
 }
 
 // WriteMetadata returns md with n stored under the Meta* keys. A zero or
@@ -169,6 +176,8 @@ func (n NodeInfo) WriteMetadata(md heureka.Metadata) heureka.Metadata {
 	setInt(MetaDataPort, int64(n.DataPort))
 	setInt(MetaRPCPort, int64(n.RPCPort))
 	setInt(MetaHTTPPort, int64(n.HTTPPort))
+	setStr(MetaNameservice, n.Nameservice)
+	setStr(MetaNameNodeID, n.NameNodeID)
 	return md.Without(drop...).With(set...)
 }
 
@@ -208,6 +217,18 @@ func ReadNodeInfo(md heureka.Metadata) (NodeInfo, error) {
 	n.DataPort = int(getInt(MetaDataPort, 65535))
 	n.RPCPort = int(getInt(MetaRPCPort, 65535))
 	n.HTTPPort = int(getInt(MetaHTTPPort, 65535))
+	for _, kv := range []struct {
+		key string
+		dst *string
+	}{{MetaNameservice, &n.Nameservice}, {MetaNameNodeID, &n.NameNodeID}} {
+		if s, ok := md.Lookup(kv.key); ok {
+			if v := strings.TrimSpace(s); ValidHAID(v) {
+				*kv.dst = v
+			} else {
+				bad = append(bad, fmt.Sprintf("%s=%q is not an ID of 1-%d letters, digits, '-' or '_'", kv.key, s, maxHAIDLen))
+			}
+		}
+	}
 	if len(bad) > 0 {
 		return n, heureka.Errorf(heureka.EINVALID, "hdfs metadata: %s", strings.Join(bad, "; "))
 	}

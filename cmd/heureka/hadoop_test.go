@@ -93,9 +93,9 @@ func TestHadoopHDFSSite(t *testing.T) {
 	}
 	for _, want := range []string{
 		"<name>dfs.nameservices</name>\n    <value>ns1</value>",
-		"<name>dfs.ha.namenodes.ns1</name>\n    <value>nn1,nn2</value>",
-		"<name>dfs.namenode.rpc-address.ns1.nn1</name>\n    <value>nn-b:8020</value>", // the active one first
-		"<name>dfs.namenode.rpc-address.ns1.nn2</name>\n    <value>nn-a:8020</value>",
+		"<name>dfs.ha.namenodes.ns1</name>\n    <value>nn-b,nn-a</value>",              // the active one first
+		"<name>dfs.namenode.rpc-address.ns1.nn-b</name>\n    <value>nn-b:8020</value>", // IDs name hosts
+		"<name>dfs.namenode.rpc-address.ns1.nn-a</name>\n    <value>nn-a:8020</value>",
 		hdfs.FailoverProxyProvider,
 	} {
 		if !strings.Contains(out, want) {
