@@ -334,7 +334,7 @@ func (s *Sim) Update(capacity, used, blocks int64) error {
 		b = blocks
 	}
 	if u > c {
-		return fmt.Errorf("sim: used %d is more than capacity %d", u, c)
+		return fmt.Errorf("used %s (%d bytes) would be more than the capacity, %s (%d bytes); raise capacity= too", FormatBytes(u), u, FormatBytes(c), c)
 	}
 	s.st.capacity, s.st.used, s.st.blocks = c, u, b
 	return nil

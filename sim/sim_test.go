@@ -252,16 +252,6 @@ func TestConfigAndSizes(t *testing.T) {
 			t.Errorf("case %d: no error", i)
 		}
 	}
-	for in, want := range map[string]int64{"0": 0, "1024": 1024, "4K": 4096, "2GiB": 2 << 30, "4T": 4 << 40} {
-		if got, err := ParseBytes(in); err != nil || got != want {
-			t.Errorf("ParseBytes(%q) = %d, %v", in, got, err)
-		}
-	}
-	for _, in := range []string{"", "-1", "1.5T", "x", "99999999999P"} {
-		if _, err := ParseBytes(in); err == nil {
-			t.Errorf("ParseBytes(%q) succeeded", in)
-		}
-	}
 	dn := mustOpen(t, DefaultConfig())
 	if err := dn.SetHAState(hdfs.HAActive); err == nil {
 		t.Error("a DataNode took an HA state")
