@@ -25,7 +25,11 @@
 //     from it) for many choices; a Picker's Chooser can be a registry that
 //     chooses server-side.
 //   - NameNode resolution. ResolveNameNodes finds the one active NameNode
-//     and orders the rest for client failover.
+//     and orders the rest for client failover. NameNodeIDs binds each
+//     NameNode to an ID in Hadoop's HA configuration by host, never by
+//     rank; NameNodeIdentity finds a NameNode's own nameservice and ID in
+//     its configuration (ParseConfJSON reads a daemon's /conf?format=json)
+//     as Hadoop's HAUtil does.
 //   - The client's last hop. A Picker chooses DataNodes (ChooseDataNodes
 //     over what its DataNodes func returns, usually a discovery cache) and
 //     resolves NameNodes; with a Probe it checks each chosen DataNode first,
