@@ -247,8 +247,12 @@ func TestHDFSSiteHAIDsSurviveFailover(t *testing.T) {
 		{"before", []*heureka.Instance{a, b}, "nn1,nn2"},
 		{"listed the other way", []*heureka.Instance{b, a}, "nn1,nn2"},
 		{"after a failover", []*heureka.Instance{
-			with(a, func(i *heureka.Instance) { i.Metadata = i.Metadata.With(MetaHAState, "standby", MetaHATransitionTime, "200") }),
-			with(b, func(i *heureka.Instance) { i.Metadata = i.Metadata.With(MetaHAState, "active", MetaHATransitionTime, "200") }),
+			with(a, func(i *heureka.Instance) {
+				i.Metadata = i.Metadata.With(MetaHAState, "standby", MetaHATransitionTime, "200")
+			}),
+			with(b, func(i *heureka.Instance) {
+				i.Metadata = i.Metadata.With(MetaHAState, "active", MetaHATransitionTime, "200")
+			}),
 		}, "nn2,nn1"},
 		{"the standby restarting", []*heureka.Instance{a, with(b, func(i *heureka.Instance) { i.Status = heureka.StatusDown })}, "nn1,nn2"},
 		{"the active one restarting", []*heureka.Instance{with(a, func(i *heureka.Instance) { i.Status = heureka.StatusStarting }), b}, "nn2,nn1"},
