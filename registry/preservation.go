@@ -29,6 +29,10 @@ type Protection struct {
 	// what every lease's own renewal interval promises.
 	RenewsLastMinute        int64   `json:"renewsLastMinute"`
 	ExpectedRenewsPerMinute float64 `json:"expectedRenewsPerMinute"`
+	// RenewsMeasured is false until the first one-minute window has closed:
+	// until then RenewsLastMinute is 0 because nothing was measured yet,
+	// not because nothing renewed.
+	RenewsMeasured bool `json:"renewsMeasured"`
 	// Threshold is Eureka's numberOfRenewsPerMinThreshold (mode eureka).
 	Threshold int64 `json:"threshold,omitempty"`
 	// StormSince is when the registration storm that stands the lease
@@ -43,7 +47,7 @@ func (r *Registry) Protection() Protection {
 	r.spMu.Lock()
 	defer r.spMu.Unlock()
 	p := r.protection
-	p.RenewsLastMinute = r.renewsLastMin
+	p.RenewsLastMinute, p.RenewsMeasured = r.renewsLastMin, r.renewsMeasured
 	if !r.storm.capped {
 		p.StormSince = r.storm.since
 	}
@@ -208,7 +212,7 @@ func (r *Registry) rollWindow(now time.Time) {
 	if elapsed >= 2*time.Minute {
 		n = 0 // a whole window passed with no tick: nothing is known of it
 	}
-	r.renewsLastMin = n
+	r.renewsLastMin, r.renewsMeasured = n, true
 	r.windowStart = now
 }
 

@@ -468,3 +468,24 @@ func TestStormingInEveryMode(t *testing.T) {
 		t.Errorf("storming with StormRate 0")
 	}
 }
+
+func TestRenewsMeasuredAfterTheFirstMinute(t *testing.T) {
+	r, clk := newTestRegistry(t)
+	mustRegister(t, r, inst("DN", "a"))
+	for range 5 {
+		clk.Advance(10 * time.Second)
+		if _, err := r.Renew(RenewRequest{App: "DN", ID: "a"}); err != nil {
+			t.Fatal(err)
+		}
+		r.Tick()
+	}
+	// 50 s in: no window has closed, so the 0 means "not measured yet".
+	if p := r.Protection(); p.RenewsMeasured || p.RenewsLastMinute != 0 {
+		t.Fatalf("after 50 s: measured %v, %d renewals", p.RenewsMeasured, p.RenewsLastMinute)
+	}
+	clk.Advance(10 * time.Second)
+	r.Tick()
+	if p := r.Protection(); !p.RenewsMeasured || p.RenewsLastMinute != 5 {
+		t.Fatalf("after a minute: measured %v, %d renewals, want 5", p.RenewsMeasured, p.RenewsLastMinute)
+	}
+}

@@ -58,12 +58,14 @@ type Registry struct {
 	spMu          sync.Mutex
 	windowStart   time.Time
 	renewsLastMin int64
-	lastTick      time.Time
-	lastElapsed   time.Duration // Config.Elapsed at lastTick
-	storm         storm         // the registration storm (Config.StormRate)
-	storming      atomic.Bool   // the last tick's rate was a storm's (Storming)
-	protection    Protection
-	peers         struct{ reachable, total int }
+	// renewsMeasured: a window has closed since start.
+	renewsMeasured bool
+	lastTick       time.Time
+	lastElapsed    time.Duration // Config.Elapsed at lastTick
+	storm          storm         // the registration storm (Config.StormRate)
+	storming       atomic.Bool   // the last tick's rate was a storm's (Storming)
+	protection     Protection
+	peers          struct{ reachable, total int }
 }
 
 type appEntry struct {

@@ -76,6 +76,18 @@
     return e;
   }
 
+  // breakable returns a span of text that may wrap only after a separator
+  // ('.', '-', '/', ':', '@', '?', '&', '='), never inside a name: IDs,
+  // host names and URLs stay readable in a narrow column.
+  function breakable(cls, text) {
+    const span = el('span', { class: cls });
+    for (const part of String(text).split(/(?<=[./:@?&=-])/)) {
+      if (span.firstChild) span.append(document.createElement('wbr'));
+      span.append(part);
+    }
+    return span;
+  }
+
   function clear(node) {
     while (node.firstChild) node.removeChild(node.firstChild);
   }
@@ -571,7 +583,7 @@
         el('span', { class: 'ev-type', text: label }),
         type === 'note' ? null : el('span', { class: 'ev-who' },
           el('span', { class: 'ev-app', text: ev.app || (ev.peer ? 'peer' : 'registry') }), ' ',
-          el('span', { class: 'ev-id', text: ev.id || ev.peer || '' })),
+          breakable('ev-id', ev.id || ev.peer || '')),
         el('span', { class: 'ev-detail', text: eventDetail(type, ev) })));
       shown++;
     }
@@ -773,7 +785,13 @@
     box.append(el('div', { class: 'sp-state ' + cls, dataset: { active: String(!!sp.active) } },
       el('span', { class: 'dot' }), el('span', { text: headline })));
     if (sp.reason) box.append(el('p', { class: 'sp-reason', text: sp.reason }));
-    const renews = count(sp.renewsLastMinute) + ' / ' + (Number.isFinite(sp.expectedRenewsPerMinute) ? sp.expectedRenewsPerMinute.toFixed(1) : '?');
+    const expected = Number.isFinite(sp.expectedRenewsPerMinute) ? sp.expectedRenewsPerMinute.toFixed(1) : '?';
+    // The count is of the last whole minute; before the first one has
+    // passed it is 0 because nothing was measured yet.
+    const renews = sp.renewsMeasured === false
+      ? el('span', { title: 'renewals are counted per whole minute; the first one since this server started has not passed yet' },
+        el('span', { class: 'muted', text: 'warming up (first minute)' }), ' / ' + expected)
+      : count(sp.renewsLastMinute) + ' / ' + expected;
     box.append(kv([
       ['mode', el('code', { text: sp.mode || '?' })],
       ['since', sp.active && sp.since ? ago(Date.parse(sp.since)) : ''],
@@ -838,8 +856,14 @@
   // changed node here is one fillRect. Hover and click find the node from
   // the pointer's position.
 
-  const CELL = 7; // px, the square
-  const PITCH = 8; // px, square and gap
+  // The square and its pitch (square and gap) follow the cluster's size:
+  // big enough to see and to point at for a few DataNodes, 7 px for
+  // thousands. gridFor gives them for an application of n DataNodes.
+  const GRIDS = [[64, 22, 26], [600, 12, 14], [Infinity, 7, 8]]; // up to n: cell, pitch (px)
+  function gridFor(n) {
+    const g = GRIDS.find((x) => n <= x[0]);
+    return { cell: g[1], pitch: g[2] };
+  }
   let colours = null; // fill per status and per fullness band, from style.css
 
   function readColours() {
@@ -874,19 +898,22 @@
   function paintCell(r) {
     const k = r.rk;
     if (!k || !k.ctx || k.rows[r.pos] !== r) return;
-    const x = (r.pos % k.cols) * PITCH;
-    const y = Math.floor(r.pos / k.cols) * PITCH;
+    const x = (r.pos % k.cols) * k.pitch;
+    const y = Math.floor(r.pos / k.cols) * k.pitch;
     k.ctx.fillStyle = fillOf(r);
-    k.ctx.fillRect(x, y, CELL, CELL);
+    k.ctx.fillRect(x, y, k.cell, k.cell);
   }
 
   // drawRack sizes a rack's canvas to its row's width and draws every node.
-  function drawRack(k, width) {
-    const cols = Math.max(1, Math.floor((width + PITCH - CELL) / PITCH));
+  function drawRack(k, width, grid) {
+    const { cell, pitch } = grid;
+    k.cell = cell;
+    k.pitch = pitch;
+    const cols = Math.max(1, Math.floor((width + pitch - cell) / pitch));
     const lines = Math.max(1, Math.ceil(k.rows.length / cols));
     const dpr = window.devicePixelRatio || 1;
-    const w = cols * PITCH;
-    const h = lines * PITCH;
+    const w = cols * pitch;
+    const h = lines * pitch;
     const c = k.canvas;
     if (c.width !== Math.round(w * dpr) || c.height !== Math.round(h * dpr)) {
       c.width = Math.round(w * dpr);
@@ -903,7 +930,7 @@
       r.rk = k;
       r.pos = i;
       k.ctx.fillStyle = fillOf(r);
-      k.ctx.fillRect((i % cols) * PITCH, Math.floor(i / cols) * PITCH, CELL, CELL);
+      k.ctx.fillRect((i % cols) * pitch, Math.floor(i / cols) * pitch, cell, cell);
     }
     k.redraw = false;
     k.drawnColour = state.colour;
@@ -939,7 +966,8 @@
     for (const a of dns) {
       const m = a.map;
       renderNameNodes(a, m.nn);
-      const redrawAll = structureChanged || mapWidth !== m.width || state.colour !== m.colour;
+      const grid = gridFor(a.rows.size);
+      const redrawAll = structureChanged || mapWidth !== m.width || state.colour !== m.colour || grid.pitch !== m.pitch;
       if (!a.dirty && !redrawAll && !(text && a.labelDirty)) continue;
       if (text) { m.counts.textContent = countsText(a.counts); a.labelDirty = false; } else if (a.dirty) a.labelDirty = true;
       const racks = [...a.racks.values()].sort((x, y) => (x.name < y.name ? -1 : 1));
@@ -950,7 +978,7 @@
       if (!mapWidth) mapWidth = cellsWidth(m);
       for (const k of racks) {
         if (!k.el) { buildRack(k); m.racks.append(k.el); }
-        if (k.redraw || redrawAll) drawRack(k, mapWidth);
+        if (k.redraw || redrawAll) drawRack(k, mapWidth, grid);
         if (text && (k.labelDirty || redrawAll)) {
           k.labelDirty = false;
           k.label.textContent = countsText(k.counts);
@@ -961,6 +989,7 @@
       }
       m.width = mapWidth;
       m.colour = state.colour;
+      m.pitch = grid.pitch;
     }
     if (!marks.rackMap && state.loaded) {
       requestAnimationFrame(() => {
@@ -976,7 +1005,7 @@
   function cellsWidth(m) {
     const probe = m.racks.querySelector('.cells');
     const w = probe ? probe.clientWidth : m.racks.clientWidth - 160;
-    return Math.max(PITCH * 8, w);
+    return Math.max(64, w);
   }
 
   function buildMapCard(a) {
@@ -1005,9 +1034,9 @@
   function rowAt(e) {
     const k = e.target && e.target.heurekaRack;
     if (!k || !k.cols) return null;
-    const x = Math.floor(e.offsetX / PITCH);
-    const y = Math.floor(e.offsetY / PITCH);
-    if (x >= k.cols || e.offsetX % PITCH >= CELL + 0.5 || e.offsetY % PITCH >= CELL + 0.5) return null;
+    const x = Math.floor(e.offsetX / k.pitch);
+    const y = Math.floor(e.offsetY / k.pitch);
+    if (x >= k.cols || e.offsetX % k.pitch >= k.cell + 0.5 || e.offsetY % k.pitch >= k.cell + 0.5) return null;
     const r = k.rows[y * k.cols + x];
     return r && !r.gone ? r : null;
   }
@@ -1338,8 +1367,8 @@
       const k = r && r.rk;
       if (!k || !k.ctx || !k.el.isConnected || k.rows[r.pos] !== r) return null;
       const dpr = window.devicePixelRatio || 1;
-      const x = ((r.pos % k.cols) * PITCH + CELL / 2) * dpr;
-      const y = (Math.floor(r.pos / k.cols) * PITCH + CELL / 2) * dpr;
+      const x = ((r.pos % k.cols) * k.pitch + k.cell / 2) * dpr;
+      const y = (Math.floor(r.pos / k.cols) * k.pitch + k.cell / 2) * dpr;
       const px = k.ctx.getImageData(Math.floor(x), Math.floor(y), 1, 1).data;
       return { class: cellClass(r), pixel: 'rgb(' + px[0] + ',' + px[1] + ',' + px[2] + ')' };
     },
