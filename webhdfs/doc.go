@@ -33,6 +33,16 @@
 //     (they are query parameters), bounds each request by RequestTimeout
 //     and answers every failure as a RemoteException.
 //
+// Server is the gateway program (`heureka gateway` is its flags): a
+// Gateway over a client.Cache that watches the cluster's NameNodes and
+// DataNodes, served over HTTP or HTTPS beside /metrics, /healthz and
+// /readyz (ready once the registry has been read and names an active
+// NameNode). NewServer has no side effects; Open listens synchronously and
+// starts its actors (the HTTP server, the credentials watcher, the
+// stopper) in one internal/rungroup; Close shuts the HTTP server down
+// gracefully within ShutdownTimeout, waits for every actor and stops the
+// cache. Its timeouts are ServerConfig's, each with its reason.
+//
 // Metrics (Config.Registerer): heureka_gateway_requests_total{op,outcome},
 // heureka_gateway_request_duration_seconds{op},
 // heureka_gateway_failovers_total, heureka_gateway_standby_retries_total,
@@ -45,7 +55,9 @@
 //
 // A Gateway is safe for concurrent use; it holds no lock while a request
 // is in flight. Notify may be called from any goroutine (a client.Cache's
-// OnChange listener) and never blocks.
+// OnChange listener) and never blocks. A Server's Ready, Addr, Done and
+// Close may be called from any goroutine once Open has returned; Open
+// may be called once.
 //
 // # What it does not do
 //

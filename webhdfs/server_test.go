@@ -1,0 +1,179 @@
+package webhdfs_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/client"
+	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/internal/proctest"
+	"github.com/heureka-project/heureka/server"
+	"github.com/heureka-project/heureka/webhdfs"
+)
+
+// openRegistry runs a real registry server on a free loopback port and
+// returns a client of it.
+func openRegistry(t *testing.T) (string, *client.Client) {
+	t.Helper()
+	cfg := server.DefaultConfig()
+	cfg.Listen = "127.0.0.1:0"
+	srv := server.New(cfg, slog.New(slog.DiscardHandler))
+	if err := srv.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close(context.Background()) })
+	url := "http://" + srv.Addr().String() + "/eureka"
+	ccfg := client.DefaultConfig()
+	ccfg.URLs = []string{url}
+	c, err := client.New(ccfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return url, c
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestServerLifecycle runs the gateway program against a real registry:
+// Open listens at once and logs its line; /readyz says not ready until the
+// registry names an active NameNode, then ready; a WebHDFS request reaches
+// that NameNode; /healthz and /metrics answer; Close stops every actor, is
+// idempotent, and leaves nothing listening.
+func TestServerLifecycle(t *testing.T) {
+	url, reg := openRegistry(t)
+	var nnCalls atomic.Int32
+	nn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		nnCalls.Add(1)
+		w.Write([]byte(`{"FileStatus":{"type":"DIRECTORY"}}`))
+	}))
+	defer nn.Close()
+
+	cfg := webhdfs.DefaultServerConfig()
+	cfg.Gateway.Cluster, cfg.Listen = "prod", "127.0.0.1:0"
+	cfg.Registry.URLs = []string{url}
+	var logs proctest.Buffer
+	srv := webhdfs.NewServer(cfg, slog.New(slog.NewTextHandler(&logs, nil)))
+	if srv.Done() != nil || srv.Addr() != nil {
+		t.Fatal("a new Server is already running")
+	}
+	if err := srv.Close(context.Background()); err != nil {
+		t.Fatalf("Close before Open: %v", err)
+	}
+	srv = webhdfs.NewServer(cfg, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err := srv.Open(); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Open(); err == nil {
+		t.Error("a second Open succeeded")
+	}
+	base := "http://" + srv.Addr().String()
+	if !strings.Contains(logs.String(), "heureka gateway listening") || !strings.Contains(logs.String(), srv.Addr().String()) {
+		t.Errorf("no listening line: %s", logs.String())
+	}
+	if code, body := get(t, base+"/readyz"); code != http.StatusServiceUnavailable {
+		t.Errorf("/readyz with no NameNode: %d %s", code, body)
+	}
+
+	ctx := context.Background()
+	in := &heureka.Instance{ID: "prod-nn1-default-rack", App: hdfs.AppName(hdfs.RoleNameNode, "prod"), HostName: "nn1",
+		IPAddr: "127.0.0.1", Status: heureka.StatusUp, DataCenter: heureka.DataCenterInfo{Name: heureka.DataCenterMyOwn},
+		Metadata: hdfs.NodeInfo{HAState: hdfs.HAActive, HTTPPort: portOf(t, nn)}.WriteMetadata(heureka.Metadata{})}
+	if err := reg.Register(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	proctest.Retry(t, 20*time.Second, "the gateway ready", func() error {
+		if err := srv.Ready(); err != nil {
+			return err
+		}
+		if code, body := get(t, base+"/readyz"); code != http.StatusOK {
+			return errors.New(body)
+		}
+		return nil
+	})
+	if code, body := get(t, base+"/webhdfs/v1/tmp?op=GETFILESTATUS"); code != http.StatusOK || !strings.Contains(body, "DIRECTORY") || nnCalls.Load() != 1 {
+		t.Errorf("GETFILESTATUS: %d %s, %d calls at the NameNode", code, body, nnCalls.Load())
+	}
+	if code, _ := get(t, base+"/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz: %d", code)
+	}
+	if code, body := get(t, base+"/metrics"); code != http.StatusOK || !strings.Contains(body, "heureka_gateway_requests_total") {
+		t.Errorf("/metrics: %d\n%s", code, body)
+	}
+
+	if err := srv.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	select {
+	case <-srv.Done():
+	default:
+		t.Error("Done is not closed after Close")
+	}
+	if err := srv.Close(ctx); err != nil {
+		t.Errorf("a second Close: %v", err)
+	}
+	if _, err := http.Get(base + "/healthz"); err == nil {
+		t.Error("still answering after Close")
+	}
+}
+
+// TestServerConfig: every setting that cannot work is named, and a busy
+// address is Open's error, with nothing left running.
+func TestServerConfig(t *testing.T) {
+	good := webhdfs.DefaultServerConfig()
+	good.Gateway.Cluster = "prod"
+	good.Registry.URLs = []string{"http://127.0.0.1:1/eureka"}
+	if err := good.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for field, f := range map[string]func(*webhdfs.ServerConfig){
+		"Listen":                 func(c *webhdfs.ServerConfig) { c.Listen = "" },
+		"URLs":                   func(c *webhdfs.ServerConfig) { c.Registry.URLs = nil },
+		"ShutdownTimeout":        func(c *webhdfs.ServerConfig) { c.ShutdownTimeout = 0 },
+		"AuthPoll":               func(c *webhdfs.ServerConfig) { c.AuthPoll = -time.Second },
+		"Cluster":                func(c *webhdfs.ServerConfig) { c.Gateway.Cluster = "" },
+		"NameNodeScheme":         func(c *webhdfs.ServerConfig) { c.Gateway.NameNodeScheme = "ftp" },
+		"FailoverWait":           func(c *webhdfs.ServerConfig) { c.Gateway.FailoverWait = time.Hour },
+		"ReadHeaderTimeout":      func(c *webhdfs.ServerConfig) { c.ReadHeaderTimeout = 0 },
+		"TransferSlack":          func(c *webhdfs.ServerConfig) { c.TransferSlack = 0 },
+		"IdleTimeout":            func(c *webhdfs.ServerConfig) { c.IdleTimeout = 0 },
+		"Gateway.RequestTimeout": func(c *webhdfs.ServerConfig) { c.Gateway.RequestTimeout = 0 },
+	} {
+		cfg := good
+		f(&cfg)
+		err := cfg.Validate()
+		if err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(field, "Gateway.")) || heureka.ErrorCode(err) != heureka.EINVALID {
+			t.Errorf("%s: %v", field, err)
+		}
+	}
+
+	busy := httptest.NewServer(http.NotFoundHandler())
+	defer busy.Close()
+	cfg := good
+	cfg.Listen = busy.Listener.Addr().String()
+	srv := webhdfs.NewServer(cfg, slog.New(slog.DiscardHandler))
+	if err := srv.Open(); err == nil {
+		t.Fatal("Open on a busy address succeeded")
+	}
+	if srv.Done() != nil {
+		t.Error("a failed Open left actors running")
+	}
+}
