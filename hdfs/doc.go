@@ -39,7 +39,8 @@
 //     (DefaultNameNodeRPCPort, DefaultDataNodeDataPort, ...).
 //   - Hadoop configuration. TopologyLookup and TopologyRacks implement the
 //     topology-script protocol, and RackMemory is its bounded memory of
-//     racks answered, for when the registry cannot be read; HDFSSiteHA, HostsInclude, HostsExclude and HostsJSON render
+//     racks answered, for when the registry cannot be read (AnswerRacks is
+//     the policy between the two); HDFSSiteHA, HostsInclude, HostsExclude and HostsJSON render
 //     the HA client properties and the include/exclude host files.
 //
 // Units: sizes are bytes, in int64 and in metadata as decimal strings;

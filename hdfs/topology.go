@@ -2,6 +2,7 @@ package hdfs
 
 import (
 	"io"
+	"slices"
 
 	"github.com/heureka-project/heureka"
 )
@@ -21,4 +22,54 @@ import (
 func TopologyLookup(w io.Writer, args []string, nodes []*heureka.Instance) error {
 	racks, _ := TopologyRacks(args, nodes)
 	return WriteRacks(w, racks)
+}
+
+// RackSource says where AnswerRacks found its answer.
+type RackSource int
+
+const (
+	// RacksFromRegistry: the registry's nodes matched at least one host;
+	// every host gets its rack from them (DefaultRack when unmatched).
+	RacksFromRegistry RackSource = iota
+	// RacksFromMemory: the nodes matched none, and the memory knew at
+	// least one host.
+	RacksFromMemory
+	// RacksDefault: neither knew any host; every one is DefaultRack.
+	RacksDefault
+)
+
+// AnswerRacks is the topology script's policy between the registry and
+// the memory of its earlier answers. nodes are the registry's HDFS
+// instances among hosts (nil when it could not be read), mem the memory
+// (nil when there is none).
+//
+// When nodes match any host, they answer, and mem learns their racks
+// (learnt says mem changed, so its owner can store it). When they match
+// none, the registry may have just restarted and not heard from its agents
+// yet, so mem answers if it knows any host. Otherwise every host is
+// DefaultRack.
+func AnswerRacks(hosts []string, nodes []*heureka.Instance, mem *RackMemory) (racks []string, src RackSource, learnt bool) {
+	racks, known := TopologyRacks(hosts, nodes)
+	if slices.Contains(known, true) {
+		for i, h := range hosts {
+			if known[i] && mem != nil && mem.Learn(h, racks[i]) {
+				learnt = true
+			}
+		}
+		return racks, RacksFromRegistry, learnt
+	}
+	if mem != nil && mem.Len() > 0 {
+		out, hit := make([]string, len(hosts)), false
+		for i, h := range hosts {
+			r, ok := mem.Rack(h)
+			if !ok {
+				r = DefaultRack
+			}
+			out[i], hit = r, hit || ok
+		}
+		if hit {
+			return out, RacksFromMemory, false
+		}
+	}
+	return racks, RacksDefault, false
 }

@@ -118,3 +118,38 @@ func TestTopologyLookupWriteError(t *testing.T) {
 		t.Error("write error lost")
 	}
 }
+
+// TestAnswerRacks: the registry answers when it knows any host, and the
+// memory learns from it; a registry that knows none (restarted, or not
+// read) is not believed over a memory that knows some; with neither, every
+// host is DefaultRack.
+func TestAnswerRacks(t *testing.T) {
+	nodes := topologyNodes()
+	hosts := []string{"10.0.1.1", "unknown.example.net"}
+	mem := &RackMemory{Max: 10}
+	racks, src, learnt := AnswerRacks(hosts, nodes, mem)
+	if src != RacksFromRegistry || !learnt || fmt.Sprint(racks) != "[/dc1/rack-a /default-rack]" {
+		t.Fatalf("from the registry: %v %v %v", racks, src, learnt)
+	}
+	if r, ok := mem.Rack("10.0.1.1"); !ok || r != "/dc1/rack-a" || mem.Len() != 1 {
+		t.Errorf("the memory learnt %q %v (%d entries)", r, ok, mem.Len())
+	}
+	if _, _, learnt := AnswerRacks(hosts, nodes, mem); learnt {
+		t.Error("learnt the same answer twice")
+	}
+	for _, registry := range [][]*heureka.Instance{nil, {}} {
+		racks, src, learnt = AnswerRacks(hosts, registry, mem)
+		if src != RacksFromMemory || learnt || fmt.Sprint(racks) != "[/dc1/rack-a /default-rack]" {
+			t.Errorf("registry %v: %v %v %v", registry, racks, src, learnt)
+		}
+	}
+	for _, m := range []*RackMemory{nil, {Max: 10}, mem} {
+		racks, src, _ = AnswerRacks([]string{"unknown.example.net"}, nil, m)
+		if src != RacksDefault || fmt.Sprint(racks) != "[/default-rack]" {
+			t.Errorf("memory %v: %v %v", m, racks, src)
+		}
+	}
+	if _, _, learnt := AnswerRacks(hosts, nodes, nil); learnt {
+		t.Error("learnt without a memory")
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -71,66 +70,43 @@ net.topology.script.file.name at a wrapper such as:
 	return hdfs.WriteRacks(stdout, topologyRacks(ctx, &rf, hosts, cachePath, logger))
 }
 
-// topologyRacks answers hosts from the registry's host lookup, else from
-// the cache file, else with the default rack. The cache file holds only
-// the racks answered before (hdfs.RackMemory), bounded, never the
-// registry.
+// topologyRacks answers hosts by hdfs.AnswerRacks, from the registry's
+// host lookup and the cache file, which holds only the racks answered
+// before (hdfs.RackMemory), bounded, never the registry; and says on the
+// log which answered.
 func topologyRacks(ctx context.Context, rf *hadoopRegistryFlags, hosts []string, cachePath string, logger *slog.Logger) []string {
-	var (
-		racks []string
-		known []bool
-		read  bool
-	)
+	var nodes []*heureka.Instance
+	read := false
 	if urls := rf.urls(); len(urls) == 0 {
 		logger.Error("no registry configured (--registry or $" + registryEnvVar + ")")
-	} else if nodes, err := readTopologyRegistry(ctx, rf, urls, hosts, logger); err != nil {
+	} else if found, err := readTopologyRegistry(ctx, rf, urls, hosts, logger); err != nil {
 		logger.Error("cannot read the registry", "err", err)
 	} else {
-		racks, known = hdfs.TopologyRacks(hosts, nodes)
-		read = true
+		nodes, read = found, true
 	}
-	matched := slices.Contains(known, true)
 	mem, age, err := readTopologyCache(cachePath)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		logger.Error("cannot read the cache file", "path", cachePath, "err", err)
 	}
-	if matched && cachePath != "" {
-		if err := learnTopology(cachePath, mem, hosts, racks, known); err != nil {
+	if mem == nil && cachePath != "" {
+		mem = &hdfs.RackMemory{Max: hdfs.DefaultRackMemorySize}
+	}
+	racks, src, learnt := hdfs.AnswerRacks(hosts, nodes, mem)
+	if learnt {
+		if err := writeTopologyCache(cachePath, mem); err != nil {
 			logger.Warn("cannot write the cache file", "path", cachePath, "err", err)
 		}
 	}
-	if matched {
-		return racks
-	}
-	// The registry matched none of these hosts: it may have just restarted
-	// and not heard from its agents yet, so the cache is believed over it.
-	if mem != nil && mem.Len() > 0 {
-		out, hit := make([]string, len(hosts)), false
-		for i, h := range hosts {
-			r, ok := mem.Rack(h)
-			if !ok {
-				r = hdfs.DefaultRack
-			}
-			out[i], hit = r, hit || ok
-		}
-		if hit {
-			if read {
-				logger.Warn("the registry knows no HDFS node among these hosts; answering from the cache file", "path", cachePath, "age", age)
-			} else {
-				logger.Warn("answering from the cache file", "path", cachePath, "age", age)
-			}
-			return out
-		}
-	}
-	if read {
-		if racks == nil {
-			racks, _ = hdfs.TopologyRacks(hosts, nil)
-		}
+	switch {
+	case src == hdfs.RacksFromMemory && read:
+		logger.Warn("the registry knows no HDFS node among these hosts; answering from the cache file", "path", cachePath, "age", age)
+	case src == hdfs.RacksFromMemory:
+		logger.Warn("answering from the cache file", "path", cachePath, "age", age)
+	case src == hdfs.RacksDefault && read:
 		logger.Warn("the registry knows no HDFS node among these hosts; answering " + hdfs.DefaultRack)
-		return racks
+	case src == hdfs.RacksDefault:
+		logger.Error("no registry and no cache file: answering " + hdfs.DefaultRack + " for every host")
 	}
-	logger.Error("no registry and no cache file: answering " + hdfs.DefaultRack + " for every host")
-	racks, _ = hdfs.TopologyRacks(hosts, nil)
 	return racks
 }
 
@@ -185,21 +161,8 @@ func readTopologyCache(path string) (*hdfs.RackMemory, time.Duration, error) {
 	return m, age, err
 }
 
-// learnTopology adds the registry's answers to mem and rewrites the cache
-// file, atomically, when that changed anything.
-func learnTopology(path string, mem *hdfs.RackMemory, hosts, racks []string, known []bool) error {
-	if mem == nil {
-		mem = &hdfs.RackMemory{Max: hdfs.DefaultRackMemorySize}
-	}
-	changed := false
-	for i, h := range hosts {
-		if known[i] && mem.Learn(h, racks[i]) {
-			changed = true
-		}
-	}
-	if !changed {
-		return nil
-	}
+// writeTopologyCache replaces the cache file with mem, atomically.
+func writeTopologyCache(path string, mem *hdfs.RackMemory) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
