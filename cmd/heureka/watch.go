@@ -7,14 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/client"
-	"github.com/heureka-project/heureka/eureka"
 )
 
 // appsFlag collects repeated or comma-separated --app flags, upper-cased
@@ -60,7 +57,7 @@ the differences are printed with cause "resync". Ctrl-C stops it.`, stderr)
 	if len(pos) > 0 {
 		return &usageError{fmt.Sprintf("watch: unexpected argument %q (use --app APP)", pos[0])}
 	}
-	w := &watcher{out: stdout, json: o.json(), apps: apps, known: map[string]*heureka.Instance{}}
+	w := &watcher{out: stdout, json: o.json(), view: client.NewWatchView(apps...)}
 	return o.follow(ctx, "watch", client.WatchStream, apps, stderr, func(rc *registryConn, fc *client.FollowConfig) {
 		fc.Sync = func(ctx context.Context, reason string) (client.Position, error) {
 			sctx, cancel := context.WithTimeout(ctx, o.timeout)
@@ -71,16 +68,13 @@ the differences are printed with cause "resync". Ctrl-C stops it.`, stderr)
 	})
 }
 
-// watcher prints changes and keeps what it printed, so that a resync can
-// print what changed while it was not looking.
+// watcher prints changes; its view keeps what it printed, so that a
+// resync can print what changed while it was not looking.
 type watcher struct {
-	out   io.Writer
-	json  bool
-	apps  []string
-	known map[string]*heureka.Instance // by app + "\x00" + id
+	out  io.Writer
+	json bool
+	view *client.WatchView
 }
-
-func watchKey(app, id string) string { return app + "\x00" + id }
 
 // sync reads the registry; after a resync it prints the differences from
 // what was known.
@@ -92,39 +86,20 @@ func (w *watcher) sync(ctx context.Context, rc *registryConn, reason string, std
 	if err != nil {
 		return pos, err
 	}
-	version := pos.Version
-	now := map[string]*heureka.Instance{}
-	for _, a := range apps.Apps {
-		if len(w.apps) > 0 && !slices.Contains(w.apps, a.Name) {
-			continue
-		}
-		for _, in := range a.Instances {
-			now[watchKey(in.App, in.ID)] = in
-		}
-	}
 	if reason == "" {
-		fmt.Fprintf(stderr, "heureka watch: %d instances at version %d; following changes (Ctrl-C stops)\n", len(now), version)
-		w.known = now
+		n := w.view.Reset(apps)
+		fmt.Fprintf(stderr, "heureka watch: %d instances at version %d; following changes (Ctrl-C stops)\n", n, pos.Version)
 		return pos, nil
 	}
-	fmt.Fprintf(stderr, "heureka watch: resync: %s; read the registry again at version %d\n", reason, version)
+	fmt.Fprintf(stderr, "heureka watch: resync: %s; read the registry again at version %d\n", reason, pos.Version)
 	t := time.Now()
-	for _, k := range slices.Sorted(maps.Keys(w.known)) {
-		if _, ok := now[k]; !ok {
-			old := w.known[k]
-			w.print(version, t, string(heureka.ActionDeleted), heureka.CauseResync, old, old)
+	for _, c := range w.view.Resync(apps) {
+		in := c.New
+		if in == nil {
+			in = c.Old
 		}
+		w.print(pos.Version, t, string(c.Action), heureka.CauseResync, in, c.Old)
 	}
-	for _, k := range slices.Sorted(maps.Keys(now)) {
-		in, old := now[k], w.known[k]
-		switch {
-		case old == nil:
-			w.print(version, t, string(heureka.ActionAdded), heureka.CauseResync, in, nil)
-		case old.Status != in.Status || !old.Metadata.Equal(in.Metadata) || old.HostName != in.HostName:
-			w.print(version, t, string(heureka.ActionModified), heureka.CauseResync, in, old)
-		}
-	}
-	w.known = now
 	return pos, nil
 }
 
@@ -132,20 +107,9 @@ func (w *watcher) handle(ev client.Event) error {
 	if ev.Type != heureka.StreamChange {
 		return nil
 	}
-	var c heureka.WatchChange
-	if err := json.Unmarshal(ev.Data, &c); err != nil {
-		return fmt.Errorf("the watch stream sent a change that is not JSON: %w", err)
-	}
-	in, err := eureka.DecodeServerInstance(c.Instance, eureka.JSON)
+	c, in, old, err := w.view.Apply(ev.Data)
 	if err != nil {
-		return fmt.Errorf("the watch stream sent change %d with an unreadable instance: %w", c.Seq, err)
-	}
-	k := watchKey(c.App, c.ID)
-	old := w.known[k]
-	if c.Action == heureka.ActionDeleted {
-		delete(w.known, k)
-	} else {
-		w.known[k] = in
+		return err
 	}
 	w.print(c.Seq, time.UnixMilli(c.Time), string(c.Action), c.Cause, in, old)
 	return nil
