@@ -533,3 +533,18 @@ func cleanCell(s string) string {
 		return r
 	}, s)
 }
+
+// flagError is a Config's validation error in the command line's terms: a
+// *heureka.ConfigError with its field named by the flag that sets it
+// (flags maps fields to flags), as a usage error.
+func flagError(err error, flags map[string]string) error {
+	ce, ok := errors.AsType[*heureka.ConfigError](err)
+	if !ok {
+		return &usageError{err.Error()}
+	}
+	named := *ce
+	if f, ok := flags[ce.Field]; ok {
+		named.Field = f
+	}
+	return &usageError{named.Error()}
+}
