@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -17,31 +18,7 @@ import (
 	"github.com/heureka-project/heureka/sim"
 )
 
-// runSim is `heureka sim datanode|namenode`: a simulated HDFS daemon that
-// logs one line `heureka sim listening ... http=ADDR port=ADDR
-// control=ADDR` and runs until SIGINT/SIGTERM.
-func runSim(ctx context.Context, args []string, _, stderr io.Writer) error {
-	cfg := sim.DefaultConfig()
-	fs := commandFlags("sim", stderr)
-	listen := fs.String("listen", "127.0.0.1:0", "TCP `address` of the simulated web server (/jmx)")
-	port := fs.String("port", "0", "data-transfer (datanode) or RPC (namenode) `port`, on --listen's host, or HOST:PORT")
-	fs.StringVar(&cfg.ControlAddr, "control", cfg.ControlAddr, "TCP `address` of the control API (/sim/...)")
-	fs.StringVar(&cfg.Hostname, "hostname", cfg.Hostname, "host `name` the daemon reports for itself")
-	fs.StringVar(&cfg.Version, "version", cfg.Version, "Hadoop `version` to report")
-	fs.StringVar(&cfg.ClusterID, "cluster-id", cfg.ClusterID, "cluster `ID` to report")
-	capacity := fs.String("capacity", "", "capacity in `bytes`, suffixes K M G T P allowed (default 4T; a namenode reports it for the cluster)")
-	used := fs.String("used", "", "DFS use in `bytes` (default a third of the capacity)")
-	blocks := fs.String("blocks", "", "block `count` (default use / 128 MiB)")
-	ha := fs.String("ha-state", string(cfg.HAState), "a namenode's HA state at start: active or standby")
-	var volumes repeatedFlag
-	fs.Var(&volumes, "volume", "a datanode storage `directory` to report (repeatable; default /data/1/dfs/dn)")
-	pidFile := fs.String("pid-file", "", "write this process's PID and a newline to `file` once listening, as Hadoop does in HADOOP_PID_DIR (removed on SIGTERM, left behind by SIGKILL)")
-	fs.StringVar(&cfg.WebHDFS.Dir, "webhdfs-dir", "", "serve a SIMULATED WebHDFS (/webhdfs/v1) storing files in this `directory`, shared by every sim of the cluster")
-	var webDNs repeatedFlag
-	fs.Var(&webDNs, "webhdfs-datanode", "a namenode's DataNode to redirect CREATE/APPEND/OPEN to, as `HTTP_ADDR=XFER_ADDR` (repeatable)")
-	fs.BoolVar(&cfg.Stopped, "stopped", false, "start stopped: only the control API answers until POST /sim/start")
-	newLog := logFlags(fs, stderr)
-	setUsage(fs, "sim datanode|namenode [flags]", `
+const simHelp = `
 A SIMULATOR, not Hadoop: serves /jmx in Hadoop 3's shape (marked with a
 Heureka:service=Simulator bean) and accepts TCP connections on a data or RPC
 port, so that 'heureka agent' can be tried and tested without a cluster.
@@ -56,7 +33,23 @@ Control API (on --control, which keeps answering while the daemon is stopped):
 	POST /sim/set?capacity=&used=&blocks=&version=&safemode=on|off
 Signals: SIGUSR1 makes a namenode active, SIGUSR2 standby; SIGINT/SIGTERM stop
 the simulator (exit 0); SIGKILL kills it like any daemon; SIGSTOP pauses it as a
-full GC does (connections accepted, nothing answered) until SIGCONT.`)
+full GC does (connections accepted, nothing answered) until SIGCONT.`
+
+// simFlags are `heureka sim`'s flags that are not a sim.Config field as
+// they stand.
+type simFlags struct {
+	listen, port, capacity, used, blocks, ha, pidFile string
+	volumes, webDNs                                   repeatedFlag
+	newLog                                            func() (*slog.Logger, error)
+}
+
+// runSim is `heureka sim datanode|namenode`: a simulated HDFS daemon that
+// logs one line `heureka sim listening ... http=ADDR port=ADDR
+// control=ADDR` and runs until SIGINT/SIGTERM.
+func runSim(ctx context.Context, args []string, _, stderr io.Writer) error {
+	cfg := sim.DefaultConfig()
+	var f simFlags
+	fs := f.define(&cfg, stderr)
 	if len(args) == 0 {
 		fs.Usage()
 		return &usageError{"sim: name the daemon: datanode or namenode"}
@@ -72,53 +65,12 @@ full GC does (connections accepted, nothing answered) until SIGCONT.`)
 	if err := noArgs(fs, args[1:]); err != nil {
 		return err
 	}
-	bad := func(format string, a ...any) error { return &usageError{"sim: " + fmt.Sprintf(format, a...)} }
-	cfg.HTTPAddr = *listen
-	if _, err := strconv.Atoi(*port); err == nil {
-		h, _, err := net.SplitHostPort(*listen)
-		if err != nil {
-			return bad("--listen %q is not HOST:PORT", *listen)
-		}
-		cfg.PortAddr = net.JoinHostPort(h, *port)
-	} else {
-		cfg.PortAddr = *port
+	if err := f.configure(&cfg); err != nil {
+		return err
 	}
-	cfg.HAState = hdfs.HAState(strings.ToLower(*ha))
-	for _, v := range webDNs {
-		dn, err := sim.ParseDataNodeAddr(v)
-		if err != nil {
-			return bad("--webhdfs-datanode: %v", err)
-		}
-		cfg.WebHDFS.DataNodes = append(cfg.WebHDFS.DataNodes, dn)
-	}
-	if len(volumes) > 0 {
-		cfg.Volumes = volumes
-	}
-	if *capacity != "" {
-		n, err := sim.ParseBytes(*capacity)
-		if err != nil {
-			return bad("--capacity: %v", err)
-		}
-		cfg.Capacity, cfg.Used = n, n/3
-	}
-	if *used != "" {
-		n, err := sim.ParseBytes(*used)
-		if err != nil {
-			return bad("--used: %v", err)
-		}
-		cfg.Used = n
-	}
-	cfg.Blocks = cfg.Used / (128 << 20)
-	if *blocks != "" {
-		n, err := strconv.ParseInt(*blocks, 10, 64)
-		if err != nil || n < 0 {
-			return bad("--blocks %q is not a count", *blocks)
-		}
-		cfg.Blocks = n
-	}
-	logger, err := newLog()
+	logger, err := f.newLog()
 	if err != nil {
-		return bad("%v", err)
+		return &usageError{"sim: " + err.Error()}
 	}
 	cfg.Logger = logger
 	s, err := sim.New(cfg)
@@ -128,26 +80,112 @@ full GC does (connections accepted, nothing answered) until SIGCONT.`)
 	if err := s.Open(); err != nil {
 		return err
 	}
-	if *pidFile != "" {
-		remove, err := sim.WritePIDFile(*pidFile)
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = s.Close(cctx) // idempotent: a no-op after the Close below
+	}()
+	if f.pidFile != "" {
+		remove, err := sim.WritePIDFile(f.pidFile)
 		if err != nil {
-			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_ = s.Close(cctx)
 			return err
 		}
 		defer remove()
 	}
 	logger.Info("heureka sim listening", "role", string(cfg.Role), "simulated", true,
 		"http", s.HTTPAddr(), "port", s.PortAddr(), "control", s.ControlAddr(), "pid", os.Getpid())
+	simSignals(ctx, s, logger)
+	cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.Close(cctx); err != nil {
+		return err
+	}
+	logger.Info("heureka sim stopped")
+	return nil
+}
 
+// define defines the flags, into cfg where a flag is a Config field.
+func (f *simFlags) define(cfg *sim.Config, stderr io.Writer) *flag.FlagSet {
+	fs := commandFlags("sim", stderr)
+	fs.StringVar(&f.listen, "listen", "127.0.0.1:0", "TCP `address` of the simulated web server (/jmx)")
+	fs.StringVar(&f.port, "port", "0", "data-transfer (datanode) or RPC (namenode) `port`, on --listen's host, or HOST:PORT")
+	fs.StringVar(&cfg.ControlAddr, "control", cfg.ControlAddr, "TCP `address` of the control API (/sim/...)")
+	fs.StringVar(&cfg.Hostname, "hostname", cfg.Hostname, "host `name` the daemon reports for itself")
+	fs.StringVar(&cfg.Version, "version", cfg.Version, "Hadoop `version` to report")
+	fs.StringVar(&cfg.ClusterID, "cluster-id", cfg.ClusterID, "cluster `ID` to report")
+	fs.StringVar(&f.capacity, "capacity", "", "capacity in `bytes`, suffixes K M G T P allowed (default 4T; a namenode reports it for the cluster)")
+	fs.StringVar(&f.used, "used", "", "DFS use in `bytes` (default a third of the capacity)")
+	fs.StringVar(&f.blocks, "blocks", "", "block `count` (default use / 128 MiB)")
+	fs.StringVar(&f.ha, "ha-state", string(cfg.HAState), "a namenode's HA state at start: active or standby")
+	fs.Var(&f.volumes, "volume", "a datanode storage `directory` to report (repeatable; default /data/1/dfs/dn)")
+	fs.StringVar(&f.pidFile, "pid-file", "", "write this process's PID and a newline to `file` once listening, as Hadoop does in HADOOP_PID_DIR (removed on SIGTERM, left behind by SIGKILL)")
+	fs.StringVar(&cfg.WebHDFS.Dir, "webhdfs-dir", "", "serve a SIMULATED WebHDFS (/webhdfs/v1) storing files in this `directory`, shared by every sim of the cluster")
+	fs.Var(&f.webDNs, "webhdfs-datanode", "a namenode's DataNode to redirect CREATE/APPEND/OPEN to, as `HTTP_ADDR=XFER_ADDR` (repeatable)")
+	fs.BoolVar(&cfg.Stopped, "stopped", false, "start stopped: only the control API answers until POST /sim/start")
+	f.newLog = logFlags(fs, stderr)
+	setUsage(fs, "sim datanode|namenode [flags]", simHelp)
+	return fs
+}
+
+// configure turns the parsed flags into cfg; every error is a usage error.
+func (f *simFlags) configure(cfg *sim.Config) error {
+	bad := func(format string, a ...any) error { return &usageError{"sim: " + fmt.Sprintf(format, a...)} }
+	cfg.HTTPAddr = f.listen
+	if _, err := strconv.Atoi(f.port); err == nil {
+		h, _, err := net.SplitHostPort(f.listen)
+		if err != nil {
+			return bad("--listen %q is not HOST:PORT", f.listen)
+		}
+		cfg.PortAddr = net.JoinHostPort(h, f.port)
+	} else {
+		cfg.PortAddr = f.port
+	}
+	cfg.HAState = hdfs.HAState(strings.ToLower(f.ha))
+	for _, v := range f.webDNs {
+		dn, err := sim.ParseDataNodeAddr(v)
+		if err != nil {
+			return bad("--webhdfs-datanode: %v", err)
+		}
+		cfg.WebHDFS.DataNodes = append(cfg.WebHDFS.DataNodes, dn)
+	}
+	if len(f.volumes) > 0 {
+		cfg.Volumes = f.volumes
+	}
+	if f.capacity != "" {
+		n, err := sim.ParseBytes(f.capacity)
+		if err != nil {
+			return bad("--capacity: %v", err)
+		}
+		cfg.Capacity, cfg.Used = n, n/3
+	}
+	if f.used != "" {
+		n, err := sim.ParseBytes(f.used)
+		if err != nil {
+			return bad("--used: %v", err)
+		}
+		cfg.Used = n
+	}
+	cfg.Blocks = cfg.Used / (128 << 20)
+	if f.blocks != "" {
+		n, err := strconv.ParseInt(f.blocks, 10, 64)
+		if err != nil || n < 0 {
+			return bad("--blocks %q is not a count", f.blocks)
+		}
+		cfg.Blocks = n
+	}
+	return nil
+}
+
+// simSignals serves the simulator's signals until ctx ends or SIGINT or
+// SIGTERM comes: SIGUSR1 makes a namenode active, SIGUSR2 standby.
+func simSignals(ctx context.Context, s *sim.Sim, logger *slog.Logger) {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGUSR2)
 	defer signal.Stop(sigs)
-	for stopping := false; !stopping; {
+	for {
 		select {
 		case <-ctx.Done():
-			stopping = true
+			return
 		case sig := <-sigs:
 			switch sig {
 			case syscall.SIGUSR1, syscall.SIGUSR2:
@@ -160,16 +198,8 @@ full GC does (connections accepted, nothing answered) until SIGCONT.`)
 				}
 			default:
 				logger.Info("heureka sim stopping", "signal", sig.String())
-				stopping = true
+				return
 			}
 		}
 	}
-	signal.Stop(sigs)
-	cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := s.Close(cctx); err != nil {
-		return err
-	}
-	logger.Info("heureka sim stopped")
-	return nil
 }
