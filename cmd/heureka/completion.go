@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/internal/completion"
 )
 
 const completionHelp = `Usage: heureka completion bash|zsh
@@ -39,10 +39,10 @@ func runCompletion(ctx context.Context, args []string, stdout, stderr io.Writer)
 	spec := completionSpec(ctx)
 	switch args[0] {
 	case "bash":
-		_, err := io.WriteString(stdout, bashCompletion(spec))
+		_, err := io.WriteString(stdout, completion.Bash(spec))
 		return err
 	case "zsh":
-		_, err := io.WriteString(stdout, zshCompletion(spec))
+		_, err := io.WriteString(stdout, completion.Zsh(spec))
 		return err
 	}
 	return &usageError{fmt.Sprintf("completion: unknown shell %q; want bash or zsh", args[0])}
@@ -78,24 +78,18 @@ func completionList(ctx context.Context, what string, stdout io.Writer) error {
 	return nil
 }
 
-// cmdSpec is what the scripts know about one subcommand.
-type cmdSpec struct {
-	name, summary string
-	flags         []string // with their dashes, e.g. --registry
-}
-
 var flagLine = regexp.MustCompile(`(?m)^\s+-([A-Za-z0-9][A-Za-z0-9-]*)`)
 
 // completionSpec lists every subcommand with its flags, read from the
 // command's own help (run with -h, with a context that is already
 // cancelled, so that nothing can start).
-func completionSpec(ctx context.Context) []cmdSpec {
+func completionSpec(ctx context.Context) []completion.Spec {
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	var specs []cmdSpec
+	var specs []completion.Spec
 	for _, name := range slices.Sorted(maps.Keys(commands)) {
 		c := commands[name]
-		s := cmdSpec{name: name, summary: c.summary}
+		s := completion.Spec{Name: name, Summary: c.summary}
 		if name != "completion" {
 			var out bytes.Buffer
 			_ = c.run(cctx, []string{"-h"}, &out, &out)
@@ -104,132 +98,13 @@ func completionSpec(ctx context.Context) []cmdSpec {
 				if len(m[1]) == 1 {
 					f = "-" + m[1]
 				}
-				if !slices.Contains(s.flags, f) {
-					s.flags = append(s.flags, f)
+				if !slices.Contains(s.Flags, f) {
+					s.Flags = append(s.Flags, f)
 				}
 			}
 		}
 		specs = append(specs, s)
 	}
-	specs = append(specs, cmdSpec{name: "help", summary: "print help, or a command's flags with 'help <command>'"})
+	specs = append(specs, completion.Spec{Name: "help", Summary: "print help, or a command's flags with 'help <command>'"})
 	return specs
-}
-
-func statusWords() string {
-	var ws []string
-	for _, s := range heureka.Statuses {
-		ws = append(ws, string(s))
-	}
-	return strings.Join(ws, " ")
-}
-
-func bashCompletion(specs []cmdSpec) string {
-	var names []string
-	var cases strings.Builder
-	for _, s := range specs {
-		names = append(names, s.name)
-		if len(s.flags) > 0 {
-			fmt.Fprintf(&cases, "\t\t%s) flags=%q ;;\n", s.name, strings.Join(s.flags, " "))
-		}
-	}
-	return `# bash completion for heureka. Load it with: source <(heureka completion bash)
-_heureka() {
-	local cur prev cmd flags
-	cur="${COMP_WORDS[COMP_CWORD]}"
-	prev="${COMP_WORDS[COMP_CWORD-1]}"
-	cmd="${COMP_WORDS[1]}"
-	if [[ $COMP_CWORD -eq 1 ]]; then
-		COMPREPLY=( $(compgen -W "` + strings.Join(names, " ") + `" -- "$cur") )
-		return
-	fi
-	case "$prev" in
-		-o|--o|-output|--output) COMPREPLY=( $(compgen -W "table json" -- "$cur") ); return ;;
-		-app|--app) COMPREPLY=( $(compgen -W "$(heureka completion --list apps 2>/dev/null)" -- "$cur") ); return ;;
-		-value|--value|-status|--status) COMPREPLY=( $(compgen -W "` + statusWords() + `" -- "$cur") ); return ;;
-		-registry|--registry|-alertmanager|--alertmanager|-webhook|--webhook|-timeout|--timeout|-since|--since) return ;;
-	esac
-	if [[ $cur == -* ]]; then
-		case "$cmd" in
-` + cases.String() + `		esac
-		COMPREPLY=( $(compgen -W "$flags" -- "$cur") )
-		return
-	fi
-	case "$cmd" in
-		instances)
-			COMPREPLY=( $(compgen -W "$(heureka completion --list apps 2>/dev/null)" -- "$cur") ) ;;
-		show|deregister)
-			COMPREPLY=( $(compgen -W "$(heureka completion --list ids 2>/dev/null)" -- "$cur") ) ;;
-		status)
-			case $COMP_CWORD in
-				2) COMPREPLY=( $(compgen -W "set clear" -- "$cur") ) ;;
-				3) COMPREPLY=( $(compgen -W "$(heureka completion --list ids 2>/dev/null)" -- "$cur") ) ;;
-				4) [[ ${COMP_WORDS[2]} == set ]] && COMPREPLY=( $(compgen -W "` + statusWords() + `" -- "$cur") ) ;;
-			esac ;;
-		completion)
-			COMPREPLY=( $(compgen -W "bash zsh" -- "$cur") ) ;;
-		help)
-			COMPREPLY=( $(compgen -W "` + strings.Join(names, " ") + `" -- "$cur") ) ;;
-	esac
-}
-complete -F _heureka heureka
-`
-}
-
-// zshQuote quotes s for a single-quoted zsh word in a _describe list,
-// where ':' separates the name from its description.
-func zshQuote(s string) string {
-	s = strings.ReplaceAll(s, `:`, `\:`)
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-func zshCompletion(specs []cmdSpec) string {
-	var cmds, cases strings.Builder
-	for _, s := range specs {
-		fmt.Fprintf(&cmds, "\t\t%s\n", zshQuote(s.name+":"+s.summary))
-		if len(s.flags) > 0 {
-			fmt.Fprintf(&cases, "\t\t\t%s) compadd -- %s ;;\n", s.name, strings.Join(s.flags, " "))
-		}
-	}
-	return `#compdef heureka
-# zsh completion for heureka. Load it with: source <(heureka completion zsh)
-# (after compinit), or save it as _heureka in a directory on $fpath.
-_heureka() {
-	local -a cmds
-	cmds=(
-` + cmds.String() + `	)
-	if (( CURRENT == 2 )); then
-		_describe 'command' cmds
-		return
-	fi
-	local cmd=${words[2]}
-	case ${words[CURRENT-1]} in
-		-o|--o|-output|--output) compadd table json; return ;;
-		-app|--app) compadd -- ${(f)"$(heureka completion --list apps 2>/dev/null)"}; return ;;
-		-value|--value|-status|--status) compadd ` + statusWords() + `; return ;;
-		-registry|--registry|-alertmanager|--alertmanager|-webhook|--webhook|-timeout|--timeout|-since|--since) return ;;
-	esac
-	if [[ ${words[CURRENT]} == -* ]]; then
-		case $cmd in
-` + cases.String() + `		esac
-		return
-	fi
-	case $cmd in
-		instances) compadd -- ${(f)"$(heureka completion --list apps 2>/dev/null)"} ;;
-		show|deregister) compadd -- ${(f)"$(heureka completion --list ids 2>/dev/null)"} ;;
-		status)
-			case $CURRENT in
-				3) compadd set clear ;;
-				4) compadd -- ${(f)"$(heureka completion --list ids 2>/dev/null)"} ;;
-				5) [[ ${words[3]} == set ]] && compadd ` + statusWords() + ` ;;
-			esac ;;
-		completion) compadd bash zsh ;;
-		help) _describe 'command' cmds ;;
-	esac
-}
-if [[ "${funcstack[1]}" == "_heureka" ]]; then
-	_heureka "$@"
-else
-	compdef _heureka heureka
-fi
-`
 }
