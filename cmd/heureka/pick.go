@@ -76,12 +76,7 @@ those it has, says why on stderr and exits 3.`, stderr)
 	}
 	defer done()
 	app := hdfs.AppName(hdfs.RoleDataNode, *cluster)
-	var excluded []string
-	for h := range strings.SplitSeq(*exclude, ",") {
-		if h = strings.TrimSpace(h); h != "" {
-			excluded = append(excluded, h)
-		}
-	}
+	excluded := commaList(*exclude)
 	req := hdfs.PlacementRequest{Replicas: *n, Writer: *writer, WriterRack: *rack, FullnessThreshold: *fullness}
 	picker, left, err := remotePicker(ctx, rc.client, *cluster, excluded, req)
 	if errors.Is(err, client.ErrNotRegistered) {
@@ -107,23 +102,8 @@ those it has, says why on stderr and exits 3.`, stderr)
 	if perr != nil {
 		res.Problem = perr.Error()
 	}
-	if o.json() {
-		if err := writeJSON(stdout, res); err != nil {
-			return err
-		}
-	} else if len(res.Nodes) > 0 {
-		tw := newTable(stdout)
-		fmt.Fprintln(tw, "ID\tHOST\tDATA ADDRESS\tRACK\tUSED")
-		for _, p := range res.Nodes {
-			used := "-"
-			if p.Fullness != nil {
-				used = fmt.Sprintf("%.0f%%", 100**p.Fullness)
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cleanCell(p.ID), cleanCell(p.Host), cleanCell(p.DataAddress), cleanCell(p.Rack), used)
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
+	if err := printPick(stdout, res, o.json()); err != nil {
+		return err
 	}
 	if perr != nil {
 		also := ""
@@ -133,6 +113,27 @@ those it has, says why on stderr and exits 3.`, stderr)
 		return &shortfallError{fmt.Sprintf("pick: only %d of %d DataNodes of %s: %v%s", len(res.Nodes), *n, app, perr, also)}
 	}
 	return nil
+}
+
+// printPick prints the nodes chosen: as JSON, or as a table when there
+// are any.
+func printPick(w io.Writer, res pickResult, asJSON bool) error {
+	if asJSON {
+		return writeJSON(w, res)
+	}
+	if len(res.Nodes) == 0 {
+		return nil
+	}
+	tw := newTable(w)
+	fmt.Fprintln(tw, "ID\tHOST\tDATA ADDRESS\tRACK\tUSED")
+	for _, p := range res.Nodes {
+		used := "-"
+		if p.Fullness != nil {
+			used = fmt.Sprintf("%.0f%%", 100**p.Fullness)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cleanCell(p.ID), cleanCell(p.Host), cleanCell(p.DataAddress), cleanCell(p.Rack), used)
+	}
+	return tw.Flush()
 }
 
 func pickedOf(in *heureka.Instance) pickedNode {

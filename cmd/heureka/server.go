@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,7 +13,6 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
-	"strings"
 	"syscall"
 	"time"
 
@@ -21,19 +21,86 @@ import (
 	"github.com/heureka-project/heureka/server"
 )
 
+const serverHelp = `
+Runs the registry and serves the Eureka REST API under /eureka/v2, /eureka and /,
+plus /healthz, /readyz and /metrics. Request bodies are limited to 1 MiB.
+Authentication is off unless --auth-file is given; SIGHUP reloads credentials and certificates.`
+
+// serverFlags are `heureka server`'s flags that are not a Config field
+// as they stand.
+type serverFlags struct {
+	mode, peers, debugListen string
+	newLog                   func() (*slog.Logger, error)
+}
+
 // runServer is `heureka server`: parse flags, open, wait for SIGINT/SIGTERM
 // or an actor's failure, and stop gracefully.
 func runServer(ctx context.Context, args []string, _, stderr io.Writer) error {
 	cfg := server.DefaultConfig()
+	var f serverFlags
+	if err := noArgs(f.define(&cfg, stderr), args); err != nil {
+		return err
+	}
+	cfg.Registry.SelfPreservation = registry.Mode(f.mode)
+	var clock *debugclock.Clock
+	if f.debugListen != "" {
+		clock = debugclock.New()
+		cfg.Registry.Clock, cfg.Replication.Clock = clock.Now, clock
+	}
+	cfg.PeerAuth = os.Getenv("HEUREKA_PEER_AUTH")
+	cfg.Replication.Peers = append(cfg.Replication.Peers, commaList(f.peers)...)
+	if err := cfg.Validate(); err != nil {
+		return &usageError{"server: " + err.Error()}
+	}
+	logger, err := f.newLog()
+	if err != nil {
+		return &usageError{"server: " + err.Error()}
+	}
+	serverGC(&cfg)
+
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	srv := server.New(cfg, logger)
+	if err := srv.Open(); err != nil {
+		return err
+	}
+	if f.debugListen != "" {
+		http.Handle("/debug/clock", clock)
+		if err := serveProfiler(f.debugListen, logger); err != nil {
+			return &usageError{"server: --debug-listen: " + err.Error()}
+		}
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP) // before any SIGHUP can end the process
+	defer signal.Stop(hup)
+	go reloadOnHUP(hup, srv, logger)
+	select {
+	case <-ctx.Done():
+		logger.Info("heureka server stopping", "reason", context.Cause(ctx))
+	case <-srv.Done():
+	}
+	stop() // a second signal now kills the process the default way
+
+	cctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout+5*time.Second)
+	defer cancel()
+	if err := srv.Close(cctx); err != nil {
+		return err
+	}
+	logger.Info("heureka server stopped")
+	return nil
+}
+
+// define defines the flags, into cfg where a flag is a Config field.
+func (f *serverFlags) define(cfg *server.Config, stderr io.Writer) *flag.FlagSet {
 	fs := commandFlags("server", stderr)
 	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "TCP `address` to serve the Eureka API on")
-	newLog := logFlags(fs, stderr)
-	mode := fs.String("self-preservation", string(cfg.Registry.SelfPreservation), "self-preservation mode: off, eureka or smart")
+	f.newLog = logFlags(fs, stderr)
+	fs.StringVar(&f.mode, "self-preservation", string(cfg.Registry.SelfPreservation), "self-preservation mode: off, eureka or smart")
 	fs.DurationVar(&cfg.Registry.DeltaRetention, "delta-retention", cfg.Registry.DeltaRetention, "how long a change stays in /apps/delta")
 	fs.Float64Var(&cfg.Registry.StormRate, "storm-rate", cfg.Registry.StormRate, "registrations a second at or above which the registry is in a storm, as after a restart: the lease clock stands still (smart self-preservation), since heartbeats may wait behind it, reads wait longer before asking for listings to be encoded afresh, and the collector runs at GOGC=100 unless GOGC is set; 0: never")
 	fs.DurationVar(&cfg.Registry.StormHold, "storm-hold", cfg.Registry.StormHold, "the longest one registration storm stands the lease clock still")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long in-flight requests may take to finish on stop")
-	peers := fs.String("peers", "", "comma-separated Eureka base `URLs` of the other registry servers (this server's own may be listed)")
+	fs.StringVar(&f.peers, "peers", "", "comma-separated Eureka base `URLs` of the other registry servers (this server's own may be listed)")
 	fs.StringVar(&cfg.Replication.SelfURL, "self-url", "", "this server's base `URL` as peers know it (default http://LISTEN/eureka)")
 	fs.DurationVar(&cfg.Replication.SyncTimeout, "sync-timeout", cfg.Replication.SyncTimeout, "how long to wait at start for a peer to copy the registry from")
 	fs.StringVar(&cfg.AuthFile, "auth-file", "", "credentials `file` (JSON; see 'heureka auth'): turns authentication on; reloaded on change and on SIGHUP")
@@ -50,88 +117,37 @@ func runServer(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs.Float64Var(&cfg.HTTP.WriteRate, "write-rate", cfg.HTTP.WriteRate, "writes per second allowed to each client (user@address, or address); 0 turns the limit off")
 	fs.IntVar(&cfg.HTTP.WriteBurst, "write-burst", cfg.HTTP.WriteBurst, "writes a client may send at once above --write-rate")
 	fs.IntVar(&cfg.HTTP.MaxWatchersPerClient, "max-watchers-per-client", cfg.HTTP.MaxWatchersPerClient, "watch and event streams one client may hold open; 0 for no per-client bound")
-	debugListen := fs.String("debug-listen", "", "serve Go's profiler (/debug/pprof/) on this loopback `address`, for diagnosing CPU and lock waits, and a clock that tests can step and skew (/debug/clock), which the registry and replication then read; off by default")
-	setUsage(fs, "server [flags]", `
-Runs the registry and serves the Eureka REST API under /eureka/v2, /eureka and /,
-plus /healthz, /readyz and /metrics. Request bodies are limited to 1 MiB.
-Authentication is off unless --auth-file is given; SIGHUP reloads credentials and certificates.`)
-	if err := noArgs(fs, args); err != nil {
-		return err
-	}
-	cfg.Registry.SelfPreservation = registry.Mode(*mode)
-	var clock *debugclock.Clock
-	if *debugListen != "" {
-		clock = debugclock.New()
-		cfg.Registry.Clock, cfg.Replication.Clock = clock.Now, clock
-	}
-	cfg.PeerAuth = os.Getenv("HEUREKA_PEER_AUTH")
-	for p := range strings.SplitSeq(*peers, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			cfg.Replication.Peers = append(cfg.Replication.Peers, p)
-		}
-	}
-	if err := cfg.Validate(); err != nil {
-		return &usageError{"server: " + err.Error()}
-	}
-	logger, err := newLog()
-	if err != nil {
-		return &usageError{"server: " + err.Error()}
-	}
+	fs.StringVar(&f.debugListen, "debug-listen", "", "serve Go's profiler (/debug/pprof/) on this loopback `address`, for diagnosing CPU and lock waits, and a clock that tests can step and skew (/debug/clock), which the registry and replication then read; off by default")
+	setUsage(fs, "server [flags]", serverHelp)
+	return fs
+}
 
-	// The registry's live state is most of this process's heap, so the
-	// default GC target (heap may grow to twice the live data) costs more
-	// memory than it saves CPU: at 100k instances the soak's resident
-	// memory is 2.6 KiB per instance at GOGC=50 and 3.0 KiB already at 75
-	// (docs/benchmarks.md).
-	// An explicit GOGC still wins. In a registration storm (a restart's
-	// refill) the target is Go's default, 100, until it passes
-	// (server/gc.go).
+// serverGC sets the collector's target for a registry. The registry's live
+// state is most of this process's heap, so the default GC target (heap may
+// grow to twice the live data) costs more memory than it saves CPU: at
+// 100k instances the soak's resident memory is 2.6 KiB per instance at
+// GOGC=50 and 3.0 KiB already at 75 (docs/benchmarks.md). An explicit GOGC
+// still wins. In a registration storm (a restart's refill) the target is
+// Go's default, 100, until it passes (server/gc.go).
+func serverGC(cfg *server.Config) {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(50)
 		cfg.StormGCPercent = 100
 	}
+}
 
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-
-	srv := server.New(cfg, logger)
-	if err := srv.Open(); err != nil {
-		return err
-	}
-	if *debugListen != "" {
-		http.Handle("/debug/clock", clock)
-		if err := serveProfiler(*debugListen, logger); err != nil {
-			return &usageError{"server: --debug-listen: " + err.Error()}
+// reloadOnHUP reloads the server's credentials and certificates on every
+// SIGHUP that hup delivers, until the server stops.
+func reloadOnHUP(hup <-chan os.Signal, srv *server.Server, logger *slog.Logger) {
+	for {
+		select {
+		case <-hup:
+			logger.Info("SIGHUP: reloading credentials and certificates")
+			_ = srv.Reload() // logged
+		case <-srv.Done():
+			return
 		}
 	}
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	go func() {
-		for {
-			select {
-			case <-hup:
-				logger.Info("SIGHUP: reloading credentials and certificates")
-				_ = srv.Reload() // logged
-			case <-srv.Done():
-				return
-			}
-		}
-	}()
-	select {
-	case <-ctx.Done():
-		logger.Info("heureka server stopping", "reason", context.Cause(ctx))
-	case <-srv.Done():
-	}
-	stop() // a second signal now kills the process the default way
-
-	cctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout+5*time.Second)
-	defer cancel()
-	if err := srv.Close(cctx); err != nil {
-		return err
-	}
-	logger.Info("heureka server stopped")
-	return nil
 }
 
 // serveProfiler serves net/http/pprof on addr, which must be a loopback
