@@ -425,24 +425,20 @@ func hostsFlag(v string) ([]string, error) {
 const maxLiveReads = 32
 
 // instancesOn returns app's instances on hosts (host name in any case, or
-// IP address). A heureka server answers from its host index
-// (GET /v1/instances), which costs the answer; a server without it (plain
-// Eureka) is read whole and filtered here. Renewal times are live when the
-// server shows them. None found is a not-found error.
+// IP address), by client.OnHosts: a heureka server answers from its host
+// index, which costs the answer; a server without it (plain Eureka) is
+// read whole. Renewal times are live when the server shows them. None
+// found is a not-found error.
 func (rc *registryConn) instancesOn(ctx context.Context, app string, hosts []string, stderr io.Writer) ([]*heureka.Instance, error) {
 	app = strings.ToUpper(app)
-	found, err := rc.client.ByHost(ctx, hosts, app)
+	found, scanned, err := rc.client.OnHosts(ctx, hosts, app)
 	switch {
-	case errors.Is(err, client.ErrNotRegistered):
-		a, err := rc.application(ctx, app)
-		if err != nil {
-			return nil, err
-		}
-		found = onHosts(a.Instances, hosts)
-		rc.withLiveRenewals(ctx, app, found, stderr)
+	case err != nil && scanned:
+		return nil, rc.explain(err, fmt.Sprintf("application %q", app),
+			fmt.Sprintf("application %q has no instances; list applications with `heureka apps`", app))
 	case err != nil:
 		return nil, rc.explain(err, fmt.Sprintf("look up %d hosts in %q", len(hosts), app))
-	case len(found) > maxLiveReads:
+	case scanned || len(found) > maxLiveReads:
 		rc.withLiveRenewals(ctx, app, found, stderr)
 	default:
 		for i, in := range found {
@@ -456,21 +452,6 @@ func (rc *registryConn) instancesOn(ctx context.Context, app string, hosts []str
 			app, strings.Join(hosts, ", "), strings.ToLower(app))}
 	}
 	return found, nil
-}
-
-// onHosts keeps the instances whose host name (any case) or IP address is
-// one of hosts, as the server's lookup does.
-func onHosts(ins []*heureka.Instance, hosts []string) []*heureka.Instance {
-	var out []*heureka.Instance
-	for _, in := range ins {
-		for _, h := range hosts {
-			if strings.EqualFold(h, in.HostName) || h == in.IPAddr {
-				out = append(out, in)
-				break
-			}
-		}
-	}
-	return out
 }
 
 // listing reads the whole registry with the position it was read at

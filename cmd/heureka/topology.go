@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka"
-	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/hdfs"
 	"github.com/heureka-project/heureka/internal/atomicfile"
 )
@@ -111,8 +110,9 @@ func topologyRacks(ctx context.Context, rf *hadoopRegistryFlags, hosts []string,
 }
 
 // readTopologyRegistry returns the HDFS instances of the cluster among
-// hosts: one lookup request (GET /v1/instances) whatever the registry's
-// size, or a full fetch from a server without the lookup (plain Eureka).
+// hosts (client.OnHosts): one lookup request (GET /v1/instances) whatever
+// the registry's size, or a full fetch from a server without the lookup
+// (plain Eureka).
 func readTopologyRegistry(ctx context.Context, rf *hadoopRegistryFlags, urls, hosts []string, logger *slog.Logger) ([]*heureka.Instance, error) {
 	c, err := newOneShotClient(urls, rf.timeout, logger)
 	if err != nil {
@@ -121,17 +121,12 @@ func readTopologyRegistry(ctx context.Context, rf *hadoopRegistryFlags, urls, ho
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(ctx, rf.timeout)
 	defer cancel()
-	found, err := c.ByHost(ctx, hosts, "")
-	if errors.Is(err, client.ErrNotRegistered) {
-		logger.Info("the registry has no host lookup; fetching the whole registry", "err", err)
-		apps, err := c.Apps(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return hdfsNodes(apps, "", rf.cluster), nil
-	}
+	found, scanned, err := c.OnHosts(ctx, hosts, "")
 	if err != nil {
 		return nil, err
+	}
+	if scanned {
+		logger.Info("the registry has no host lookup; read the whole registry")
 	}
 	var out []*heureka.Instance
 	for _, in := range found {
