@@ -44,17 +44,12 @@ type Server struct {
 	ln       net.Listener // watched by conns
 	http     *http.Server
 	conns    *conntime.Watchdog
-	group    *rungroup.Group // the actors; nil before Open
-	done     chan struct{}   // closed when every actor has returned
-	runErr   error           // the first actor's failure; read after done
+	run      *rungroup.Running // the actors; nil before Open
 	opened   bool
 	cert     *auth.KeyPair // nil without TLS
 	peerCert *auth.KeyPair // nil without a client certificate for peers
 	peerAuth atomic.Value  // string: the Authorization header for peers
 	reloadMu sync.Mutex
-
-	closeOnce sync.Once
-	closeErr  error
 }
 
 // New returns a Server for cfg that logs to logger (slog.Default when nil).
@@ -169,22 +164,11 @@ func (s *Server) Open() error {
 // or its listener is not a server.
 func (s *Server) start(store *auth.Store, tlsOn bool) {
 	g := rungroup.New(context.Background())
-	s.group, s.done = g, make(chan struct{})
 	g.Go("registry", s.Registry.Run)
 	g.Go("replication", s.Replicator.Run)
 	g.Go("connections", s.conns.Run)
-	g.Go("http", func(context.Context) error {
-		var err error
-		if tlsOn {
-			err = s.http.ServeTLS(s.ln, "", "") // the certificate comes from TLSConfig
-		} else {
-			err = s.http.Serve(s.ln)
-		}
-		if !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
-	})
+	// Watchers would otherwise hold Shutdown up.
+	g.HTTP(s.http, s.ln, tlsOn, s.Config.ShutdownTimeout, s.Logger, s.API.CloseStreams)
 	if p := s.Config.StormGCPercent; p > 0 {
 		g.Go("collector", func(ctx context.Context) error {
 			collectLessInStorms(ctx, s.Registry.Storming, p, stormCheck, stormCalmChecks, debug.SetGCPercent, s.Logger)
@@ -194,21 +178,7 @@ func (s *Server) start(store *auth.Store, tlsOn bool) {
 	if store != nil {
 		g.Go("credentials", func(ctx context.Context) error { return store.Watch(ctx, s.Config.AuthPoll) })
 	}
-	g.Go("stopper", func(ctx context.Context) error {
-		<-ctx.Done()
-		s.API.CloseStreams() // watchers would otherwise hold Shutdown up
-		sctx, cancel := context.WithTimeout(context.Background(), s.Config.ShutdownTimeout)
-		defer cancel()
-		if err := s.http.Shutdown(sctx); err != nil {
-			s.Logger.Warn("graceful shutdown cut short; closing connections", "err", err)
-			return s.http.Close()
-		}
-		return nil
-	})
-	go func() {
-		s.runErr = g.Wait()
-		close(s.done)
-	}()
+	s.run = g.Start()
 }
 
 // loadTLS builds the server's TLS configuration, nil without TLSCert.
@@ -338,12 +308,7 @@ func (s *Server) Addr() net.Addr {
 
 // Done is closed when the server has begun to stop: Close was called or an
 // actor returned (the first failure stops the rest). Before Open it is nil.
-func (s *Server) Done() <-chan struct{} {
-	if s.group == nil {
-		return nil
-	}
-	return s.group.Done()
-}
+func (s *Server) Done() <-chan struct{} { return s.run.Done() }
 
 // Close stops the server and returns the first actor failure, if any. Its
 // steps: stop accepting connections and let in-flight requests finish
@@ -351,20 +316,7 @@ func (s *Server) Done() <-chan struct{} {
 // every actor. If ctx ends first, connections are closed at once and ctx's
 // error is returned. Close is idempotent; calling it before Open is a no-op.
 func (s *Server) Close(ctx context.Context) error {
-	s.closeOnce.Do(func() {
-		if s.group == nil {
-			return
-		}
-		s.group.Stop()
-		select {
-		case <-s.done:
-			s.closeErr = s.runErr
-		case <-ctx.Done():
-			_ = s.http.Close()
-			s.closeErr = ctx.Err()
-		}
-	})
-	return s.closeErr
+	return s.run.Close(ctx, func() { _ = s.http.Close() })
 }
 
 // newNodeID returns a random identifier for this server process.

@@ -113,12 +113,9 @@ type Server struct {
 	nnApp  string
 	ln     net.Listener
 	http   *http.Server
-	group  *rungroup.Group // nil before Open
-	done   chan struct{}   // closed when every actor has returned
-	runErr error           // the first actor's failure; read after done
+	run    *rungroup.Running // the actors; nil before Open
 
-	closeOnce sync.Once
-	closeErr  error
+	closeOnce sync.Once // the cache and the client are closed once
 }
 
 // NewServer returns a Server for cfg that logs to logger (slog.Default
@@ -135,7 +132,7 @@ func NewServer(cfg ServerConfig, logger *slog.Logger) *Server {
 // registry, logs the one line `heureka gateway listening addr=HOST:PORT`
 // and starts the actors. A failed Open leaves nothing running.
 func (s *Server) Open() error {
-	if s.group != nil {
+	if s.run != nil {
 		return errors.New("webhdfs server: already opened")
 	}
 	if err := s.Config.Validate(); err != nil {
@@ -216,40 +213,15 @@ func (s *Server) routes(metrics http.Handler) http.Handler {
 	})
 }
 
-// start runs the actors in a rungroup; the first to return stops the
-// others.
+// start runs the actors in a rungroup (the HTTP server, its stopper and
+// the credentials watcher); the first to return stops the others.
 func (s *Server) start() {
 	g := rungroup.New(context.Background())
-	s.group, s.done = g, make(chan struct{})
-	g.Go("http", func(context.Context) error {
-		var err error
-		if s.Config.TLS != nil {
-			err = s.http.ServeTLS(s.ln, "", "") // the certificate comes from TLSConfig
-		} else {
-			err = s.http.Serve(s.ln)
-		}
-		if !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
-	})
+	g.HTTP(s.http, s.ln, s.Config.TLS != nil, s.Config.ShutdownTimeout, s.Logger, nil)
 	if store := s.Config.Gateway.Auth; store != nil {
 		g.Go("credentials", func(ctx context.Context) error { return store.Watch(ctx, s.Config.AuthPoll) })
 	}
-	g.Go("stopper", func(ctx context.Context) error {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), s.Config.ShutdownTimeout)
-		defer cancel()
-		if err := s.http.Shutdown(sctx); err != nil {
-			s.Logger.Warn("graceful shutdown cut short; closing connections", "err", err)
-			return s.http.Close()
-		}
-		return nil
-	})
-	go func() {
-		s.runErr = g.Wait()
-		close(s.done)
-	}()
+	s.run = g.Start()
 }
 
 // Ready reports why the gateway cannot forward requests yet, or nil: it
@@ -270,20 +242,15 @@ func (s *Server) Ready() error {
 
 // Addr is the address the server listens on, nil before Open.
 func (s *Server) Addr() net.Addr {
-	if s.ln == nil {
-		return nil
+	if s.ln != nil {
+		return s.ln.Addr()
 	}
-	return s.ln.Addr()
+	return nil
 }
 
 // Done is closed when the server has begun to stop: Close was called or an
 // actor returned. Before Open it is nil.
-func (s *Server) Done() <-chan struct{} {
-	if s.group == nil {
-		return nil
-	}
-	return s.group.Done()
-}
+func (s *Server) Done() <-chan struct{} { return s.run.Done() }
 
 // Close stops the server and returns the first actor failure, if any. Its
 // steps: stop accepting connections and let requests in flight finish
@@ -292,19 +259,10 @@ func (s *Server) Done() <-chan struct{} {
 // connections are closed at once and ctx's error is returned. Close is
 // idempotent; before Open it does nothing.
 func (s *Server) Close(ctx context.Context) error {
-	s.closeOnce.Do(func() {
-		if s.group == nil {
-			return
-		}
-		s.group.Stop()
-		select {
-		case <-s.done:
-			s.closeErr = s.runErr
-		case <-ctx.Done():
-			_ = s.http.Close()
-			s.closeErr = ctx.Err()
-		}
-		s.closeErr = errors.Join(s.closeErr, s.cache.Close(ctx), s.client.Close())
-	})
-	return s.closeErr
+	if s.run == nil {
+		return nil
+	}
+	err := s.run.Close(ctx, func() { _ = s.http.Close() })
+	s.closeOnce.Do(func() { err = errors.Join(err, s.cache.Close(ctx), s.client.Close()) })
+	return err
 }

@@ -4,8 +4,14 @@
 // process missing any of its actors is not working. Wait returns the first
 // error, prefixed with the actor's name.
 //
-// A Group's methods are safe for concurrent use; Go must not be called
-// after Wait has returned. It does not restart actors or catch panics.
+// It also holds what every heureka program (server.Server,
+// webhdfs.Server) does with its group the same way: HTTP runs an
+// http.Server and its graceful stop as two actors, and Start returns a
+// Running whose Done and idempotent Close are the program's.
+//
+// A Group's and a Running's methods are safe for concurrent use; Go must
+// not be called after Wait or Start. It does not restart actors or catch
+// panics.
 package rungroup
 
 import (
