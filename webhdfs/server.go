@@ -100,7 +100,7 @@ func (c ServerConfig) Validate() error {
 func noInstances() []*heureka.Instance { return nil }
 
 // Server is the gateway program: a Gateway, the registry cache it reads,
-// its HTTP server and the actors that run them. New has no side effects;
+// its HTTP server and the actors that run them. NewServer has no side effects;
 // Open listens and starts the actors; Close stops them.
 type Server struct {
 	Config ServerConfig
