@@ -7,6 +7,7 @@ import (
 
 	"github.com/heureka-project/heureka/internal/auth"
 	"github.com/heureka-project/heureka/internal/conntime"
+	"github.com/heureka-project/heureka/internal/dnsapi"
 	"github.com/heureka-project/heureka/internal/httpapi"
 	"github.com/heureka-project/heureka/internal/urlcheck"
 	"github.com/heureka-project/heureka/registry"
@@ -20,7 +21,8 @@ import (
 // Start from DefaultConfig. Zero is a value, as in each part's Config. The
 // fields the wiring owns are overwritten by Open and need not be set:
 // Registry.Logger; Replication.NodeID, TLS, Authorization and Logger (and
-// SelfURL when empty); HTTP.NodeID, Limits, Ready, Status and Auth.
+// SelfURL when empty); HTTP.NodeID, Limits, Ready, Status and Auth;
+// DNS.Anonymous.
 type Config struct {
 	// Listen is the TCP address to serve on; port 0 picks a free port.
 	Listen string
@@ -46,6 +48,10 @@ type Config struct {
 	// HTTP is the HTTP layer's configuration (per-client limits, stream
 	// bounds and deadlines).
 	HTTP httpapi.Config
+	// DNS is the DNS server's configuration; DNS is off while DNS.Listen
+	// is empty. With authentication on it needs DNS.Allow, and answers
+	// only while anonymous reads are allowed.
+	DNS dnsapi.Config
 
 	// AuthFile is the credentials file (JSON, see internal/auth); empty
 	// turns authentication off. AuthPoll is how often it is checked for
@@ -107,6 +113,7 @@ func DefaultConfig() Config {
 		Registry:        serverRegistryConfig(),
 		Replication:     replication.DefaultConfig(),
 		HTTP:            httpapi.DefaultConfig(),
+		DNS:             dnsapi.DefaultConfig(),
 		// An edited credentials file is in force within seconds, without
 		// a signal; a stat every 5 s costs nothing.
 		AuthPoll: 5 * time.Second,
@@ -157,6 +164,12 @@ func (c Config) Validate() error {
 	}
 	if err := c.HTTP.Validate(); err != nil {
 		return err
+	}
+	if err := c.DNS.Validate(); err != nil {
+		return err
+	}
+	if c.DNS.Listen != "" && c.AuthFile != "" && len(c.DNS.Allow) == 0 {
+		return errors.New("dns-allow: authentication is on, so DNS answers only the networks --dns-allow names (CIDR,...); DNS carries no credentials")
 	}
 	for _, p := range c.Replication.Peers {
 		u, err := urlcheck.Parse(p)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/heureka-project/heureka/internal/auth"
 	"github.com/heureka-project/heureka/internal/conntime"
+	"github.com/heureka-project/heureka/internal/dnsapi"
 	"github.com/heureka-project/heureka/internal/httpapi"
 	"github.com/heureka-project/heureka/internal/rungroup"
 	"github.com/heureka-project/heureka/registry"
@@ -36,6 +37,8 @@ type Server struct {
 	Registry   *registry.Registry
 	API        *httpapi.Server
 	Replicator *replication.Replicator
+	// DNS is the DNS server, nil when Config.DNS.Listen is empty.
+	DNS *dnsapi.Server
 	NodeID     string
 
 	// Auth is the credentials store, nil when authentication is off.
@@ -123,14 +126,36 @@ func (s *Server) Open() error {
 	}
 	reg.SetForwarder(rep.Forward)
 
+	var dnsSrv *dnsapi.Server
+	if s.Config.DNS.Listen != "" {
+		dcfg := s.Config.DNS
+		if store != nil {
+			dcfg.Anonymous = func() bool {
+				_, err := store.Authorize(nil, auth.Request{Action: auth.Read, Verb: "read the registry"})
+				return err == nil
+			}
+		}
+		if dnsSrv, err = dnsapi.New(dcfg, reg, s.Logger); err != nil {
+			ln.Close()
+			return err
+		}
+	}
+
 	hcfg := s.Config.HTTP
 	hcfg.Limits = rcfg.Limits
 	hcfg.NodeID = s.NodeID
 	hcfg.Ready = rep.Ready
 	hcfg.Status = func() map[string]any {
-		return map[string]any{"peers": rep.Status(), "startupSync": rep.SyncResult()}
+		st := map[string]any{"peers": rep.Status(), "startupSync": rep.SyncResult()}
+		if dnsSrv != nil {
+			st["dns"] = dnsSrv.Status()
+		}
+		return st
 	}
 	hcfg.Collectors = append(hcfg.Collectors[:len(hcfg.Collectors):len(hcfg.Collectors)], rep.Collector())
+	if dnsSrv != nil {
+		hcfg.Collectors = append(hcfg.Collectors, dnsSrv.Collector())
+	}
 	hcfg.Auth = store
 	conns, err := conntime.New(s.Config.ConnLimits(), s.Logger.With("subsystem", "http"))
 	if err != nil {
@@ -143,7 +168,13 @@ func (s *Server) Open() error {
 		ln.Close()
 		return err
 	}
-	s.Registry, s.API, s.Replicator, s.Auth, s.ln, s.conns = reg, api, rep, store, conns.Listener(ln), conns
+	if dnsSrv != nil {
+		if err := dnsSrv.Open(); err != nil { // last, so nothing after it can fail and leave it open
+			ln.Close()
+			return err
+		}
+	}
+	s.Registry, s.API, s.Replicator, s.Auth, s.ln, s.conns, s.DNS = reg, api, rep, store, conns.Listener(ln), conns, dnsSrv
 	s.http = &http.Server{
 		Handler:        api.Handler(),
 		MaxHeaderBytes: 64 << 10,
@@ -167,6 +198,9 @@ func (s *Server) start(store *auth.Store, tlsOn bool) {
 	g.Go("registry", s.Registry.Run)
 	g.Go("replication", s.Replicator.Run)
 	g.Go("connections", s.conns.Run)
+	if s.DNS != nil {
+		g.Go("dns", s.DNS.Run)
+	}
 	// Watchers would otherwise hold Shutdown up.
 	g.HTTP(s.http, s.ln, tlsOn, s.Config.ShutdownTimeout, s.Logger, s.API.CloseStreams)
 	if p := s.Config.StormGCPercent; p > 0 {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka/internal/debugclock"
+	"github.com/heureka-project/heureka/internal/dnsapi"
 	"github.com/heureka-project/heureka/registry"
 	"github.com/heureka-project/heureka/server"
 )
@@ -24,12 +25,13 @@ import (
 const serverHelp = `
 Runs the registry and serves the Eureka REST API under /eureka/v2, /eureka and /,
 plus /healthz, /readyz and /metrics. Request bodies are limited to 1 MiB.
+With --dns-listen it also serves DNS for --dns-domain: <app>.service.heureka and more.
 Authentication is off unless --auth-file is given; SIGHUP reloads credentials and certificates.`
 
 // serverFlags are `heureka server`'s flags that are not a Config field
 // as they stand.
 type serverFlags struct {
-	mode, peers, debugListen string
+	mode, peers, debugListen, dnsAllow string
 	newLog                   func() (*slog.Logger, error)
 }
 
@@ -49,6 +51,11 @@ func runServer(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}
 	cfg.PeerAuth = os.Getenv("HEUREKA_PEER_AUTH")
 	cfg.Replication.Peers = append(cfg.Replication.Peers, commaList(f.peers)...)
+	allow, err := dnsapi.ParseAllow(f.dnsAllow)
+	if err != nil {
+		return &usageError{"server: " + err.Error()}
+	}
+	cfg.DNS.Allow = allow
 	if err := cfg.Validate(); err != nil {
 		return &usageError{"server: " + err.Error()}
 	}
@@ -117,6 +124,10 @@ func (f *serverFlags) define(cfg *server.Config, stderr io.Writer) *flag.FlagSet
 	fs.Float64Var(&cfg.HTTP.WriteRate, "write-rate", cfg.HTTP.WriteRate, "writes per second allowed to each client (user@address, or address); 0 turns the limit off")
 	fs.IntVar(&cfg.HTTP.WriteBurst, "write-burst", cfg.HTTP.WriteBurst, "writes a client may send at once above --write-rate")
 	fs.IntVar(&cfg.HTTP.MaxWatchersPerClient, "max-watchers-per-client", cfg.HTTP.MaxWatchersPerClient, "watch and event streams one client may hold open; 0 for no per-client bound")
+	fs.StringVar(&cfg.DNS.Listen, "dns-listen", "", "serve DNS (UDP and TCP) for --dns-domain on this `address`, e.g. :8600; off by default")
+	fs.StringVar(&cfg.DNS.Domain, "dns-domain", cfg.DNS.Domain, "the DNS `zone` served: <app>.service.ZONE and the names docs/deployment.md lists")
+	fs.StringVar(&f.dnsAllow, "dns-allow", "", "comma-separated `networks` (CIDR) or addresses that may ask DNS; required with --auth-file (DNS carries no credentials); default: anyone")
+	fs.Float64Var(&cfg.DNS.Rate, "dns-rate", cfg.DNS.Rate, "UDP DNS queries a second allowed to each source address (loopback exempt); past it half get an empty truncated reply and half are dropped; 0 turns the limit off")
 	fs.StringVar(&f.debugListen, "debug-listen", "", "serve Go's profiler (/debug/pprof/) on this loopback `address`, for diagnosing CPU and lock waits, and a clock that tests can step and skew (/debug/clock), which the registry and replication then read; off by default")
 	setUsage(fs, "server [flags]", serverHelp)
 	return fs

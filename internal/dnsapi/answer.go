@@ -1,0 +1,373 @@
+package dnsapi
+
+import (
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/hdfs"
+	"github.com/miekg/dns"
+)
+
+// responder makes a reply from a request. It does no I/O, so the tests
+// and the fuzz target call it directly; the Server adds the transport,
+// the access list, the rate limit and the metrics.
+type responder struct {
+	zone      string // lower case, fully qualified
+	ttl       uint32
+	maxUDP    int
+	views     views
+	anonymous func() bool
+}
+
+// minRRSize is the least an answer record can take in a compressed
+// message (a name pointer, the fixed fields, four bytes of address): no
+// more records than size/minRRSize can fit, so no more are made.
+const minRRSize = 16
+
+// respond returns the reply to req, received over UDP when udp is set.
+// The reply fits the client's size: over UDP, 512 bytes or what its
+// EDNS0 option announces up to maxUDP; over TCP, 65,535 bytes. Records
+// that do not fit are left out and the TC flag is set.
+func (r *responder) respond(req *dns.Msg, udp bool) *dns.Msg {
+	m := new(dns.Msg)
+	m.SetReply(req)
+	m.Compress = true
+	if req.Opcode != dns.OpcodeQuery {
+		m.Rcode = dns.RcodeNotImplemented
+		m.Question = nil
+		return m
+	}
+	if len(req.Question) != 1 {
+		m.Rcode = dns.RcodeFormatError
+		m.Question = nil
+		return m
+	}
+	size := dns.MinMsgSize
+	opts := 0
+	for _, rr := range req.Extra {
+		if rr.Header().Rrtype == dns.TypeOPT {
+			opts++
+		}
+	}
+	if opts > 1 {
+		m.Rcode = dns.RcodeFormatError // RFC 6891 6.1.1
+		return m
+	}
+	if opt := req.IsEdns0(); opt != nil {
+		m.SetEdns0(uint16(r.maxUDP), opt.Do())
+		if opt.Version() != 0 {
+			m.Rcode = dns.RcodeBadVers
+			return m
+		}
+		size = max(dns.MinMsgSize, min(int(opt.UDPSize()), r.maxUDP))
+	}
+	if !udp {
+		size = dns.MaxMsgSize
+	}
+	q := req.Question[0]
+	name := strings.ToLower(q.Name)
+	inZone := name == r.zone || strings.HasSuffix(name, "."+r.zone)
+	switch {
+	case q.Qclass != dns.ClassINET,
+		!inZone && !isReverse(name),
+		q.Qtype == dns.TypeAXFR || q.Qtype == dns.TypeIXFR,
+		r.anonymous != nil && !r.anonymous():
+		m.Rcode = dns.RcodeRefused
+		return m
+	}
+	if inZone {
+		r.zoneAnswer(m, q, name, size)
+	} else {
+		r.reverseAnswer(m, q, name)
+	}
+	m.Truncate(size)
+	return m
+}
+
+// node is what a name in the zone stands for.
+type node struct {
+	apex bool
+	set  *set              // a set of instances (possibly empty)
+	one  *heureka.Instance // an instance name
+}
+
+func (r *responder) zoneAnswer(m *dns.Msg, q dns.Question, name string, size int) {
+	m.Authoritative = true
+	v := r.views.current()
+	n, ok := r.lookup(v, name)
+	if !ok {
+		m.Rcode = dns.RcodeNameError
+		m.Ns = []dns.RR{r.soa(v)}
+		return
+	}
+	limit := size / minRRSize
+	hdr := func(t uint16) dns.RR_Header {
+		return dns.RR_Header{Name: q.Name, Rrtype: t, Class: dns.ClassINET, Ttl: r.ttl}
+	}
+	switch {
+	case q.Qtype == dns.TypeANY:
+		// RFC 8482 4.2: one synthesised HINFO instead of everything.
+		m.Answer = []dns.RR{&dns.HINFO{Hdr: hdr(dns.TypeHINFO), Cpu: "RFC8482"}}
+	case n.apex && q.Qtype == dns.TypeSOA:
+		m.Answer = []dns.RR{r.soa(v)}
+	case n.set != nil && (q.Qtype == dns.TypeA || q.Qtype == dns.TypeAAAA):
+		list := n.set.v4
+		if q.Qtype == dns.TypeAAAA {
+			list = n.set.v6
+		}
+		for _, e := range pick(list, n.set.ranked, limit) {
+			m.Answer = append(m.Answer, addrRR(hdr(q.Qtype), e.addr))
+		}
+	case n.set != nil && q.Qtype == dns.TypeSRV:
+		all := append(slices.Clip(n.set.v4), n.set.v6...)
+		for _, e := range pick(all, n.set.ranked, limit) {
+			r.srv(m, hdr(dns.TypeSRV), n.set.app, e, n.set.ranked)
+		}
+	case n.one != nil:
+		r.instanceAnswer(m, q, hdr, n.one)
+	}
+	if len(m.Answer) == 0 {
+		m.Ns = []dns.RR{r.soa(v)}
+	}
+}
+
+// lookup finds what name (lower case, in the zone) stands for; ok is false
+// when it names nothing (NXDOMAIN).
+func (r *responder) lookup(v *view, name string) (node, bool) {
+	if name == r.zone {
+		return node{apex: true}, true
+	}
+	labels := strings.Split(strings.TrimSuffix(name, "."+r.zone), ".")
+	if labels[len(labels)-1] != serviceTag {
+		return node{}, false
+	}
+	labels = labels[:len(labels)-1]
+	if len(labels) == 0 {
+		return node{}, true // service.<zone>: a name with no records of its own
+	}
+	a, app, qual := v.find(labels)
+	switch {
+	case a == nil:
+		return node{}, false
+	case len(qual) == 0:
+		return node{set: &a.up}, true
+	case len(qual) == 1:
+		return node{set: a.state(qual[0])}, true
+	}
+	last := len(qual) - 1
+	switch qual[last] {
+	case rackMarker:
+		rack, ok := decodeParts(qual[:last], "/")
+		if !ok {
+			return node{}, false
+		}
+		return node{set: a.rack("/" + rack)}, true
+	case idMarker:
+		id, ok := decodeParts(qual[:last], ".")
+		if !ok {
+			return node{}, false
+		}
+		in, ok := v.snap.Instance(app, id)
+		if !ok {
+			return node{}, false
+		}
+		return node{one: in}, true
+	}
+	return node{}, false
+}
+
+// pick returns up to limit entries of list in answer order: shuffled, or
+// for a ranked list (a NameNode application) shuffled within each rank and
+// the ranks in order. It never copies more than it returns, whatever the
+// size of list, except for a ranked list.
+func pick(list []entry, ranked bool, limit int) []entry {
+	n := len(list)
+	if ranked {
+		out := slices.Clone(list)
+		for i := 0; i < n; {
+			j := i
+			for j < n && out[j].rank == out[i].rank {
+				j++
+			}
+			rand.Shuffle(j-i, func(a, b int) { out[i+a], out[i+b] = out[i+b], out[i+a] })
+			i = j
+		}
+		return out[:min(n, limit)]
+	}
+	k := min(n, limit)
+	if k > n/2 {
+		out := slices.Clone(list)
+		rand.Shuffle(n, func(a, b int) { out[a], out[b] = out[b], out[a] })
+		return out[:k]
+	}
+	// Few of many: draw k distinct indices.
+	seen := make([]uint64, (n+63)/64)
+	out := make([]entry, 0, k)
+	for len(out) < k {
+		i := rand.IntN(n)
+		if seen[i/64]&(1<<(i%64)) == 0 {
+			seen[i/64] |= 1 << (i % 64)
+			out = append(out, list[i])
+		}
+	}
+	return out
+}
+
+func addrRR(h dns.RR_Header, a netip.Addr) dns.RR {
+	if a.Is4() {
+		h.Rrtype = dns.TypeA
+		return &dns.A{Hdr: h, A: net.IP(a.AsSlice())}
+	}
+	h.Rrtype = dns.TypeAAAA
+	return &dns.AAAA{Hdr: h, AAAA: net.IP(a.AsSlice())}
+}
+
+// srv adds e's SRV record to m, and its address to the additional section.
+// The target is the registered host name when it is a domain name, else
+// the instance's name in the zone. In a NameNode application the priority
+// is the rank (active 0, standby 1, observer 2).
+func (r *responder) srv(m *dns.Msg, h dns.RR_Header, app string, e entry, ranked bool) {
+	target, ok := hostTarget(e.host)
+	if !ok {
+		target, ok = InstanceName(e.id, app, r.zone)
+		if !ok {
+			return
+		}
+	}
+	prio := uint16(0)
+	if ranked {
+		prio = uint16(e.rank)
+	}
+	m.Answer = append(m.Answer, &dns.SRV{Hdr: h, Priority: prio, Weight: 1, Port: e.port, Target: target})
+	m.Extra = append(m.Extra, addrRR(dns.RR_Header{Name: target, Class: dns.ClassINET, Ttl: h.Ttl}, e.addr))
+}
+
+// hostTarget returns host as a fully qualified name when it is a domain
+// name and not an address.
+func hostTarget(host string) (string, bool) {
+	if host == "" {
+		return "", false
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return "", false
+	}
+	fq := dns.Fqdn(strings.ToLower(host))
+	if _, ok := dns.IsDomainName(fq); !ok || strings.ContainsAny(fq, " \\\"();@$") {
+		return "", false
+	}
+	return fq, true
+}
+
+// instanceAnswer answers a name of one instance: its address (whatever
+// its status), its SRV record, and its TXT record.
+func (r *responder) instanceAnswer(m *dns.Msg, q dns.Question, hdr func(uint16) dns.RR_Header, in *heureka.Instance) {
+	role, _, _ := hdfs.ParseAppName(in.App)
+	e := newEntry(in, role == hdfs.RoleNameNode)
+	switch q.Qtype {
+	case dns.TypeA, dns.TypeAAAA:
+		if e.addr.IsValid() && e.addr.Is4() == (q.Qtype == dns.TypeA) {
+			m.Answer = []dns.RR{addrRR(hdr(q.Qtype), e.addr)}
+		}
+	case dns.TypeSRV:
+		if e.addr.IsValid() {
+			target, ok := hostTarget(e.host)
+			if !ok {
+				target = dns.Fqdn(strings.ToLower(q.Name))
+			}
+			h := hdr(dns.TypeSRV)
+			m.Answer = []dns.RR{&dns.SRV{Hdr: h, Priority: 0, Weight: 1, Port: e.port, Target: target}}
+			m.Extra = append(m.Extra, addrRR(dns.RR_Header{Name: target, Class: dns.ClassINET, Ttl: h.Ttl}, e.addr))
+		}
+	case dns.TypeTXT:
+		m.Answer = []dns.RR{&dns.TXT{Hdr: hdr(dns.TypeTXT), Txt: txtOf(in, e)}}
+	}
+}
+
+// txtOf returns what a router needs of an instance as key=value strings:
+// its identity, status, rack, role state, fullness and version. A string
+// that would pass TXT's 255 bytes is left out.
+func txtOf(in *heureka.Instance, e entry) []string {
+	kv := [][2]string{
+		{"app", strings.ToLower(in.App)}, {"id", in.ID}, {"host", in.HostName}, {"ip", in.IPAddr},
+		{"port", strconv.Itoa(int(e.port))}, {"status", string(in.Status)}, {hdfs.MetaRack, e.rack},
+		{roleStateKey, e.state},
+		{hdfs.MetaVersion, in.Metadata.Get(hdfs.MetaVersion)},
+		{hdfs.MetaDiskUsed, in.Metadata.Get(hdfs.MetaDiskUsed)},
+		{hdfs.MetaDiskTotal, in.Metadata.Get(hdfs.MetaDiskTotal)},
+		{"admin_state", in.Metadata.Get(hdfs.MetaStatus)},
+	}
+	used, err1 := strconv.ParseFloat(in.Metadata.Get(hdfs.MetaDiskUsed), 64)
+	total, err2 := strconv.ParseFloat(in.Metadata.Get(hdfs.MetaDiskTotal), 64)
+	if err1 == nil && err2 == nil && total > 0 {
+		kv = append(kv, [2]string{"full_percent", strconv.FormatFloat(100*used/total, 'f', 1, 64)})
+	}
+	out := make([]string, 0, len(kv))
+	for _, p := range kv {
+		if p[1] == "" || len(p[0])+1+len(p[1]) > 255 {
+			continue
+		}
+		out = append(out, p[0]+"="+p[1])
+	}
+	return out
+}
+
+// reverseAnswer answers a reverse-lookup name: the registered host names
+// of the instances whose IP address it is. An address no instance has,
+// or a partial reverse name, is not heureka's to answer: REFUSED, so a
+// stub resolver asks its next nameserver.
+func (r *responder) reverseAnswer(m *dns.Msg, q dns.Question, name string) {
+	a, ok := reverseAddr(name)
+	if !ok {
+		m.Rcode = dns.RcodeRefused
+		return
+	}
+	hosts := r.hostsOf(a)
+	if len(hosts) == 0 {
+		m.Rcode = dns.RcodeRefused
+		return
+	}
+	m.Authoritative = true
+	if q.Qtype != dns.TypePTR {
+		return // NODATA
+	}
+	for _, h := range hosts {
+		m.Answer = append(m.Answer, &dns.PTR{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypePTR, Class: dns.ClassINET, Ttl: r.ttl}, Ptr: h})
+	}
+}
+
+// hostsOf returns the distinct host names registered with address a.
+func (r *responder) hostsOf(a netip.Addr) []string {
+	var out []string
+	matches, _ := r.views.reg.ByHost([]string{a.String()}, "", 64)
+	for _, m := range matches {
+		for _, in := range m.Instances {
+			ip, err := netip.ParseAddr(in.IPAddr)
+			if err != nil || ip.Unmap() != a {
+				continue
+			}
+			if h, ok := hostTarget(in.HostName); ok && !slices.Contains(out, h) {
+				out = append(out, h)
+			}
+		}
+	}
+	return out
+}
+
+// soa is the zone's SOA record. Its serial is the registry's version (as
+// 32 bits), and its minimum, the TTL of negative answers, is the TTL.
+func (r *responder) soa(v *view) dns.RR {
+	return &dns.SOA{
+		Hdr:    dns.RR_Header{Name: r.zone, Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: r.ttl},
+		Ns:     "ns." + r.zone,
+		Mbox:   "hostmaster." + r.zone,
+		Serial: uint32(v.snap.Version),
+		// Secondaries are refused transfers; these only need to be sane.
+		Refresh: 3600, Retry: 600, Expire: 86400,
+		Minttl: r.ttl,
+	}
+}
