@@ -38,8 +38,8 @@ type Server struct {
 	API        *httpapi.Server
 	Replicator *replication.Replicator
 	// DNS is the DNS server, nil when Config.DNS.Listen is empty.
-	DNS *dnsapi.Server
-	NodeID     string
+	DNS    *dnsapi.Server
+	NodeID string
 
 	// Auth is the credentials store, nil when authentication is off.
 	Auth *auth.Store
