@@ -247,8 +247,9 @@ func (r *responder) srv(m *dns.Msg, h dns.RR_Header, app string, e entry, ranked
 	m.Extra = append(m.Extra, addrRR(dns.RR_Header{Name: target, Class: dns.ClassINET, Ttl: h.Ttl}, e.addr))
 }
 
-// hostTarget returns host as a fully qualified name when it is a domain
-// name and not an address.
+// hostTarget returns host as a fully qualified name when it is a host
+// name: labels of letters, digits, '-' and '_' (not an address, not a
+// host:port).
 func hostTarget(host string) (string, bool) {
 	if host == "" {
 		return "", false
@@ -256,11 +257,17 @@ func hostTarget(host string) (string, bool) {
 	if _, err := netip.ParseAddr(host); err == nil {
 		return "", false
 	}
-	fq := dns.Fqdn(strings.ToLower(host))
-	if _, ok := dns.IsDomainName(fq); !ok || strings.ContainsAny(fq, " \\\"();@$") {
+	if len(host) > 253 {
 		return "", false
 	}
-	return fq, true
+	for l := range strings.SplitSeq(strings.TrimSuffix(host, "."), ".") {
+		if l == "" || len(l) > 63 || strings.ContainsFunc(l, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_')
+		}) {
+			return "", false
+		}
+	}
+	return dns.Fqdn(strings.ToLower(host)), true
 }
 
 // instanceAnswer answers a name of one instance: its address (whatever
