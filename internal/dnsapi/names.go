@@ -59,7 +59,7 @@ func EncodeLabel(s string) (string, bool) {
 // query (lower case) and refuses any label EncodeLabel would not write: a
 // bad escape, or an escape of a byte that stands for itself.
 func DecodeLabel(l string) (string, bool) {
-	if l == "" {
+	if l == "" || len(l) > 63 {
 		return "", false
 	}
 	var b strings.Builder
