@@ -183,8 +183,11 @@ func (s *Server) Open() error {
 	}
 	conns.Guard(s.http)
 	s.opened = true
-	s.Logger.Info("heureka server listening", "addr", ln.Addr().String(), "node", s.NodeID, "peers", len(pcfg.Peers),
-		"tls", serverTLS != nil, "auth", store != nil)
+	attrs := []any{"addr", ln.Addr().String(), "node", s.NodeID, "peers", len(pcfg.Peers), "tls", serverTLS != nil, "auth", store != nil}
+	if dnsSrv != nil {
+		attrs = append(attrs, "dns", dnsSrv.Addr(), "dns_domain", s.Config.DNS.Domain)
+	}
+	s.Logger.Info("heureka server listening", attrs...)
 	s.warnIfExposed(ln.Addr(), store != nil, serverTLS != nil)
 	s.start(store, serverTLS != nil)
 	return nil

@@ -83,7 +83,6 @@ func (s *Server) Open() error {
 	s.tcp = &dns.Server{Listener: netutil.LimitListener(s.ln, s.cfg.MaxTCPConns), Handler: dns.HandlerFunc(s.serve("tcp")),
 		ReadTimeout: s.cfg.ReadTimeout, WriteTimeout: s.cfg.ReadTimeout, IdleTimeout: func() time.Duration { return s.cfg.IdleTimeout },
 		MsgInvalidFunc: invalid}
-	s.logger.Info("heureka dns listening", "addr", s.Addr(), "domain", s.resp.zone, "allow", len(s.cfg.Allow))
 	return nil
 }
 
