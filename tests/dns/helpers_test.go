@@ -8,7 +8,6 @@ package dns_test
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -148,4 +147,3 @@ func lines(s string) []string {
 	return out
 }
 
-var _ = fmt.Sprint
