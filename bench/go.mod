@@ -7,6 +7,7 @@ replace github.com/heureka-project/heureka => ../
 require (
 	github.com/go-zookeeper/zk v1.0.4
 	github.com/heureka-project/heureka v0.0.0-00010101000000-000000000000
+	github.com/miekg/dns v1.1.73
 	go.etcd.io/etcd/api/v3 v3.6.16
 	go.etcd.io/etcd/client/v3 v3.6.16
 	go.uber.org/zap v1.27.0

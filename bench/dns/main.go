@@ -1,0 +1,612 @@
+// Command dns measures heureka's DNS server against Knot DNS serving the
+// same names from a static zone file rendered from the registry, with
+// dnsperf (Debian's) as the load generator, all in one run:
+//
+//	cd bench && go run ./dns [-datanodes 20000] [-big 100000] [-duration 10s]
+//
+//  1. compare: one heureka with -datanodes DataNodes (over -racks racks)
+//     and a 3-NameNode application; Knot serving the zone rendered from
+//     it; dnsperf's peak queries/s against each, for the NameNode name and
+//     for one rack's DataNodes;
+//  2. latency: dnsperf at half of heureka's peak for each name, every
+//     answer's latency (dnsperf -v), the percentiles;
+//  3. change: -changes times, a DataNode drained (then back), and a UDP
+//     query repeated until the answer shows it: the time from the write
+//     sent, and from the write acknowledged, to that answer;
+//  4. renewals: a fresh heureka with -big instances; renewals at -renew-rate
+//     for -duration without DNS load, then again with dnsperf at half of
+//     the peak on the NameNode name: lost renewals and the latency
+//     percentiles of each.
+//
+// The servers run on -server-cpus and the generators (dnsperf and this
+// program) on -gen-cpus (taskset), so on a 2-core machine they never share
+// a core. Every figure is printed with the load average at its start.
+// Only 127.0.0.1 is used; every process is stopped at the end.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/client"
+	"github.com/heureka-project/heureka/internal/dnsapi"
+	"github.com/heureka-project/heureka/internal/proc"
+	"github.com/heureka-project/heureka/registry/registrytest"
+	"github.com/miekg/dns"
+)
+
+type options struct {
+	datanodes, racks, big, changes int
+	renewRate                      float64
+	duration                       time.Duration
+	serverCPUs, genCPUs            string
+	bin, repo                      string
+}
+
+const (
+	dnApp  = registrytest.DataNodeApp
+	nnApp  = "HDFS-NAMENODE.PROD"
+	zone   = "heureka."
+	nnName = "hdfs-namenode.prod.service.heureka."
+)
+
+func main() {
+	var o options
+	flag.IntVar(&o.datanodes, "datanodes", 20000, "DataNodes in the comparison's registry")
+	flag.IntVar(&o.racks, "racks", 400, "racks the DataNodes are spread over (the rack name's answer must fit 1,232 bytes for the comparison to be like for like)")
+	flag.IntVar(&o.big, "big", 100000, "instances in the renewal phase's registry")
+	flag.IntVar(&o.changes, "changes", 200, "changes timed to their DNS answer")
+	flag.Float64Var(&o.renewRate, "renew-rate", 0, "renewals a second in the renewal phase (default: -big every 30 s)")
+	flag.DurationVar(&o.duration, "duration", 10*time.Second, "length of each dnsperf run and of each renewal window")
+	flag.StringVar(&o.serverCPUs, "server-cpus", "1", "CPUs for heureka and Knot (taskset); empty: no pinning")
+	flag.StringVar(&o.genCPUs, "gen-cpus", "0", "CPUs for dnsperf and this program; empty: no pinning")
+	flag.StringVar(&o.bin, "bin", "", "heureka binary to run (default: build ../cmd/heureka)")
+	flag.StringVar(&o.repo, "repo", "..", "the heureka repository, to build from")
+	flag.Parse()
+	if o.renewRate == 0 {
+		o.renewRate = float64(o.big) / 30
+	}
+	if err := pinSelf(o.genCPUs); err != nil {
+		fatal(err)
+	}
+	if err := run(context.Background(), o); err != nil {
+		fatal(err)
+	}
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "bench/dns:", err)
+	os.Exit(1)
+}
+
+func run(ctx context.Context, o options) error {
+	for _, tool := range []string{"dnsperf", "knotd", "taskset"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return fmt.Errorf("%s is not installed (apt-get install dnsperf knot util-linux)", tool)
+		}
+	}
+	dir, err := os.MkdirTemp("", "heureka-dns-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	bin := o.bin
+	if bin == "" {
+		if bin, err = proc.Build(ctx, o.repo, dir); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("# bench/dns: %d DataNodes over %d racks + 3 NameNodes; servers on CPUs %q, generators on %q; %v a run\n",
+		o.datanodes, o.racks, o.serverCPUs, o.genCPUs, o.duration)
+
+	// 1. compare.
+	h, err := startHeureka(ctx, bin, dir, "compare", o.serverCPUs)
+	if err != nil {
+		return err
+	}
+	defer h.stop()
+	ins := fleet(o.datanodes, o.racks)
+	if err := registerAll(ctx, h.client, ins); err != nil {
+		return err
+	}
+	rackName, _ := dnsapi.RackName(rackOf(7, o.racks), dnApp, zone)
+	zoneFile := filepath.Join(dir, "heureka.zone")
+	if err := renderZone(ctx, h.client, zoneFile); err != nil {
+		return err
+	}
+	knot, err := startKnot(ctx, dir, zoneFile, o.serverCPUs)
+	if err != nil {
+		return err
+	}
+	defer knot.stop()
+	peak := map[string]float64{}
+	for _, name := range []string{nnName, rackName} {
+		for _, srv := range []struct{ what, addr string }{{"heureka", h.dns}, {"knot", knot.addr}} {
+			r, err := dnsperf(ctx, o, srv.addr, name, 0, false)
+			if err != nil {
+				return fmt.Errorf("dnsperf %s %s: %w", srv.what, name, err)
+			}
+			fmt.Printf("peak\t%s\t%s\t%.0f q/s\tlost %d\trcodes %s\tload %s\n", srv.what, name, r.qps, r.lost, r.rcodes, loadavg())
+			peak[srv.what+name] = r.qps
+		}
+		fmt.Printf("ratio\t%s\theureka/knot %.2f\n", name, peak["heureka"+name]/peak["knot"+name])
+	}
+	knot.stop()
+
+	// 2. latency at half of heureka's peak.
+	for _, name := range []string{nnName, rackName} {
+		rate := peak["heureka"+name] / 2
+		r, err := dnsperf(ctx, o, h.dns, name, rate, true)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("latency\theureka\t%s\tat %.0f q/s (achieved %.0f)\tp50 %v p99 %v p99.9 %v max %v\tlost %d\tload %s\n", name, rate, r.qps,
+			pct(r.lat, 50), pct(r.lat, 99), pct(r.lat, 99.9), pct(r.lat, 100), r.lost, loadavg())
+	}
+
+	// 3. change → answer.
+	fromSent, fromAck, err := changes(ctx, h, ins, o)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("change\t%d changes\tfrom the write sent: p50 %v p99 %v max %v\tfrom its answer: p50 %v p99 %v max %v\tload %s\n", len(fromSent),
+		pct(fromSent, 50), pct(fromSent, 99), pct(fromSent, 100), pct(fromAck, 50), pct(fromAck, 99), pct(fromAck, 100), loadavg())
+	h.stop()
+
+	// 4. renewals on a big registry, without and with DNS load.
+	b, err := startHeureka(ctx, bin, dir, "renewals", o.serverCPUs)
+	if err != nil {
+		return err
+	}
+	defer b.stop()
+	big := fleet(o.big, o.racks)
+	if err := registerAll(ctx, b.client, big); err != nil {
+		return err
+	}
+	quiet := renewals(ctx, b, big, o, nil)
+	fmt.Printf("renew\t%d instances\twithout DNS\t%d sent, %d lost\tp50 %v p99 %v max %v\tload %s\n", o.big, quiet.sent, quiet.lost,
+		pct(quiet.lat, 50), pct(quiet.lat, 99), pct(quiet.lat, 100), loadavg())
+	rate := peak["heureka"+nnName] / 2
+	var dnsLoad dnsperfResult
+	loaded := renewals(ctx, b, big, o, func(ctx context.Context) {
+		dnsLoad, _ = dnsperf(ctx, o, b.dns, nnName, rate, false)
+	})
+	fmt.Printf("renew\t%d instances\twith DNS at %.0f q/s (achieved %.0f, lost %d)\t%d sent, %d lost\tp50 %v p99 %v max %v\tp99 ratio %.2f\tload %s\n",
+		o.big, rate, dnsLoad.qps, dnsLoad.lost, loaded.sent, loaded.lost, pct(loaded.lat, 50), pct(loaded.lat, 99), pct(loaded.lat, 100),
+		float64(pct(loaded.lat, 99))/float64(pct(quiet.lat, 99)), loadavg())
+	return nil
+}
+
+// heurekaProc is a running `heureka server` with DNS on.
+type heurekaProc struct {
+	p      *proc.Proc
+	base   string // Eureka base URL
+	dns    string
+	client *client.Client
+}
+
+func startHeureka(ctx context.Context, bin, dir, name, cpus string) (*heurekaProc, error) {
+	addr, err := proc.FreeAddr("127.0.0.1")
+	if err != nil {
+		return nil, err
+	}
+	dnsAddr, err := proc.FreeAddr("127.0.0.1")
+	if err != nil {
+		return nil, err
+	}
+	argv := proc.Taskset(cpus, bin, "server", "--listen", addr, "--dns-listen", dnsAddr, "--log-level", "warn")
+	p, err := proc.StartLogged("heureka "+name, proc.Command(argv), filepath.Join(dir, name+".log"), nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.WaitReady(ctx, time.Minute, proc.HTTPOK("http://"+addr+"/readyz")); err != nil {
+		p.Stop(5 * time.Second)
+		return nil, err
+	}
+	cfg := client.DefaultConfig()
+	cfg.URLs, cfg.Logger = []string{"http://" + addr + "/eureka"}, slog.New(slog.DiscardHandler)
+	c, err := client.New(cfg)
+	if err != nil {
+		p.Stop(5 * time.Second)
+		return nil, err
+	}
+	return &heurekaProc{p: p, base: "http://" + addr + "/eureka", dns: dnsAddr, client: c}, nil
+}
+
+func (h *heurekaProc) stop() {
+	if h.p != nil {
+		_ = h.client.Close()
+		h.p.Stop(15 * time.Second)
+		h.p = nil
+	}
+}
+
+func rackOf(i, racks int) string { return fmt.Sprintf("/dc1/rack%03d", i%racks) }
+
+// fleet is n DataNodes as the agent registers them, over racks racks, with
+// an hour's lease so that none expires while the benchmark runs.
+func fleet(n, racks int) []*heureka.Instance {
+	out := make([]*heureka.Instance, n)
+	for i := range out {
+		in := registrytest.DataNode(i)
+		in.Metadata = in.Metadata.With("rack", rackOf(i, racks))
+		in.Lease.DurationSecs = 3600
+		out[i] = in
+	}
+	return out
+}
+
+func nameNodes() []*heureka.Instance {
+	out := make([]*heureka.Instance, 3)
+	for i, st := range []string{"standby", "active", "observer"} {
+		out[i] = &heureka.Instance{ID: fmt.Sprintf("nn%d.prod.example.com", i+1), App: nnApp,
+			HostName: fmt.Sprintf("nn%d.prod.example.com", i+1), IPAddr: fmt.Sprintf("10.250.0.%d", i+1),
+			Status: heureka.StatusUp, Port: heureka.Port{Number: 8020, Enabled: true},
+			Lease: heureka.LeaseInfo{DurationSecs: 3600}, Metadata: heureka.NewMetadata("ha_state", st)}
+	}
+	return out
+}
+
+func registerAll(ctx context.Context, c *client.Client, ins []*heureka.Instance) error {
+	ins = append(ins, nameNodes()...)
+	work := make(chan *heureka.Instance)
+	var wg sync.WaitGroup
+	var failed atomic.Pointer[error]
+	for range 16 {
+		wg.Go(func() {
+			for in := range work {
+				if err := c.Register(ctx, in); err != nil {
+					failed.CompareAndSwap(nil, &err)
+				}
+			}
+		})
+	}
+	for _, in := range ins {
+		work <- in
+	}
+	close(work)
+	wg.Wait()
+	if p := failed.Load(); p != nil {
+		return fmt.Errorf("register: %w", *p)
+	}
+	return nil
+}
+
+// renderZone writes the zone heureka serves, as a static zone file: the
+// application, role-state and rack names with their A records.
+func renderZone(ctx context.Context, c *client.Client, path string) error {
+	apps, err := c.Apps(ctx)
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "$ORIGIN %s\n$TTL 0\n@ SOA ns.%s hostmaster.%s 1 3600 600 86400 0\n@ NS ns.%s\nns A 127.0.0.1\n", zone, zone, zone, zone)
+	for _, a := range apps.Apps {
+		for _, in := range a.Instances {
+			if in.Status != heureka.StatusUp {
+				continue
+			}
+			fmt.Fprintf(&b, "%s A %s\n", dnsapi.ServiceName(a.Name, zone), in.IPAddr)
+			if st := in.Metadata.Get("ha_state"); st != "" {
+				fmt.Fprintf(&b, "%s.%s A %s\n", st, dnsapi.ServiceName(a.Name, zone), in.IPAddr)
+			}
+			if name, ok := dnsapi.RackName(in.Metadata.Get("rack"), a.Name, zone); ok {
+				fmt.Fprintf(&b, "%s A %s\n", name, in.IPAddr)
+			}
+		}
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
+}
+
+type knotProc struct {
+	p    *proc.Proc
+	addr string
+}
+
+func startKnot(ctx context.Context, dir, zoneFile, cpus string) (*knotProc, error) {
+	port, err := proc.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	kdir := filepath.Join(dir, "knot")
+	if err := os.MkdirAll(kdir, 0o755); err != nil {
+		return nil, err
+	}
+	conf := fmt.Sprintf(`server:
+    listen: 127.0.0.1@%d
+    rundir: %s
+database:
+    storage: %s
+template:
+  - id: default
+    storage: %s
+    zonefile-sync: -1
+    zonefile-load: whole
+    journal-content: none
+zone:
+  - domain: %s
+    file: %s
+log:
+  - target: stderr
+    any: warning
+`, port, kdir, kdir, kdir, strings.TrimSuffix(zone, "."), zoneFile)
+	cf := filepath.Join(kdir, "knot.conf")
+	if err := os.WriteFile(cf, []byte(conf), 0o644); err != nil {
+		return nil, err
+	}
+	argv := proc.Taskset(cpus, "knotd", "-c", cf)
+	p, err := proc.StartLogged("knotd", proc.Command(argv), filepath.Join(dir, "knot.log"), nil)
+	if err != nil {
+		return nil, err
+	}
+	k := &knotProc{p: p, addr: fmt.Sprintf("127.0.0.1:%d", port)}
+	if err := p.WaitReady(ctx, time.Minute, func(context.Context) error {
+		m := new(dns.Msg)
+		m.SetQuestion(nnName, dns.TypeA)
+		r, err := dns.Exchange(m, k.addr)
+		if err == nil && len(r.Answer) == 0 {
+			err = errors.New("no answer yet")
+		}
+		return err
+	}); err != nil {
+		k.stop()
+		log, _ := os.ReadFile(filepath.Join(dir, "knot.log"))
+		return nil, fmt.Errorf("knotd: %w\n%s", err, log)
+	}
+	return k, nil
+}
+
+func (k *knotProc) stop() {
+	if k.p != nil {
+		k.p.Stop(10 * time.Second)
+		k.p = nil
+	}
+}
+
+type dnsperfResult struct {
+	qps    float64
+	lost   int
+	rcodes string
+	lat    []time.Duration // with verbose
+}
+
+var (
+	qpsRE    = regexp.MustCompile(`Queries per second:\s+([\d.]+)`)
+	lostRE   = regexp.MustCompile(`Queries lost:\s+(\d+)`)
+	rcodesRE = regexp.MustCompile(`Response codes:\s+(.*)`)
+	// dnsperf -v: "> NOERROR name A 0.000123" per answer.
+	answerRE = regexp.MustCompile(`^> \S+ \S+ \S+ ([\d.]+)$`)
+)
+
+// dnsperf runs dnsperf on the generator CPUs against addr, asking name A
+// over UDP with EDNS0 for o.duration; at rate q/s when rate > 0, else as
+// fast as it gets answers. verbose collects every answer's latency.
+func dnsperf(ctx context.Context, o options, addr, name string, rate float64, verbose bool) (dnsperfResult, error) {
+	host, port, _ := strings.Cut(addr, ":")
+	data, err := os.CreateTemp("", "dnsperf-*.txt")
+	if err != nil {
+		return dnsperfResult{}, err
+	}
+	defer os.Remove(data.Name())
+	fmt.Fprintf(data, "%s A\n", name)
+	data.Close()
+	args := []string{"dnsperf", "-s", host, "-p", port, "-d", data.Name(), "-e", "-l", strconv.Itoa(int(o.duration.Seconds())),
+		"-c", "8", "-q", "64", "-t", "2"}
+	if rate > 0 {
+		args = append(args, "-Q", strconv.Itoa(int(rate)))
+	}
+	if verbose {
+		args = append(args, "-v")
+	}
+	cmd := exec.CommandContext(ctx, "taskset", append([]string{"-c", o.genCPUs}, args...)...)
+	if o.genCPUs == "" {
+		cmd = exec.CommandContext(ctx, args[0], args[1:]...)
+	}
+	out, err := cmd.Output()
+	if err != nil {
+		return dnsperfResult{}, fmt.Errorf("%v: %w\n%s", args, err, out)
+	}
+	var r dnsperfResult
+	if m := qpsRE.FindSubmatch(out); m != nil {
+		r.qps, _ = strconv.ParseFloat(string(m[1]), 64)
+	}
+	if m := lostRE.FindSubmatch(out); m != nil {
+		r.lost, _ = strconv.Atoi(string(m[1]))
+	}
+	if m := rcodesRE.FindSubmatch(out); m != nil {
+		r.rcodes = strings.TrimSpace(string(m[1]))
+	}
+	if verbose {
+		sc := bufio.NewScanner(bytes.NewReader(out))
+		for sc.Scan() {
+			if m := answerRE.FindStringSubmatch(sc.Text()); m != nil {
+				s, _ := strconv.ParseFloat(m[1], 64)
+				r.lat = append(r.lat, time.Duration(s*float64(time.Second)))
+			}
+		}
+	}
+	if r.qps == 0 {
+		return r, fmt.Errorf("%v: no queries per second in its output:\n%s", args, out)
+	}
+	return r, nil
+}
+
+// changes drains a DataNode of the measured rack and brings it back, o.changes
+// times in all, each time asking its rack's name over UDP until the answer
+// shows the change.
+func changes(ctx context.Context, h *heurekaProc, ins []*heureka.Instance, o options) (fromSent, fromAck []time.Duration, err error) {
+	var rack []*heureka.Instance
+	for i, in := range ins {
+		if i%o.racks == 7 {
+			rack = append(rack, in)
+		}
+	}
+	name, _ := dnsapi.RackName(rackOf(7, o.racks), dnApp, zone)
+	c := &dns.Client{Net: "udp", UDPSize: 1232, Timeout: time.Second}
+	has := func(ip string) (bool, error) {
+		m := new(dns.Msg)
+		m.SetQuestion(name, dns.TypeA)
+		m.SetEdns0(1232, false)
+		r, _, err := c.Exchange(m, h.dns)
+		if err != nil {
+			return false, err
+		}
+		for _, rr := range r.Answer {
+			if a, ok := rr.(*dns.A); ok && a.A.String() == ip {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	for i := range o.changes {
+		in := rack[i/2%len(rack)]
+		st, want := heureka.StatusOutOfService, false
+		if i%2 == 1 {
+			st, want = heureka.StatusUp, true
+		}
+		sent := time.Now()
+		if err := h.client.SetStatus(ctx, dnApp, in.ID, st); err != nil {
+			return nil, nil, err
+		}
+		acked := time.Now()
+		deadline := acked.Add(5 * time.Second)
+		for {
+			got, err := has(in.IPAddr)
+			if err != nil {
+				return nil, nil, err
+			}
+			if got == want {
+				break
+			}
+			if time.Now().After(deadline) {
+				return nil, nil, fmt.Errorf("%s %s not in DNS after 5 s", in.ID, st)
+			}
+		}
+		now := time.Now()
+		fromSent, fromAck = append(fromSent, now.Sub(sent)), append(fromAck, now.Sub(acked))
+	}
+	return fromSent, fromAck, nil
+}
+
+type renewResult struct {
+	sent, lost int
+	lat        []time.Duration
+}
+
+// renewals renews ins at o.renewRate for o.duration, from 32 connections,
+// and times each; during runs alongside when set. A renewal answered
+// other than 200 is lost.
+func renewals(ctx context.Context, h *heurekaProc, ins []*heureka.Instance, o options, during func(context.Context)) renewResult {
+	tr := &http.Transport{MaxIdleConnsPerHost: 64}
+	hc := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	defer tr.CloseIdleConnections()
+	ctx, cancel := context.WithTimeout(ctx, o.duration)
+	defer cancel()
+	var bg sync.WaitGroup
+	if during != nil {
+		bg.Go(func() { during(context.Background()) })
+	}
+	work := make(chan *heureka.Instance, 1024)
+	var mu sync.Mutex
+	var res renewResult
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Go(func() {
+			var lat []time.Duration
+			var lost int
+			for in := range work {
+				req, _ := http.NewRequest(http.MethodPut, h.base+"/apps/"+in.App+"/"+in.ID+"?status=UP", nil)
+				start := time.Now()
+				resp, err := hc.Do(req)
+				took := time.Since(start)
+				if err != nil || resp.StatusCode != http.StatusOK {
+					lost++
+				}
+				if resp != nil {
+					resp.Body.Close()
+				}
+				lat = append(lat, took)
+			}
+			mu.Lock()
+			res.lat, res.lost, res.sent = append(res.lat, lat...), res.lost+lost, res.sent+len(lat)
+			mu.Unlock()
+		})
+	}
+	interval := time.Duration(float64(time.Second) / o.renewRate)
+	next := time.Now()
+	for i := 0; ctx.Err() == nil; i++ {
+		next = next.Add(interval)
+		if d := time.Until(next); d > 0 {
+			time.Sleep(d)
+		}
+		select {
+		case work <- ins[i%len(ins)]:
+		case <-ctx.Done():
+		}
+	}
+	close(work)
+	wg.Wait()
+	bg.Wait()
+	return res
+}
+
+// pct returns the p-th percentile of d (100: the maximum).
+func pct(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	i := int(float64(len(s)-1) * p / 100)
+	return s[i].Round(time.Microsecond)
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	return strings.Join(f[:3], " ")
+}
+
+// pinSelf runs this program again under taskset on the CPUs in list,
+// unless it already is: the kernel's affinity then covers every thread.
+func pinSelf(list string) error {
+	if list == "" || os.Getenv("HEUREKA_DNS_BENCH_PINNED") == list {
+		return nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command("taskset", append([]string{"-c", list, exe}, os.Args[1:]...)...)
+	cmd.Env = append(os.Environ(), "HEUREKA_DNS_BENCH_PINNED="+list)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			os.Exit(ee.ExitCode())
+		}
+		return err
+	}
+	os.Exit(0)
+	return nil
+}
