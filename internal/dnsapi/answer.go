@@ -27,7 +27,7 @@ type responder struct {
 // minRRSize is the least an answer record can take in a compressed
 // message (a name pointer, the fixed fields, four bytes of address): no
 // more records than size/minRRSize can fit, so no more are made.
-const minRRSize = 16
+const minRRSize = aAnswerSize
 
 // respond returns the reply to req, received over UDP when udp is set.
 // The reply fits the client's size: over UDP, 512 bytes or what its
@@ -80,12 +80,15 @@ func (r *responder) respond(req *dns.Msg, udp bool) *dns.Msg {
 		m.Rcode = dns.RcodeRefused
 		return m
 	}
+	sized := false
 	if inZone {
-		r.zoneAnswer(m, q, name, size)
+		sized = r.zoneAnswer(m, q, name, size)
 	} else {
 		r.reverseAnswer(m, q, name)
 	}
-	m.Truncate(size)
+	if !sized {
+		m.Truncate(size)
+	}
 	return m
 }
 
@@ -96,16 +99,18 @@ type node struct {
 	one  *heureka.Instance // an instance name
 }
 
-func (r *responder) zoneAnswer(m *dns.Msg, q dns.Question, name string, size int) {
+// zoneAnswer answers a name in the zone. sized is true when it has cut the
+// answer to size itself, as it does for address records, whose size it
+// knows: the general Truncate then need not measure the message.
+func (r *responder) zoneAnswer(m *dns.Msg, q dns.Question, name string, size int) (sized bool) {
 	m.Authoritative = true
 	v := r.views.current()
 	n, ok := r.lookup(v, name)
 	if !ok {
 		m.Rcode = dns.RcodeNameError
 		m.Ns = []dns.RR{r.soa(v)}
-		return
+		return false
 	}
-	limit := size / minRRSize
 	hdr := func(t uint16) dns.RR_Header {
 		return dns.RR_Header{Name: q.Name, Rrtype: t, Class: dns.ClassINET, Ttl: r.ttl}
 	}
@@ -116,17 +121,25 @@ func (r *responder) zoneAnswer(m *dns.Msg, q dns.Question, name string, size int
 	case n.apex && q.Qtype == dns.TypeSOA:
 		m.Answer = []dns.RR{r.soa(v)}
 	case n.set != nil && (q.Qtype == dns.TypeA || q.Qtype == dns.TypeAAAA):
-		list := n.set.v4
+		a, aaaa := n.set.records(name, r.ttl)
+		list, rrs, rrSize := n.set.v4, a, aAnswerSize
 		if q.Qtype == dns.TypeAAAA {
-			list = n.set.v6
+			list, rrs, rrSize = n.set.v6, aaaa, aaaaAnswerSize
 		}
-		for _, e := range pick(list, n.set.ranked, limit) {
-			m.Answer = append(m.Answer, addrRR(hdr(q.Qtype), e.addr))
+		if len(list) == 0 {
+			break
 		}
+		idx := pick(list, n.set.ranked, (size-fixedSize(m))/rrSize)
+		m.Answer = make([]dns.RR, len(idx))
+		for j, i := range idx {
+			m.Answer[j] = withOwner(rrs[i], q.Name)
+		}
+		m.Truncated = len(idx) < len(list)
+		return true
 	case n.set != nil && q.Qtype == dns.TypeSRV:
 		all := append(slices.Clip(n.set.v4), n.set.v6...)
-		for _, e := range pick(all, n.set.ranked, limit) {
-			r.srv(m, hdr(dns.TypeSRV), n.set.app, e, n.set.ranked)
+		for _, i := range pick(all, n.set.ranked, size/minRRSize) {
+			r.srv(m, hdr(dns.TypeSRV), n.set.app, all[i], n.set.ranked)
 		}
 	case n.one != nil:
 		r.instanceAnswer(m, q, hdr, n.one)
@@ -134,6 +147,49 @@ func (r *responder) zoneAnswer(m *dns.Msg, q dns.Question, name string, size int
 	if len(m.Answer) == 0 {
 		m.Ns = []dns.RR{r.soa(v)}
 	}
+	return false
+}
+
+// The wire size of an A and an AAAA record in an answer whose owner is
+// the question's name: a compression pointer, type, class, TTL, length
+// and address.
+const (
+	aAnswerSize    = 2 + 10 + 4
+	aaaaAnswerSize = 2 + 10 + 16
+)
+
+// fixedSize bounds the wire size of m without answers: the header, the
+// question (a name's wire form is at most its text's length plus one) and
+// an OPT record without options.
+func fixedSize(m *dns.Msg) int {
+	n := 12
+	for _, q := range m.Question {
+		n += len(q.Name) + 1 + 4
+	}
+	if m.IsEdns0() != nil {
+		n += 11
+	}
+	return n
+}
+
+// withOwner returns rr with owner name, a copy when its own differs (a
+// question asked in mixed case gets its case back, as resolvers that
+// randomise case check).
+func withOwner(rr dns.RR, owner string) dns.RR {
+	if rr.Header().Name == owner {
+		return rr
+	}
+	switch rr := rr.(type) {
+	case *dns.A:
+		c := *rr
+		c.Hdr.Name = owner
+		return &c
+	case *dns.AAAA:
+		c := *rr
+		c.Hdr.Name = owner
+		return &c
+	}
+	return rr
 }
 
 // lookup finds what name (lower case, in the zone) stands for; ok is false
@@ -181,38 +237,38 @@ func (r *responder) lookup(v *view, name string) (node, bool) {
 	return node{}, false
 }
 
-// pick returns up to limit entries of list in answer order: shuffled, or
-// for a ranked list (a NameNode application) shuffled within each rank and
-// the ranks in order. It never copies more than it returns, whatever the
-// size of list, except for a ranked list.
-func pick(list []entry, ranked bool, limit int) []entry {
+// pick returns the indices in list of up to limit entries, in answer
+// order: shuffled, or for a ranked list (a NameNode application) shuffled
+// within each rank and the ranks in order. Drawing few of many costs the
+// few, not the many.
+func pick(list []entry, ranked bool, limit int) []int {
 	n := len(list)
+	k := max(0, min(n, limit))
 	if ranked {
-		out := slices.Clone(list)
+		idx := make([]int, n)
+		for i := range idx {
+			idx[i] = i
+		}
 		for i := 0; i < n; {
 			j := i
-			for j < n && out[j].rank == out[i].rank {
+			for j < n && list[j].rank == list[i].rank {
 				j++
 			}
-			rand.Shuffle(j-i, func(a, b int) { out[i+a], out[i+b] = out[i+b], out[i+a] })
+			rand.Shuffle(j-i, func(a, b int) { idx[i+a], idx[i+b] = idx[i+b], idx[i+a] })
 			i = j
 		}
-		return out[:min(n, limit)]
+		return idx[:k]
 	}
-	k := min(n, limit)
 	if k > n/2 {
-		out := slices.Clone(list)
-		rand.Shuffle(n, func(a, b int) { out[a], out[b] = out[b], out[a] })
-		return out[:k]
+		return rand.Perm(n)[:k]
 	}
-	// Few of many: draw k distinct indices.
 	seen := make([]uint64, (n+63)/64)
-	out := make([]entry, 0, k)
+	out := make([]int, 0, k)
 	for len(out) < k {
 		i := rand.IntN(n)
 		if seen[i/64]&(1<<(i%64)) == 0 {
 			seen[i/64] |= 1 << (i % 64)
-			out = append(out, list[i])
+			out = append(out, i)
 		}
 	}
 	return out

@@ -316,6 +316,24 @@ func TestTruncation(t *testing.T) {
 				c.edns, r.Truncated, len(b), len(r.Answer), c.max)
 		}
 	}
+	var v6 []*heureka.Instance
+	for i := range 300 {
+		v6 = append(v6, instance("BIG6", fmt.Sprintf("v6-%d", i), fmt.Sprintf("2001:db8::%x", i+1)))
+	}
+	f.register(t, v6...)
+	for _, network := range []string{"udp", "tcp"} {
+		r := f.ask(t, network, "BIG6.service.heureka", dns.TypeAAAA, 1232)
+		r.Compress = true
+		b, _ := r.Pack()
+		want := 300
+		if network == "udp" {
+			want = (1232 - 12 - len("BIG6.service.heureka.") - 1 - 4 - 11) / 28
+		}
+		if len(r.Answer) != want || r.Truncated != (network == "udp") || network == "udp" && len(b) > 1232 {
+			t.Errorf("AAAA over %s: %d records, tc=%v, %d bytes; want %d, tc=%v", network, len(r.Answer), r.Truncated, len(b), want, network == "udp")
+		}
+	}
+
 	r := f.ask(t, "tcp", "big.service.heureka", dns.TypeA, 0)
 	got := addrs(r.Answer)
 	slices.Sort(got)

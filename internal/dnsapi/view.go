@@ -11,6 +11,7 @@ import (
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/hdfs"
 	"github.com/heureka-project/heureka/registry"
+	"github.com/miekg/dns"
 )
 
 // roleStateKey is the metadata key an instance's role state is read from
@@ -72,7 +73,7 @@ func newEntry(in *heureka.Instance, nameNode bool) entry {
 // application re-reads only its changed blocks.
 type view struct {
 	snap *registry.Snapshot
-	prev map[string]*appView // the previous view's parts, to reuse
+	prev map[string]*appView // the parts built under earlier views, to reuse; never modified
 
 	mu   sync.Mutex
 	apps map[string]*appView // by upper-case name
@@ -98,6 +99,28 @@ type set struct {
 	app    string
 	ranked bool
 	v4, v6 []entry
+
+	once    sync.Once
+	a, aaaa []dns.RR // v4's and v6's address records, index for index
+}
+
+// records returns s's A and AAAA records, index for index with v4 and v6,
+// made the first time with owner name owner and TTL ttl. A set answers
+// one name only (its application's, role state's or rack's, in lower
+// case), so its records are made once and shared by every answer.
+func (s *set) records(owner string, ttl uint32) (a, aaaa []dns.RR) {
+	s.once.Do(func() {
+		h := dns.RR_Header{Name: owner, Class: dns.ClassINET, Ttl: ttl}
+		s.a = make([]dns.RR, len(s.v4))
+		for i, e := range s.v4 {
+			s.a[i] = addrRR(h, e.addr)
+		}
+		s.aaaa = make([]dns.RR, len(s.v6))
+		for i, e := range s.v6 {
+			s.aaaa[i] = addrRR(h, e.addr)
+		}
+	})
+	return s.a, s.aaaa
 }
 
 func (s *set) add(e entry) {
@@ -122,12 +145,19 @@ func (vs *views) current() *view {
 	if old != nil && old.snap == snap {
 		return old
 	}
-	v := &view{snap: snap, apps: map[string]*appView{}}
+	v := &view{snap: snap, apps: map[string]*appView{}, prev: map[string]*appView{}}
 	if old != nil {
+		// Every part built so far is carried forward, not only the ones
+		// asked for under the last view, unless its application is gone.
 		old.mu.Lock()
-		v.prev = old.apps
-		old.apps = maps.Clone(old.apps) // old readers keep working on a copy
+		maps.Copy(v.prev, old.prev)
+		maps.Copy(v.prev, old.apps)
 		old.mu.Unlock()
+		for name := range v.prev {
+			if _, ok := snap.AppBlocks(name); !ok {
+				delete(v.prev, name)
+			}
+		}
 	}
 	if vs.cur.CompareAndSwap(old, v) {
 		return v
