@@ -17,7 +17,8 @@
 // summary once; GET v1/events, the event stream, through an EventSource,
 // from the summary's version, applying each event to its row and its
 // rack-map square, batched per animation frame; GET v1/status every few
-// seconds for the peers, the start-up sync and self-preservation; and
+// seconds for the peers, the start-up sync, self-preservation and the DNS
+// server's zone, address and queries (when it serves DNS); and
 // GET eureka/apps/APP/ID for one instance's details when it is clicked. A
 // resync event, or a stream that cannot be resumed, makes it read the
 // summary again and follow the stream from that version.

@@ -193,3 +193,19 @@ func typeFilter(t *testing.T, p *page, s string) {
 		t.Fatalf("typing %q into the filter: %v", s, err)
 	}
 }
+
+// TestDashboardDNSLine: with --dns-listen, the header names the DNS zone,
+// its address and the queries answered, and the count follows queries.
+func TestDashboardDNSLine(t *testing.T) {
+	p := openPage(t, 1400, 700)
+	ts := startServer(t, "--dns-listen", "127.0.0.1:0")
+	if err := chromedp.Do(p.ctx, chromedp.Navigate(ts.URL+"/")); err != nil {
+		t.Fatal(err)
+	}
+	p.waitFor(t, 15*time.Second, `document.querySelector("#node .dns") !== null`, "the DNS line")
+	got := p.text(t, "#node .dns")
+	if !strings.HasPrefix(got, "DNS heureka. on 127.0.0.1:") || !strings.HasSuffix(got, " · 0 queries") {
+		t.Errorf("the DNS line reads %q; want DNS heureka. on 127.0.0.1:PORT · 0 queries", got)
+	}
+	p.screenshot(t, "dashboard-dns.png")
+}

@@ -27,11 +27,11 @@ type server struct {
 
 // startServer runs the heureka binary (HEUREKA_BIN, or built once from
 // the repository) on 127.0.0.1:0 and returns once it has logged its
-// listening address. It is stopped when the test ends; its output is shown
+// listening address; extra flags are added. It is stopped when the test ends; its output is shown
 // if the test failed.
-func startServer(t *testing.T) *server {
+func startServer(t *testing.T, extra ...string) *server {
 	t.Helper()
-	p := proctest.Start(t, "heureka server", "server", "--listen", "127.0.0.1:0")
+	p := proctest.Start(t, "heureka server", append([]string{"server", "--listen", "127.0.0.1:0"}, extra...)...)
 	return &server{URL: "http://" + p.WaitAddr(15*time.Second)}
 }
 

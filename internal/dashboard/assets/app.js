@@ -703,6 +703,13 @@
         el('span', null, 'version ', el('code', { text: String(state.version) })),
         el('span', { class: 'sep' }, '·'),
         el('span', null, st.ready ? 'ready' : 'not ready'));
+      if (st.dns) {
+        // The DNS server (heureka server --dns-listen): its zone, address and queries answered.
+        node.append(el('span', { class: 'sep' }, '·'),
+          el('span', { class: 'dns', title: 'dig @HOST -p PORT APP.service.' + (st.dns.domain || '') },
+            'DNS ', el('code', { text: String(st.dns.domain || '?') }), ' on ',
+            el('code', { text: String(st.dns.listen || '?') }), ' · ' + count(st.dns.queries) + ' queries'));
+      }
     }
 
     const banner = $('banner');
