@@ -1,13 +1,14 @@
 // Package server is the heureka server program as a library: it wires the
-// registry (package registry), peer replication (package replication) and
-// the HTTP API (internal/httpapi) into one process, with TLS, credentials
-// and their reload. `heureka server` turns its flags into a Config and runs
+// registry (package registry), peer replication (package replication),
+// the HTTP API (internal/httpapi) and, when Config.DNS.Listen is set, the
+// DNS server (internal/dnsapi) into one process, with TLS, credentials and
+// their reload. `heureka server` turns its flags into a Config and runs
 // a Server; the demo and the end-to-end tests run the same wiring on port 0.
 //
 // A Server's life: New has no side effects; Open validates the Config,
 // builds the parts, listens synchronously (a busy port is Open's error) and
 // starts the actors (the registry's loop, replication, the HTTP server, the
-// credentials watcher) in an errgroup, where the first to return stops the
+// DNS server, the credentials watcher) in an errgroup, where the first to return stops the
 // rest; Close(ctx) stops them gracefully, bounded by ShutdownTimeout and by
 // ctx, and is idempotent.
 //
