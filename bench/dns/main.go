@@ -106,7 +106,11 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	if os.Getenv("HEUREKA_DNS_BENCH_KEEP") == "" {
+		defer os.RemoveAll(dir)
+	} else {
+		fmt.Println("# work directory kept:", dir)
+	}
 	bin := o.bin
 	if bin == "" {
 		if bin, err = proc.Build(ctx, o.repo, dir); err != nil {
@@ -128,7 +132,7 @@ func run(ctx context.Context, o options) error {
 	}
 	rackName, _ := dnsapi.RackName(rackOf(7, o.racks), dnApp, zone)
 	zoneFile := filepath.Join(dir, "heureka.zone")
-	if err := renderZone(ctx, h.client, zoneFile); err != nil {
+	if err := renderZone(ctx, h.client, zoneFile, len(ins)+3); err != nil {
 		return err
 	}
 	knot, err := startKnot(ctx, dir, zoneFile, o.serverCPUs)
@@ -291,10 +295,25 @@ func registerAll(ctx context.Context, c *client.Client, ins []*heureka.Instance)
 
 // renderZone writes the zone heureka serves, as a static zone file: the
 // application, role-state and rack names with their A records.
-func renderZone(ctx context.Context, c *client.Client, path string) error {
-	apps, err := c.Apps(ctx)
-	if err != nil {
-		return err
+func renderZone(ctx context.Context, c *client.Client, path string, want int) error {
+	// A listing may be served up to 10 s behind after a registration
+	// storm (docs/deployment.md, --storm-rate): wait for all of it.
+	var apps *heureka.Applications
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Second) {
+		var err error
+		if apps, err = c.Apps(ctx); err != nil {
+			return err
+		}
+		n := 0
+		for _, a := range apps.Apps {
+			n += len(a.Instances)
+		}
+		if n == want {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the listing holds %d instances a minute after %d registered", n, want)
+		}
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "$ORIGIN %s\n$TTL 0\n@ SOA ns.%s hostmaster.%s 1 3600 600 86400 0\n@ NS ns.%s\nns A 127.0.0.1\n", zone, zone, zone, zone)

@@ -94,9 +94,9 @@ func (r *responder) respond(req *dns.Msg, udp bool) *dns.Msg {
 
 // node is what a name in the zone stands for.
 type node struct {
-	apex bool
-	set  *set              // a set of instances (possibly empty)
-	one  *heureka.Instance // an instance name
+	apex  bool
+	group *group            // a group of instances (possibly empty)
+	one   *heureka.Instance // an instance name
 }
 
 // zoneAnswer answers a name in the zone. sized is true when it has cut the
@@ -120,26 +120,33 @@ func (r *responder) zoneAnswer(m *dns.Msg, q dns.Question, name string, size int
 		m.Answer = []dns.RR{&dns.HINFO{Hdr: hdr(dns.TypeHINFO), Cpu: "RFC8482"}}
 	case n.apex && q.Qtype == dns.TypeSOA:
 		m.Answer = []dns.RR{r.soa(v)}
-	case n.set != nil && (q.Qtype == dns.TypeA || q.Qtype == dns.TypeAAAA):
-		a, aaaa := n.set.records(name, r.ttl)
-		list, rrs, rrSize := n.set.v4, a, aAnswerSize
-		if q.Qtype == dns.TypeAAAA {
-			list, rrs, rrSize = n.set.v6, aaaa, aaaaAnswerSize
+	case n.group != nil && (q.Qtype == dns.TypeA || q.Qtype == dns.TypeAAAA):
+		g, v6 := n.group, q.Qtype == dns.TypeAAAA
+		rrSize := aAnswerSize
+		if v6 {
+			rrSize = aaaaAnswerSize
 		}
-		if len(list) == 0 {
+		total := g.count(v6)
+		if total == 0 {
 			break
 		}
-		idx := pick(list, n.set.ranked, (size-fixedSize(m))/rrSize)
+		idx := pick(total, func(i int) int { return g.entry(v6, i).rank }, g.ranked, (size-fixedSize(m))/rrSize)
 		m.Answer = make([]dns.RR, len(idx))
 		for j, i := range idx {
-			m.Answer[j] = withOwner(rrs[i], q.Name)
+			m.Answer[j] = withOwner(g.record(v6, i, name, r.ttl), q.Name)
 		}
-		m.Truncated = len(idx) < len(list)
+		m.Truncated = len(idx) < total
 		return true
-	case n.set != nil && q.Qtype == dns.TypeSRV:
-		all := append(slices.Clip(n.set.v4), n.set.v6...)
-		for _, i := range pick(all, n.set.ranked, size/minRRSize) {
-			r.srv(m, hdr(dns.TypeSRV), n.set.app, all[i], n.set.ranked)
+	case n.group != nil && q.Qtype == dns.TypeSRV:
+		g, n4 := n.group, n.group.count(false)
+		at := func(i int) entry {
+			if i < n4 {
+				return g.entry(false, i)
+			}
+			return g.entry(true, i-n4)
+		}
+		for _, i := range pick(n4+g.count(true), func(i int) int { return at(i).rank }, g.ranked, size/minRRSize) {
+			r.srv(m, hdr(dns.TypeSRV), g.app, at(i), g.ranked)
 		}
 	case n.one != nil:
 		r.instanceAnswer(m, q, hdr, n.one)
@@ -211,9 +218,9 @@ func (r *responder) lookup(v *view, name string) (node, bool) {
 	case a == nil:
 		return node{}, false
 	case len(qual) == 0:
-		return node{set: &a.up}, true
+		return node{group: a.group(groupKey{kindAll, ""})}, true
 	case len(qual) == 1:
-		return node{set: a.state(qual[0])}, true
+		return node{group: a.group(groupKey{kindState, qual[0]})}, true
 	}
 	last := len(qual) - 1
 	switch qual[last] {
@@ -222,7 +229,7 @@ func (r *responder) lookup(v *view, name string) (node, bool) {
 		if !ok {
 			return node{}, false
 		}
-		return node{set: a.rack("/" + rack)}, true
+		return node{group: a.group(groupKey{kindRack, "/" + rack})}, true
 	case idMarker:
 		id, ok := decodeParts(qual[:last], ".")
 		if !ok {
@@ -237,26 +244,15 @@ func (r *responder) lookup(v *view, name string) (node, bool) {
 	return node{}, false
 }
 
-// pick returns the indices in list of up to limit entries, in answer
-// order: shuffled, or for a ranked list (a NameNode application) shuffled
-// within each rank and the ranks in order. Drawing few of many costs the
-// few, not the many.
-func pick(list []entry, ranked bool, limit int) []int {
-	n := len(list)
+// pick returns the indices of up to limit of n instances, in answer order:
+// shuffled, or for a ranked list (a NameNode application's) in rank order
+// and shuffled within each rank. Drawing few of many costs the few, not
+// the many, except in a ranked list, which is small.
+func pick(n int, rank func(i int) int, ranked bool, limit int) []int {
 	k := max(0, min(n, limit))
 	if ranked {
-		idx := make([]int, n)
-		for i := range idx {
-			idx[i] = i
-		}
-		for i := 0; i < n; {
-			j := i
-			for j < n && list[j].rank == list[i].rank {
-				j++
-			}
-			rand.Shuffle(j-i, func(a, b int) { idx[i+a], idx[i+b] = idx[i+b], idx[i+a] })
-			i = j
-		}
+		idx := rand.Perm(n)
+		slices.SortStableFunc(idx, func(a, b int) int { return rank(a) - rank(b) })
 		return idx[:k]
 	}
 	if k > n/2 {

@@ -57,10 +57,12 @@
 // A Server is safe for concurrent use once Open returns: miekg/dns serves
 // each query on a goroutine of its own. Answers are made from a view of
 // the registry's snapshot (view.go), replaced when the registry's snapshot
-// changes; an application's part is built the first time it is asked
-// after a change, under the view's lock, from its blocks, re-reading only
-// the blocks that changed. Views and their parts are never modified once
-// built, except for the per-rack index, built once per part.
+// changes. Under a view, an application is a part per registry block (its
+// UP instances by group: all, per role state, per rack), built once per
+// block and shared by every view while the block lives, so a change costs
+// the blocks it touched; a group (what one name answers) is put together
+// from the blocks' parts when first asked, under the application's lock,
+// and its address records are made once. Nothing is modified once built.
 //
 // # What it does not do
 //

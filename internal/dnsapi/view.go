@@ -67,10 +67,9 @@ func newEntry(in *heureka.Instance, nameNode bool) entry {
 }
 
 // view is what answers are made from: one registry snapshot and, for each
-// application asked about since it was taken, that application's UP
-// instances by role state and by rack. An application's part is kept from
-// one view to the next while its blocks are the same, and a changed
-// application re-reads only its changed blocks.
+// application asked about since it was taken, that application's part.
+// An application's part is kept from one view to the next while its blocks
+// are the same; a changed application re-reads only its changed blocks.
 type view struct {
 	snap *registry.Snapshot
 	prev map[string]*appView // the parts built under earlier views, to reuse; never modified
@@ -79,35 +78,60 @@ type view struct {
 	apps map[string]*appView // by upper-case name
 }
 
-// appView is one application's part of a view.
+// appView is one application's part of a view: a part per registry block,
+// and the groups asked for, each made from the blocks' parts when first
+// asked.
 type appView struct {
 	name     string // upper case, as registered
 	blocks   []*registry.Block
-	entries  map[*registry.Block][]entry // every instance, per block
+	parts    map[*registry.Block]*blockPart
 	nameNode bool
-	up       set // UP instances with an address; NameNodes by rank
-	byState  map[string]*set
 
-	rackOnce sync.Once
-	byRack   map[string]*set
+	mu     sync.Mutex
+	groups map[groupKey]*group
 }
 
-// set is instances an answer is drawn from, by address family. In a
-// ranked set (a NameNode application's plain name) each list is in rank
-// order.
+// groupKey names a group of an application: all its UP instances
+// (kindAll), those in one role state (kindState) or on one rack (kindRack).
+type groupKey struct {
+	kind byte
+	v    string
+}
+
+const (
+	kindAll   = 'a'
+	kindState = 's'
+	kindRack  = 'r'
+)
+
+// blockPart is one registry block's UP instances with an address, by the
+// groups they belong to. It is built once per block and shared by every
+// view while the block lives.
+type blockPart struct {
+	sets map[groupKey]*set
+}
+
+// set is one block's instances of one group, by address family; in a
+// NameNode application each list is in rank order.
 type set struct {
-	app    string
-	ranked bool
 	v4, v6 []entry
 
 	once    sync.Once
 	a, aaaa []dns.RR // v4's and v6's address records, index for index
 }
 
+func (s *set) add(e entry) {
+	if e.addr.Is4() {
+		s.v4 = append(s.v4, e)
+	} else {
+		s.v6 = append(s.v6, e)
+	}
+}
+
 // records returns s's A and AAAA records, index for index with v4 and v6,
-// made the first time with owner name owner and TTL ttl. A set answers
-// one name only (its application's, role state's or rack's, in lower
-// case), so its records are made once and shared by every answer.
+// made the first time with owner name owner and TTL ttl. A set belongs to
+// one group of one application, which one name answers (in lower case),
+// so its records are made once and shared by every answer.
 func (s *set) records(owner string, ttl uint32) (a, aaaa []dns.RR) {
 	s.once.Do(func() {
 		h := dns.RR_Header{Name: owner, Class: dns.ClassINET, Ttl: ttl}
@@ -123,12 +147,60 @@ func (s *set) records(owner string, ttl uint32) (a, aaaa []dns.RR) {
 	return s.a, s.aaaa
 }
 
-func (s *set) add(e entry) {
-	if e.addr.Is4() {
-		s.v4 = append(s.v4, e)
-	} else {
-		s.v6 = append(s.v6, e)
+// group is the instances one name answers: the sets of one key, one per
+// block that has any, in block order, with the running counts that find
+// the i-th instance of a family. In a ranked group (a NameNode
+// application's plain name) answers are in rank order.
+type group struct {
+	app    string
+	ranked bool
+	sets   []*set
+	ends4  []int // ends4[j]: v4 instances in sets[:j+1]
+	ends6  []int
+}
+
+// count returns the number of instances of a family (v6: IPv6).
+func (g *group) count(v6 bool) int {
+	ends := g.ends4
+	if v6 {
+		ends = g.ends6
 	}
+	if len(ends) == 0 {
+		return 0
+	}
+	return ends[len(ends)-1]
+}
+
+// at returns the i-th instance of a family, its set and its index there.
+func (g *group) at(v6 bool, i int) (*set, int) {
+	ends := g.ends4
+	if v6 {
+		ends = g.ends6
+	}
+	j, _ := slices.BinarySearch(ends, i+1)
+	start := 0
+	if j > 0 {
+		start = ends[j-1]
+	}
+	return g.sets[j], i - start
+}
+
+func (g *group) entry(v6 bool, i int) entry {
+	s, k := g.at(v6, i)
+	if v6 {
+		return s.v6[k]
+	}
+	return s.v4[k]
+}
+
+// record returns the i-th instance's address record, owned by owner.
+func (g *group) record(v6 bool, i int, owner string, ttl uint32) dns.RR {
+	s, k := g.at(v6, i)
+	a, aaaa := s.records(owner, ttl)
+	if v6 {
+		return aaaa[k]
+	}
+	return a[k]
 }
 
 // views keeps the view of the registry's current snapshot.
@@ -190,75 +262,77 @@ func (v *view) app(name string) *appView {
 	return a
 }
 
+// buildApp makes an application's part, reusing prev's part of every block
+// the two share.
 func buildApp(ab registry.AppBlocks, prev *appView) *appView {
 	role, _, isHDFS := hdfs.ParseAppName(ab.Name)
-	nameNode := isHDFS && role == hdfs.RoleNameNode
-	a := &appView{name: ab.Name, blocks: ab.Blocks, entries: make(map[*registry.Block][]entry, len(ab.Blocks)),
-		nameNode: nameNode, up: set{app: ab.Name, ranked: nameNode}, byState: map[string]*set{}}
+	a := &appView{name: ab.Name, blocks: ab.Blocks, parts: make(map[*registry.Block]*blockPart, len(ab.Blocks)),
+		nameNode: isHDFS && role == hdfs.RoleNameNode, groups: map[groupKey]*group{}}
 	for _, b := range ab.Blocks {
-		es, ok := []entry(nil), false
+		p, ok := (*blockPart)(nil), false
 		if prev != nil {
-			es, ok = prev.entries[b]
+			p, ok = prev.parts[b]
 		}
 		if !ok {
-			es = make([]entry, 0, b.Len())
-			for in := range b.All() {
-				es = append(es, newEntry(in, a.nameNode))
-			}
+			p = buildPart(b, a.nameNode)
 		}
-		a.entries[b] = es
-		for _, e := range es {
-			if e.status == heureka.StatusUp && e.addr.IsValid() {
-				a.up.add(e)
-			}
-		}
-	}
-	if a.nameNode {
-		byRank := func(x, y entry) int { return x.rank - y.rank }
-		slices.SortStableFunc(a.up.v4, byRank)
-		slices.SortStableFunc(a.up.v6, byRank)
-	}
-	for _, e := range a.all() {
-		if e.state != "" {
-			a.byState[e.state] = addTo(a.byState[e.state], a.name, e)
-		}
+		a.parts[b] = p
 	}
 	return a
 }
 
-func addTo(s *set, app string, e entry) *set {
-	if s == nil {
-		s = &set{app: app}
-	}
-	s.add(e)
-	return s
-}
-
-// all returns the UP instances with an address, IPv4 first.
-func (a *appView) all() []entry {
-	return append(slices.Clip(a.up.v4), a.up.v6...)
-}
-
-// state returns the UP instances in role state st (lower case).
-func (a *appView) state(st string) *set {
-	if s, ok := a.byState[st]; ok {
-		return s
-	}
-	return &set{app: a.name}
-}
-
-// rack returns the UP instances on rack (a normalised path).
-func (a *appView) rack(rack string) *set {
-	a.rackOnce.Do(func() {
-		a.byRack = map[string]*set{}
-		for _, e := range a.all() {
-			a.byRack[e.rack] = addTo(a.byRack[e.rack], a.name, e)
+func buildPart(b *registry.Block, nameNode bool) *blockPart {
+	p := &blockPart{sets: map[groupKey]*set{}}
+	add := func(k groupKey, e entry) {
+		s := p.sets[k]
+		if s == nil {
+			s = &set{}
+			p.sets[k] = s
 		}
-	})
-	if s, ok := a.byRack[rack]; ok {
-		return s
+		s.add(e)
 	}
-	return &set{app: a.name}
+	for in := range b.All() {
+		e := newEntry(in, nameNode)
+		if e.status != heureka.StatusUp || !e.addr.IsValid() {
+			continue
+		}
+		add(groupKey{kindAll, ""}, e)
+		add(groupKey{kindRack, e.rack}, e)
+		if e.state != "" {
+			add(groupKey{kindState, e.state}, e)
+		}
+	}
+	if nameNode {
+		byRank := func(x, y entry) int { return x.rank - y.rank }
+		for _, s := range p.sets {
+			slices.SortStableFunc(s.v4, byRank)
+			slices.SortStableFunc(s.v6, byRank)
+		}
+	}
+	return p
+}
+
+// group returns the group k, made from the blocks' parts when first asked.
+func (a *appView) group(k groupKey) *group {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if g, ok := a.groups[k]; ok {
+		return g
+	}
+	g := &group{app: a.name, ranked: a.nameNode && k.kind == kindAll}
+	n4, n6 := 0, 0
+	for _, b := range a.blocks {
+		s := a.parts[b].sets[k]
+		if s == nil {
+			continue
+		}
+		n4, n6 = n4+len(s.v4), n6+len(s.v6)
+		g.sets = append(g.sets, s)
+		g.ends4 = append(g.ends4, n4)
+		g.ends6 = append(g.ends6, n6)
+	}
+	a.groups[k] = g
+	return g
 }
 
 // find returns the application named by the longest run of trailing labels
