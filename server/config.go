@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/internal/auth"
 	"github.com/heureka-project/heureka/internal/conntime"
 	"github.com/heureka-project/heureka/internal/dnsapi"
@@ -166,7 +167,7 @@ func (c Config) Validate() error {
 		return err
 	}
 	if err := c.DNS.Validate(); err != nil {
-		return err
+		return heureka.ConfigIn("DNS", err)
 	}
 	if c.DNS.Listen != "" && c.AuthFile != "" && len(c.DNS.Allow) == 0 {
 		return errors.New("dns-allow: authentication is on, so DNS answers only the networks --dns-allow names (CIDR,...); DNS carries no credentials")

@@ -1,12 +1,12 @@
 package dnsapi
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
 	"time"
 
+	"github.com/heureka-project/heureka"
 	"github.com/miekg/dns"
 )
 
@@ -77,36 +77,37 @@ func DefaultConfig() Config {
 	}
 }
 
-// Validate checks c, naming the setting at fault by its flag name where
-// it has one.
+// Validate checks c; its errors are *heureka.ConfigError naming the
+// field. A Config without Listen (DNS off) is valid whatever else it holds.
 func (c Config) Validate() error {
-	switch {
-	case c.Listen == "":
+	if c.Listen == "" {
 		return nil
-	case c.Domain == "" || strings.Trim(c.Domain, ".") == "":
-		return errors.New("dns-domain: empty; give a zone such as heureka.")
-	case c.TTL < 0 || c.TTL > 24*time.Hour:
-		return fmt.Errorf("dns TTL %v: want 0 to 24h", c.TTL)
-	case c.MaxUDPSize < 512 || c.MaxUDPSize > dns.MaxMsgSize:
-		return fmt.Errorf("dns MaxUDPSize %d: want 512 to %d bytes", c.MaxUDPSize, dns.MaxMsgSize)
-	case c.Rate < 0:
-		return fmt.Errorf("dns-rate %v: want 0 (no limit) or more queries a second", c.Rate)
-	case c.Rate > 0 && c.Burst < 1:
-		return fmt.Errorf("dns burst %d: want at least 1 with a rate", c.Burst)
-	case c.Rate > 0 && c.MaxSources < 1:
-		return fmt.Errorf("dns MaxSources %d: want at least 1 with a rate", c.MaxSources)
-	case c.MaxTCPConns < 1:
-		return fmt.Errorf("dns MaxTCPConns %d: want at least 1", c.MaxTCPConns)
-	case c.ReadTimeout <= 0 || c.IdleTimeout <= 0:
-		return fmt.Errorf("dns timeouts %v, %v: want positive durations", c.ReadTimeout, c.IdleTimeout)
 	}
 	d := dns.Fqdn(strings.ToLower(c.Domain))
-	if _, ok := dns.IsDomainName(d); !ok || len(d) > 200 {
-		return fmt.Errorf("dns-domain: %q is not a domain name of at most 200 bytes", c.Domain)
+	if _, ok := dns.IsDomainName(d); !ok || strings.Trim(c.Domain, ".") == "" || len(d) > 200 {
+		return heureka.InvalidConfig("Domain", c.Domain, "want a domain name of at most 200 bytes, such as heureka.")
 	}
-	for _, p := range c.Allow {
+	switch {
+	case c.TTL < 0 || c.TTL > 24*time.Hour:
+		return heureka.InvalidConfig("TTL", c.TTL, "want 0 to 24h")
+	case c.MaxUDPSize < dns.MinMsgSize || c.MaxUDPSize > dns.MaxMsgSize:
+		return heureka.InvalidConfig("MaxUDPSize", c.MaxUDPSize, "want %d to %d bytes", dns.MinMsgSize, dns.MaxMsgSize)
+	case c.Rate < 0:
+		return heureka.InvalidConfig("Rate", c.Rate, "want 0 (no limit) or more queries a second")
+	case c.Rate > 0 && c.Burst < 1:
+		return heureka.InvalidConfig("Burst", c.Burst, "want at least 1 with a rate")
+	case c.Rate > 0 && c.MaxSources < 1:
+		return heureka.InvalidConfig("MaxSources", c.MaxSources, "want at least 1 with a rate")
+	case c.MaxTCPConns < 1:
+		return heureka.InvalidConfig("MaxTCPConns", c.MaxTCPConns, "want at least 1")
+	}
+	if err := heureka.Positive(heureka.NamedDuration{Field: "ReadTimeout", Value: c.ReadTimeout},
+		heureka.NamedDuration{Field: "IdleTimeout", Value: c.IdleTimeout}); err != nil {
+		return err
+	}
+	for i, p := range c.Allow {
 		if !p.IsValid() {
-			return fmt.Errorf("dns-allow: %v is not a network", p)
+			return heureka.InvalidConfig(fmt.Sprintf("Allow[%d]", i), p, "not a network")
 		}
 	}
 	return nil

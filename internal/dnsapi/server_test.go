@@ -2,6 +2,7 @@ package dnsapi
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -507,20 +508,23 @@ func TestMetricsByTypeAndRcode(t *testing.T) {
 // TestConfigValidate names the setting at fault.
 func TestConfigValidate(t *testing.T) {
 	for _, c := range []struct {
-		edit func(*Config)
-		want string
+		edit  func(*Config)
+		field string
 	}{
-		{func(c *Config) { c.Domain = "." }, "dns-domain"},
-		{func(c *Config) { c.Domain = "a..b" }, "dns-domain"},
+		{func(c *Config) { c.Domain = "." }, "Domain"},
+		{func(c *Config) { c.Domain = "a..b" }, "Domain"},
 		{func(c *Config) { c.MaxUDPSize = 100 }, "MaxUDPSize"},
-		{func(c *Config) { c.Rate = -1 }, "dns-rate"},
+		{func(c *Config) { c.Rate = -1 }, "Rate"},
 		{func(c *Config) { c.TTL = -time.Second }, "TTL"},
+		{func(c *Config) { c.ReadTimeout = 0 }, "ReadTimeout"},
+		{func(c *Config) { c.Allow = []netip.Prefix{{}} }, "Allow[0]"},
 	} {
 		cfg := DefaultConfig()
 		cfg.Listen = "127.0.0.1:0"
 		c.edit(&cfg)
-		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%+v: error %v; want one naming %s", cfg, err, c.want)
+		ce, ok := errors.AsType[*heureka.ConfigError](cfg.Validate())
+		if !ok || ce.Field != c.field {
+			t.Errorf("%+v: error %v; want a ConfigError naming %s", cfg, cfg.Validate(), c.field)
 		}
 	}
 	if err := DefaultConfig().Validate(); err != nil {
