@@ -27,6 +27,9 @@ type Config struct {
 	// BasePort is the first registry server's port; the others use the
 	// next two. 0 picks free ports.
 	BasePort int
+	// DNSPort is the first registry server's DNS port (UDP and TCP); the
+	// others use the next two. With BasePort 0 they are free ports too.
+	DNSPort int
 	// DataNodes is how many simulated DataNodes run (1 to 50).
 	DataNodes int
 	// Cluster names the HDFS cluster: applications hdfs-datanode.NAME and
@@ -45,6 +48,8 @@ func DefaultConfig() Config {
 		// Eureka's port, so that the commands' default registry URL
 		// reaches the demo.
 		BasePort: 8761,
+		// Consul's DNS port: no privilege needed, and people know it.
+		DNSPort: 8600,
 		// Two of each of three racks: enough to show placement across racks.
 		DataNodes: 6,
 		Cluster:   "demo",
@@ -59,6 +64,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.BasePort < 0 || c.BasePort > 65533:
 		return heureka.InvalidConfig("BasePort", c.BasePort, "want 0 or a port up to 65533")
+	case c.BasePort != 0 && (c.DNSPort < 1 || c.DNSPort > 65533):
+		return heureka.InvalidConfig("DNSPort", c.DNSPort, "want a port up to 65533")
 	case c.DataNodes < 1 || c.DataNodes > 50:
 		return heureka.InvalidConfig("DataNodes", c.DataNodes, "want 1 to 50")
 	case c.Cluster == "" || strings.ContainsAny(c.Cluster, "/\\ \t.") || strings.ToLower(c.Cluster) != c.Cluster:
@@ -113,6 +120,16 @@ func New(cfg Config) *Cluster {
 
 // URLs are the registry servers' Eureka base URLs.
 func (d *Cluster) URLs() []string { return d.urls }
+
+// DNSAddrs are the registry servers' DNS addresses (HOST:PORT, UDP and
+// TCP), in the order of URLs; set by Open.
+func (d *Cluster) DNSAddrs() []string {
+	out := make([]string, len(d.servers))
+	for i, s := range d.servers {
+		out[i] = s.DNS.Addr()
+	}
+	return out
+}
 
 // Nodes are the simulated nodes, NameNodes first.
 func (d *Cluster) Nodes() []*Node { return d.nodes }
@@ -180,6 +197,10 @@ func (d *Cluster) openServers() error {
 		scfg.Replication.Peers = d.urls
 		scfg.Replication.SelfURL = d.urls[i]
 		scfg.Replication.SyncTimeout = 3 * time.Second // the peers start together, empty
+		scfg.DNS.Listen = "127.0.0.1:0"
+		if d.cfg.BasePort != 0 {
+			scfg.DNS.Listen = "127.0.0.1:" + strconv.Itoa(d.cfg.DNSPort+i)
+		}
 		s := server.New(scfg, d.log.With("peer", i+1))
 		if err := s.Open(); err != nil {
 			if d.cfg.BasePort != 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -17,7 +18,8 @@ import (
 const demoHelp = `
 Starts, in this one process and on loopback only:
 
-  - three registry servers, peers of each other (--base-port, +1, +2);
+  - three registry servers, peers of each other (--base-port, +1, +2), each
+    also serving DNS for the zone heureka. (--dns-port, +1, +2);
   - a SIMULATED HDFS cluster (not Hadoop: heureka's simulator serves /jmx in
     Hadoop's shape and holds a data/RPC port): two NameNodes, one active and
     one standby, and --datanodes DataNodes spread over three racks;
@@ -32,6 +34,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	cfg := demo.DefaultConfig()
 	fs := newFlagSet("demo", "demo [flags]", demoHelp, stderr)
 	fs.IntVar(&cfg.BasePort, "base-port", cfg.BasePort, "`port` of the first registry server; the others use the next two (0: any free ports)")
+	fs.IntVar(&cfg.DNSPort, "dns-port", cfg.DNSPort, "`port` of the first registry server's DNS (UDP and TCP); the others use the next two (free ports with --base-port 0)")
 	fs.IntVar(&cfg.DataNodes, "datanodes", cfg.DataNodes, "how many simulated DataNodes to run (1-50)")
 	fs.StringVar(&cfg.Cluster, "cluster", cfg.Cluster, "HDFS cluster `name` (applications hdfs-datanode.NAME, hdfs-namenode.NAME)")
 	logLevel := fs.String("log-level", "warn", "log level of the servers, simulators and agents: debug, info, warn or error")
@@ -39,7 +42,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if err := cfg.Validate(); err != nil {
-		return flagError(err, map[string]string{"BasePort": "--base-port", "DataNodes": "--datanodes", "Cluster": "--cluster"})
+		return flagError(err, map[string]string{"BasePort": "--base-port", "DNSPort": "--dns-port", "DataNodes": "--datanodes", "Cluster": "--cluster"})
 	}
 	var err error
 	if cfg.Logger, err = newLogger(stderr, "text", *logLevel); err != nil {
@@ -72,7 +75,10 @@ func printDemoIntro(w io.Writer, d *demo.Cluster, cluster string) {
 	ctl := func(n *demo.Node) string { return "http://" + n.Sim.ControlAddr() + "/sim" }
 	fmt.Fprintf(w, "heureka demo: 3 registry peers and a SIMULATED HDFS cluster %q (not Hadoop), all on loopback.\n\n", cluster)
 	fmt.Fprintf(w, "  Dashboard:  %s/   (every peer has one: %s/, %s/)\n", root(0), root(1), root(2))
-	fmt.Fprintf(w, "  Registry:   export HEUREKA_REGISTRY=%s\n\n", strings.Join(d.URLs(), ","))
+	fmt.Fprintf(w, "  Registry:   export HEUREKA_REGISTRY=%s\n", strings.Join(d.URLs(), ","))
+	dnsPort := func(i int) string { _, p, _ := net.SplitHostPort(d.DNSAddrs()[i]); return p }
+	fmt.Fprintf(w, "  DNS:        dig @127.0.0.1 -p %s hdfs-namenode.%s.service.heureka   (every peer answers: ports %s, %s)\n\n",
+		dnsPort(0), cluster, dnsPort(1), dnsPort(2))
 	fmt.Fprintf(w, "  %-5s %-14s %-14s %-8s %s\n", "NODE", "RACK", "ROLE", "", "SIMULATOR CONTROL")
 	for _, n := range d.Nodes() {
 		st := n.Sim.State()
@@ -100,9 +106,12 @@ Try, in another terminal (with HEUREKA_REGISTRY exported as above):
   # Bring it back: UP again at the next probe.
   curl -X POST %[2]s/start
 
-  # Fail the NameNode over: nn1 steps down, nn2 becomes active.
+  # Fail the NameNode over: nn1 steps down, nn2 becomes active. DNS, as
+  # Hadoop and Kafka clients ask it, follows within a second.
+  dig @127.0.0.1 -p %[7]s active.hdfs-namenode.%[1]s.service.heureka SRV +short
   curl -X POST '%[3]s/ha?state=standby'
   curl -X POST '%[4]s/ha?state=active'
+  dig @127.0.0.1 -p %[7]s active.hdfs-namenode.%[1]s.service.heureka SRV +short
 
   # Drain a DataNode (clients stop choosing it), then put it back.
   heureka status set %[5]s OUT_OF_SERVICE
@@ -122,5 +131,5 @@ Try, in another terminal (with HEUREKA_REGISTRY exported as above):
   heureka alert --webhook http://127.0.0.1:9000/hook
 
 Ctrl-C stops everything (agents drain and deregister first).
-`, cluster, ctl(dn), ctl(nn1), ctl(nn2), drain.ID, dn.Name)
+`, cluster, ctl(dn), ctl(nn1), ctl(nn2), drain.ID, dn.Name, dnsPort(0))
 }

@@ -32,7 +32,7 @@ Authentication is off unless --auth-file is given; SIGHUP reloads credentials an
 // as they stand.
 type serverFlags struct {
 	mode, peers, debugListen, dnsAllow string
-	newLog                   func() (*slog.Logger, error)
+	newLog                             func() (*slog.Logger, error)
 }
 
 // runServer is `heureka server`: parse flags, open, wait for SIGINT/SIGTERM

@@ -80,6 +80,7 @@ type demo struct {
 	Dashboard string // "http://127.0.0.1:PORT/"
 	Export    string // "export HEUREKA_REGISTRY=..."
 	Registry  string // the value exported
+	DNSPort   string // the first peer's DNS port ("DNS: dig @127.0.0.1 -p PORT ...")
 	Nodes     map[string]demoNode
 	stderr    *syncBuffer
 	done      chan error
@@ -88,6 +89,7 @@ type demo struct {
 var (
 	dashboardRE = regexp.MustCompile(`Dashboard:\s+(http://\S+/)`)
 	exportRE    = regexp.MustCompile(`(export HEUREKA_REGISTRY=(\S+))`)
+	dnsRE       = regexp.MustCompile(`DNS:\s+dig @127\.0\.0\.1 -p (\d+) `)
 	nodeRE      = regexp.MustCompile(`^\s+((?:nn|dn)\d+)\s+(\S+)\s+(NameNode|DataNode)\s+(active|standby)?\s*(http://\S+/sim)\s*$`)
 )
 
@@ -136,14 +138,17 @@ func startDemo(t *testing.T) *demo {
 	if m := exportRE.FindStringSubmatch(d.Intro); m != nil {
 		d.Export, d.Registry = m[1], m[2]
 	}
+	if m := dnsRE.FindStringSubmatch(d.Intro); m != nil {
+		d.DNSPort = m[1]
+	}
 	for _, line := range strings.Split(d.Intro, "\n") {
 		if m := nodeRE.FindStringSubmatch(line); m != nil {
 			d.Nodes[m[1]] = demoNode{Name: m[1], Rack: m[2], Role: m[3], HA: m[4], Control: m[5]}
 		}
 	}
-	if d.Dashboard == "" || d.Registry == "" || len(d.Nodes) != 8 {
-		t.Fatalf("cannot read the demo's introduction (dashboard %q, registry %q, %d nodes):\n%s\nstderr:\n%s",
-			d.Dashboard, d.Registry, len(d.Nodes), d.Intro, d.stderr)
+	if d.Dashboard == "" || d.Registry == "" || d.DNSPort == "" || len(d.Nodes) != 8 {
+		t.Fatalf("cannot read the demo's introduction (dashboard %q, registry %q, DNS port %q, %d nodes):\n%s\nstderr:\n%s",
+			d.Dashboard, d.Registry, d.DNSPort, len(d.Nodes), d.Intro, d.stderr)
 	}
 	return d
 }

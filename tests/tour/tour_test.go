@@ -122,6 +122,7 @@ func (r *tour) fill(cmd string) string {
 		"PORT", d.Nodes["dn2"].ControlPort(), // step 4: "the control URL of dn2"
 		"LOCATION-FROM-ABOVE", r.location,
 		"127.0.0.1:14000", "127.0.0.1:"+r.gateway,
+		"-p 8600 ", "-p "+d.DNSPort+" ", // step 5's DNS, on the first peer
 	).Replace(cmd)
 }
 
@@ -272,6 +273,18 @@ var checks = []check{
 			r.active = strings.ToLower(m[1])
 		}
 	}},
+	{regexp.MustCompile(`^dig @127\.0\.0\.1 -p 8600 active\.hdfs-namenode\.demo\.service\.heureka SRV \+short$`), func(r *tour, cmd string, _ []string) {
+		// "0 1 RPCPORT nn1.demo." before the failover, nn2 after it,
+		// "within a second" (the agents' next probe; 5 s on a busy machine).
+		want := r.active + ".demo."
+		eventually(r.t, 5*time.Second, "DNS's active NameNode", func() string {
+			out, errs, code := r.run(cmd)
+			if f := strings.Fields(out); code != 0 || len(f) != 4 || f[0] != "0" || f[3] != want {
+				return "exit " + strconv.Itoa(code) + ", want one SRV record 0 1 PORT " + want + ":\n" + out + errs
+			}
+			return ""
+		})
+	}},
 	{regexp.MustCompile(`^\./heureka instances hdfs-namenode\.demo$`), func(r *tour, cmd string, _ []string) {
 		// "the HA column follows at once": within the agents' next read.
 		id := "demo-" + r.active + ".demo-dc1.rack-" + map[string]string{"nn1": "a", "nn2": "b"}[r.active]
@@ -419,7 +432,7 @@ var checks = []check{
 
 // TestTour runs the README's five-minute tour as written.
 func TestTour(t *testing.T) {
-	needTools(t, "bash", "curl")
+	needTools(t, "bash", "curl", "dig")
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
