@@ -130,12 +130,16 @@ func (r *responder) zoneAnswer(m *dns.Msg, q dns.Question, name string, size int
 		if total == 0 {
 			break
 		}
-		idx := pick(total, func(i int) int { return g.entry(v6, i).rank }, g.ranked, (size-fixedSize(m))/rrSize)
+		fixed := fixedSize(m)
+		idx := pick(total, func(i int) int { return g.entry(v6, i).rank }, g.ranked, (size-fixed)/rrSize)
 		m.Answer = make([]dns.RR, len(idx))
 		for j, i := range idx {
 			m.Answer[j] = withOwner(g.record(v6, i, name, r.ttl), q.Name)
 		}
 		m.Truncated = len(idx) < total
+		// A small answer fits without compression, which saves the
+		// compression table an answer of thousands needs.
+		m.Compress = fixed+len(idx)*(rrSize-2+len(q.Name)+1) > size
 		return true
 	case n.group != nil && q.Qtype == dns.TypeSRV:
 		g, n4 := n.group, n.group.count(false)

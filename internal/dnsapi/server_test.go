@@ -482,6 +482,11 @@ func TestMetricsByTypeAndRcode(t *testing.T) {
 	f.udp(t, "nope.service.heureka", dns.TypeAAAA)
 	f.udp(t, "example.org", dns.TypeSRV)
 	m := f.srv.met
+	// A query is counted once its answer is sent: the client can have it
+	// a moment before.
+	for deadline := time.Now().Add(5 * time.Second); m.total.Load() < 4 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	for _, c := range []struct {
 		qtype, rcode string
 		want         float64
