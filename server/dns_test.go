@@ -51,7 +51,7 @@ func TestDNSAnswersWhatAnAnonymousReadMaySee(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = s.Close(context.Background()) })
 	in := &heureka.Instance{ID: "nn1", App: "HDFS-NAMENODE.PROD", HostName: "nn1.example.com", IPAddr: "192.0.2.1",
-		Status: heureka.StatusUp, Metadata: heureka.NewMetadata("ha_state", "active")}
+		Status: heureka.StatusUp, Metadata: heureka.NewMetadata("role_state", "active")}
 	in.Normalize()
 	if err := s.Registry.Register(in, false); err != nil {
 		t.Fatal(err)

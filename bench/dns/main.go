@@ -2,21 +2,21 @@
 // same names from a static zone file rendered from the registry, with
 // dnsperf (Debian's) as the load generator, all in one run:
 //
-//	cd bench && go run ./dns [-datanodes 20000] [-big 100000] [-duration 10s]
+//		cd bench && go run ./dns [-datanodes 20000] [-big 100000] [-duration 10s]
 //
-//  1. compare: one heureka with -datanodes DataNodes (over -racks racks)
-//     and a 3-NameNode application; Knot serving the zone rendered from
-//     it; dnsperf's peak queries/s against each, for the NameNode name and
-//     for one rack's DataNodes;
-//  2. latency: dnsperf at half of heureka's peak for each name, every
-//     answer's latency (dnsperf -v), the percentiles;
-//  3. change: -changes times, a DataNode drained (then back), and a UDP
-//     query repeated until the answer shows it: the time from the write
-//     sent, and from the write acknowledged, to that answer;
-//  4. renewals: a fresh heureka with -big instances; renewals at -renew-rate
-//     for -duration without DNS load, then again with dnsperf at half of
-//     the peak on the NameNode name: lost renewals and the latency
-//     percentiles of each.
+//	 1. compare: one heureka with -datanodes DataNodes (over -racks racks)
+//	    and a 3-NameNode application; Knot serving the zone rendered from
+//	    it; dnsperf's peak queries/s against each, for the NameNode name and
+//	    for one rack's DataNodes;
+//	 2. latency: dnsperf at half of heureka's peak for each name, every
+//	    answer's latency (dnsperf -v), the percentiles;
+//	 3. change: -changes times, a DataNode drained (then back), and a UDP
+//	    query repeated until the answer shows it: the time from the write
+//	    sent, and from the write acknowledged, to that answer;
+//	 4. renewals: a fresh heureka with -big instances; renewals at -renew-rate
+//	    for -duration without DNS load, then again with dnsperf at half of
+//	    the peak on the NameNode name: lost renewals and the latency
+//	    percentiles of each.
 //
 // The servers run on -server-cpus and the generators (dnsperf and this
 // program) on -gen-cpus (taskset), so on a 2-core machine they never share
@@ -263,7 +263,7 @@ func nameNodes() []*heureka.Instance {
 		out[i] = &heureka.Instance{ID: fmt.Sprintf("nn%d.prod.example.com", i+1), App: nnApp,
 			HostName: fmt.Sprintf("nn%d.prod.example.com", i+1), IPAddr: fmt.Sprintf("10.250.0.%d", i+1),
 			Status: heureka.StatusUp, Port: heureka.Port{Number: 8020, Enabled: true},
-			Lease: heureka.LeaseInfo{DurationSecs: 3600}, Metadata: heureka.NewMetadata("ha_state", st)}
+			Lease: heureka.LeaseInfo{DurationSecs: 3600}, Metadata: heureka.NewMetadata(heureka.MetaRoleState, st)}
 	}
 	return out
 }
@@ -323,7 +323,7 @@ func renderZone(ctx context.Context, c *client.Client, path string, want int) er
 				continue
 			}
 			fmt.Fprintf(&b, "%s A %s\n", dnsapi.ServiceName(a.Name, zone), in.IPAddr)
-			if st := in.Metadata.Get("ha_state"); st != "" {
+			if st := in.Metadata.Get(heureka.MetaRoleState); st != "" {
 				fmt.Fprintf(&b, "%s.%s A %s\n", st, dnsapi.ServiceName(a.Name, zone), in.IPAddr)
 			}
 			if name, ok := dnsapi.RackName(in.Metadata.Get("rack"), a.Name, zone); ok {

@@ -357,9 +357,9 @@ func (r *responder) instanceAnswer(m *dns.Msg, q dns.Question, hdr func(uint16) 
 func txtOf(in *heureka.Instance, e entry) []string {
 	kv := [][2]string{
 		{"app", strings.ToLower(in.App)}, {"id", in.ID}, {"host", in.HostName}, {"ip", in.IPAddr},
-		{"port", strconv.Itoa(int(e.port))}, {"status", string(in.Status)}, {hdfs.MetaRack, e.rack},
+		{"port", strconv.Itoa(int(e.port))}, {"status", string(in.Status)}, {heureka.MetaRack, e.rack},
 		{roleStateKey, e.state},
-		{hdfs.MetaVersion, in.Metadata.Get(hdfs.MetaVersion)},
+		{heureka.MetaVersion, in.Metadata.Get(heureka.MetaVersion)},
 		{hdfs.MetaDiskUsed, in.Metadata.Get(hdfs.MetaDiskUsed)},
 		{hdfs.MetaDiskTotal, in.Metadata.Get(hdfs.MetaDiskTotal)},
 		{"admin_state", in.Metadata.Get(hdfs.MetaStatus)},

@@ -26,7 +26,7 @@
 // In a NameNode application (hdfs.ParseAppName) the plain name lists the
 // active first, then standbys, then observers, shuffled only within each;
 // every other list is shuffled. The role state is read by roleState, from
-// one metadata key.
+// heureka.MetaRoleState (hdfs.MetaHAState for a NameNode without it).
 //
 // # Answers
 //

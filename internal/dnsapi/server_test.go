@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/hdfs"
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -23,11 +24,11 @@ const nnApp = "HDFS-NAMENODE.PROD"
 
 func nameNodes() []*heureka.Instance {
 	return []*heureka.Instance{
-		instance(nnApp, "nn1.example.com", "192.0.2.1", "ha_state", "standby"),
-		instance(nnApp, "nn2.example.com", "192.0.2.2", "ha_state", "active"),
-		instance(nnApp, "nn3.example.com", "192.0.2.3", "ha_state", "observer"),
-		instance(nnApp, "nn4.example.com", "192.0.2.4", "ha_state", "observer"),
-		instance(nnApp, "nn5.example.com", "192.0.2.5", "ha_state", "standby"),
+		instance(nnApp, "nn1.example.com", "192.0.2.1", "role_state", "standby"),
+		instance(nnApp, "nn2.example.com", "192.0.2.2", "role_state", "active"),
+		instance(nnApp, "nn3.example.com", "192.0.2.3", "role_state", "observer"),
+		instance(nnApp, "nn4.example.com", "192.0.2.4", "role_state", "observer"),
+		instance(nnApp, "nn5.example.com", "192.0.2.5", "role_state", "standby"),
 	}
 }
 
@@ -64,8 +65,8 @@ func TestNameNodeOrderIsActiveStandbyObserver(t *testing.T) {
 func TestRoleStateNames(t *testing.T) {
 	f := startDNS(t, nil)
 	f.register(t, nameNodes()...)
-	f.register(t, instance("KAFKA.PROD", "k1", "192.0.2.11", "ha_state", "controller"),
-		instance("KAFKA.PROD", "k2", "192.0.2.12", "ha_state", "broker"))
+	f.register(t, instance("KAFKA.PROD", "k1", "192.0.2.11", "role_state", "controller"),
+		instance("KAFKA.PROD", "k2", "192.0.2.12", "role_state", "broker"))
 	for name, want := range map[string][]string{
 		"active.hdfs-namenode.prod.service.heureka":   {"192.0.2.2"},
 		"standby.hdfs-namenode.prod.service.heureka":  {"192.0.2.1", "192.0.2.5"},
@@ -82,6 +83,13 @@ func TestRoleStateNames(t *testing.T) {
 		if len(r.Answer) > 0 && r.Answer[0].Header().Name != dns.Fqdn(name) {
 			t.Errorf("%s: owner %q; want the name as asked (case kept, for 0x20 resolvers)", name, r.Answer[0].Header().Name)
 		}
+	}
+	// NameNodes registered by an agent from before role_state carry
+	// ha_state alone, which is read then.
+	f.register(t, instance("HDFS-NAMENODE.OLD", "old1", "192.0.2.31", hdfs.MetaHAState, "standby"),
+		instance("HDFS-NAMENODE.OLD", "old2", "192.0.2.32", hdfs.MetaHAState, "active"))
+	if got := addrs(f.udp(t, "hdfs-namenode.old.service.heureka", dns.TypeA).Answer); !slices.Equal(got, []string{"192.0.2.32", "192.0.2.31"}) {
+		t.Errorf("NameNodes with ha_state only: %v; want the active 192.0.2.32 first", got)
 	}
 	r := f.udp(t, "initializing.hdfs-namenode.prod.service.heureka", dns.TypeA)
 	if r.Rcode != dns.RcodeSuccess || len(r.Answer) != 0 || len(r.Ns) != 1 {
@@ -232,8 +240,8 @@ func TestRecordTypesAndRcodes(t *testing.T) {
 			}
 		}
 		nn, _ := InstanceName("nn2.example.com", nnApp, "heureka.")
-		if txt := f.udp(t, nn, dns.TypeTXT).Answer[0].(*dns.TXT).Txt; !slices.Contains(txt, "ha_state=active") {
-			t.Errorf("NameNode TXT %q lacks ha_state=active", txt)
+		if txt := f.udp(t, nn, dns.TypeTXT).Answer[0].(*dns.TXT).Txt; !slices.Contains(txt, "role_state=active") {
+			t.Errorf("NameNode TXT %q lacks role_state=active", txt)
 		}
 		if r := f.udp(t, "hdfs-namenode.prod.service.heureka", dns.TypeTXT); r.Rcode != dns.RcodeSuccess || len(r.Answer) != 0 {
 			t.Errorf("TXT of an application: %v; want NODATA", r.Answer)

@@ -14,13 +14,20 @@ import (
 	"github.com/miekg/dns"
 )
 
-// roleStateKey is the metadata key an instance's role state is read from
-// (a NameNode's HA state). roleState is the one place that reads it.
-const roleStateKey = hdfs.MetaHAState
+// roleStateKey is the metadata key an instance's role state is read from,
+// the one every role's agent registers. roleState is the one place that
+// reads it.
+const roleStateKey = heureka.MetaRoleState
 
-// roleState returns in's role state in lower case, "" when it has none.
+// roleState returns in's role state in lower case, "" when it has none. A
+// NameNode registered by an agent from before the generic key carries its
+// HA state under hdfs.MetaHAState only, which is read then.
 func roleState(in *heureka.Instance) string {
-	return strings.ToLower(strings.TrimSpace(in.Metadata.Get(roleStateKey)))
+	st, ok := in.Metadata.Lookup(roleStateKey)
+	if !ok {
+		st = in.Metadata.Get(hdfs.MetaHAState)
+	}
+	return strings.ToLower(strings.TrimSpace(st))
 }
 
 // nameNodeRank orders a NameNode application's plain answer: the active
@@ -50,7 +57,7 @@ type entry struct {
 
 func newEntry(in *heureka.Instance, nameNode bool) entry {
 	e := entry{id: in.ID, host: in.HostName, status: in.Status, state: roleState(in),
-		rack: hdfs.NormalizeRack(in.Metadata.Get(hdfs.MetaRack))}
+		rack: heureka.NormalizeRack(in.Metadata.Get(heureka.MetaRack))}
 	if a, err := netip.ParseAddr(in.IPAddr); err == nil && a.Zone() == "" {
 		e.addr = a.Unmap()
 	}

@@ -90,9 +90,9 @@ const nnApp = "HDFS-NAMENODE.PROD"
 
 func nameNodes() []*heureka.Instance {
 	return []*heureka.Instance{
-		instance(nnApp, "nn1.example.com", "192.0.2.1", "ha_state", "standby"),
-		instance(nnApp, "nn2.example.com", "192.0.2.2", "ha_state", "active"),
-		instance(nnApp, "nn3.example.com", "192.0.2.3", "ha_state", "observer"),
+		instance(nnApp, "nn1.example.com", "192.0.2.1", "role_state", "standby"),
+		instance(nnApp, "nn2.example.com", "192.0.2.2", "role_state", "active"),
+		instance(nnApp, "nn3.example.com", "192.0.2.3", "role_state", "observer"),
 	}
 }
 
@@ -101,7 +101,7 @@ func nameNodes() []*heureka.Instance {
 func failover(t *testing.T, c *client.Client) {
 	t.Helper()
 	for id, st := range map[string]string{"nn2.example.com": "standby", "nn1.example.com": "active"} {
-		if err := c.UpdateMetadata(ctx(t), nnApp, id, map[string]string{"ha_state": st}); err != nil {
+		if err := c.UpdateMetadata(ctx(t), nnApp, id, map[string]string{heureka.MetaRoleState: st}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -146,4 +146,3 @@ func lines(s string) []string {
 	}
 	return out
 }
-

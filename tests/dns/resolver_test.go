@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/internal/proctest"
 )
 
@@ -148,7 +149,7 @@ func TestOperatingSystemResolver(t *testing.T) {
 	for _, in := range nameNodes() {
 		body := `{"instance":{"instanceId":"` + in.ID + `","hostName":"` + in.HostName + `","app":"` + in.App + `","ipAddr":"` + in.IPAddr +
 			`","status":"UP","port":{"$":8020,"@enabled":"true"},"dataCenterInfo":{"@class":"com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo","name":"MyOwn"},` +
-			`"leaseInfo":{"durationInSecs":600},"metadata":{"ha_state":"` + in.Metadata.Get("ha_state") + `"}}}`
+			`"leaseInfo":{"durationInSecs":600},"metadata":{"role_state":"` + in.Metadata.Get(heureka.MetaRoleState) + `"}}}`
 		n.run(t, "curl", "-sSf", "--retry", "20", "--retry-connrefused", "--retry-delay", "1", "-X", "POST",
 			"-H", "Content-Type: application/json", "-d", body, "http://127.0.0.1:8761/eureka/apps/"+in.App)
 	}
@@ -190,7 +191,7 @@ func TestOperatingSystemResolver(t *testing.T) {
 
 	// The failover, through curl; a fresh JVM resolves afresh.
 	for id, st := range map[string]string{"nn2.example.com": "standby", "nn1.example.com": "active"} {
-		n.run(t, "curl", "-sSf", "-X", "PUT", "http://127.0.0.1:8761/eureka/apps/"+nnApp+"/"+id+"/metadata?ha_state="+st)
+		n.run(t, "curl", "-sSf", "-X", "PUT", "http://127.0.0.1:8761/eureka/apps/"+nnApp+"/"+id+"/metadata?role_state="+st)
 	}
 	if got := ahosts(); len(got) != 3 || got[0] != "192.0.2.1" {
 		t.Errorf("getent ahosts after the failover: %v; want the new active 192.0.2.1 first", got)
