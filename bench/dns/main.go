@@ -211,18 +211,32 @@ func startHeureka(ctx context.Context, bin, dir, name, cpus string) (*heurekaPro
 	if err != nil {
 		return nil, err
 	}
-	dnsAddr, err := proc.FreeAddr("127.0.0.1")
-	if err != nil {
-		return nil, err
+	// DNS on a port the server picks (free for UDP and TCP alike), read
+	// from its listening line.
+	dnsAddr := make(chan string, 1)
+	onLine := func(l string) bool {
+		m := dnsLineRE.FindStringSubmatch(l)
+		if m != nil {
+			dnsAddr <- m[1]
+		}
+		return m != nil
 	}
-	argv := proc.Taskset(cpus, bin, "server", "--listen", addr, "--dns-listen", dnsAddr, "--log-level", "warn")
-	p, err := proc.StartLogged("heureka "+name, proc.Command(argv), filepath.Join(dir, name+".log"), nil)
+	argv := proc.Taskset(cpus, bin, "server", "--listen", addr, "--dns-listen", "127.0.0.1:0")
+	p, err := proc.StartLogged("heureka "+name, proc.Command(argv), filepath.Join(dir, name+".log"), onLine)
 	if err != nil {
 		return nil, err
 	}
 	if err := p.WaitReady(ctx, time.Minute, proc.HTTPOK("http://"+addr+"/readyz")); err != nil {
 		p.Stop(5 * time.Second)
-		return nil, err
+		log, _ := os.ReadFile(filepath.Join(dir, name+".log"))
+		return nil, fmt.Errorf("%w\n%s", err, log)
+	}
+	var d string
+	select {
+	case d = <-dnsAddr:
+	case <-time.After(10 * time.Second):
+		p.Stop(5 * time.Second)
+		return nil, errors.New("heureka printed no DNS address")
 	}
 	cfg := client.DefaultConfig()
 	cfg.URLs, cfg.Logger = []string{"http://" + addr + "/eureka"}, slog.New(slog.DiscardHandler)
@@ -231,8 +245,10 @@ func startHeureka(ctx context.Context, bin, dir, name, cpus string) (*heurekaPro
 		p.Stop(5 * time.Second)
 		return nil, err
 	}
-	return &heurekaProc{p: p, base: "http://" + addr + "/eureka", dns: dnsAddr, client: c}, nil
+	return &heurekaProc{p: p, base: "http://" + addr + "/eureka", dns: d, client: c}, nil
 }
+
+var dnsLineRE = regexp.MustCompile(`heureka server listening.* dns=(\S+)`)
 
 func (h *heurekaProc) stop() {
 	if h.p != nil {
