@@ -83,7 +83,7 @@ func main() {
 	if o.renewRate == 0 {
 		o.renewRate = float64(o.big) / 30
 	}
-	if err := pinSelf(o.genCPUs); err != nil {
+	if err := proc.PinSelf(o.genCPUs, "HEUREKA_DNS_BENCH_PINNED"); err != nil {
 		fatal(err)
 	}
 	if err := run(context.Background(), o); err != nil {
@@ -620,28 +620,4 @@ func loadavg() string {
 	}
 	f := strings.Fields(string(b))
 	return strings.Join(f[:3], " ")
-}
-
-// pinSelf runs this program again under taskset on the CPUs in list,
-// unless it already is: the kernel's affinity then covers every thread.
-func pinSelf(list string) error {
-	if list == "" || os.Getenv("HEUREKA_DNS_BENCH_PINNED") == list {
-		return nil
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	cmd := exec.Command("taskset", append([]string{"-c", list, exe}, os.Args[1:]...)...)
-	cmd.Env = append(os.Environ(), "HEUREKA_DNS_BENCH_PINNED="+list)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if err := cmd.Run(); err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			os.Exit(ee.ExitCode())
-		}
-		return err
-	}
-	os.Exit(0)
-	return nil
 }

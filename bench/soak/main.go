@@ -46,6 +46,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/heureka-project/heureka/internal/proc"
 )
 
 func main() {
@@ -146,7 +148,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if o.genCPUs != "" {
-		if err := pinSelf(o.genCPUs); err != nil {
+		if err := proc.PinSelf(o.genCPUs, "HEUREKA_SOAK_PINNED"); err != nil {
 			fmt.Fprintln(stderr, "soak:", err)
 			return 1
 		}

@@ -3,11 +3,9 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -182,30 +180,4 @@ func (p *peer) scrape(fn func(series string, v float64)) error {
 		fn(line[:i], v)
 	}
 	return sc.Err()
-}
-
-// pinSelf runs this program again under taskset on the CPUs in list ("0"
-// or "0,1"), unless it already is: the kernel's affinity then covers every
-// thread the Go runtime starts.
-func pinSelf(list string) error {
-	if os.Getenv("HEUREKA_SOAK_PINNED") == list {
-		return nil
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	argv := proc.Taskset(list, append([]string{exe}, os.Args[1:]...)...)
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), "HEUREKA_SOAK_PINNED="+list)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if err := cmd.Run(); err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			os.Exit(ee.ExitCode())
-		}
-		return fmt.Errorf("pin the load generator to CPUs %s with taskset: %w", list, err)
-	}
-	os.Exit(0)
-	return nil
 }

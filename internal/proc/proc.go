@@ -10,6 +10,7 @@ package proc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -292,4 +293,32 @@ func Taskset(cpus string, argv ...string) []string {
 		return argv
 	}
 	return append([]string{"taskset", "-c", cpus}, argv...)
+}
+
+// PinSelf runs this program again under taskset on the CPUs in cpus ("0"
+// or "0,1") and exits with its status, unless it already runs so (the
+// environment variable marker says it does): the kernel's affinity then
+// covers every thread the Go runtime starts, which setting it from inside
+// would not. An empty cpus does nothing.
+func PinSelf(cpus, marker string) error {
+	if cpus == "" || os.Getenv(marker) == cpus {
+		return nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	argv := Taskset(cpus, append([]string{exe}, os.Args[1:]...)...)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), marker+"="+cpus)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			os.Exit(ee.ExitCode())
+		}
+		return fmt.Errorf("pin to CPUs %s with taskset: %w", cpus, err)
+	}
+	os.Exit(0)
+	return nil
 }
