@@ -226,7 +226,7 @@ func startHeureka(ctx context.Context, bin, dir, name, cpus string) (*heurekaPro
 	if err != nil {
 		return nil, err
 	}
-	if err := p.WaitReady(ctx, time.Minute, proc.HTTPOK("http://"+addr+"/readyz")); err != nil {
+	if err := p.WaitReady(ctx, 3*time.Minute, proc.HTTPOK("http://"+addr+"/readyz")); err != nil {
 		p.Stop(5 * time.Second)
 		log, _ := os.ReadFile(filepath.Join(dir, name+".log"))
 		return nil, fmt.Errorf("%w\n%s", err, log)
