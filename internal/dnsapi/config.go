@@ -27,8 +27,9 @@ type Config struct {
 	// MaxUDPSize caps the UDP payload size a client may announce in EDNS0,
 	// and is the size this server announces.
 	MaxUDPSize int
-	// Rate and Burst bound the queries each source address may send a
-	// second; 0 turns the limit off. Loopback sources are exempt.
+	// Rate and Burst bound the UDP queries each source address may send a
+	// second; 0 turns the limit off. Loopback sources are exempt, and so is
+	// TCP, whose source is proven and whose connections are bounded.
 	Rate  float64
 	Burst int
 	// MaxSources bounds the sources whose rate is tracked at once.
@@ -63,8 +64,9 @@ func DefaultConfig() Config {
 		MaxUDPSize: 1232,
 		// A forwarding resolver puts a whole cluster's lookups behind one
 		// address: 2,000 a second is a busy cluster with TTL 0, and far
-		// more than one honest host sends. Past it, answers are refused
-		// over UDP (see limit.go), so the server is no amplifier.
+		// more than one honest host sends. Past it, half the UDP queries
+		// get an empty truncated reply and half nothing (limit.go), so the
+		// server is no amplifier.
 		Rate:  2000,
 		Burst: 4000,
 		// A limiter is ~100 bytes: 65,536 sources are ~6 MB at most.
