@@ -92,8 +92,17 @@ func TestDNSAnswersWhatAnAnonymousReadMaySee(t *testing.T) {
 	if st := get("/v1/status"); !strings.Contains(st, `"dns":{`) || !strings.Contains(st, `"domain":"heureka."`) {
 		t.Errorf("/v1/status without the DNS part: %s", st)
 	}
-	if m := get("/metrics"); !strings.Contains(m, `heureka_dns_queries_total{qtype="A",rcode="REFUSED"} 1`) ||
-		!strings.Contains(m, `heureka_dns_queries_total{qtype="A",rcode="NOERROR"} 1`) {
-		t.Errorf("/metrics lacks the DNS queries by type and rcode")
+	// A query is counted once its answer is written, so the client can
+	// read the answer a moment before the count moves: wait for it.
+	counted := func(m string) bool {
+		return strings.Contains(m, `heureka_dns_queries_total{qtype="A",rcode="REFUSED"} 1`) &&
+			strings.Contains(m, `heureka_dns_queries_total{qtype="A",rcode="NOERROR"} 1`)
+	}
+	m := get("/metrics")
+	for deadline := time.Now().Add(5 * time.Second); !counted(m) && time.Now().Before(deadline); m = get("/metrics") {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !counted(m) {
+		t.Errorf("/metrics lacks the DNS queries by type and rcode (one A REFUSED, one A NOERROR) after 5 s")
 	}
 }
