@@ -317,13 +317,25 @@ func HostKey(h string) string { return strings.ToLower(strings.TrimSpace(h)) }
 // String names an instance for logs and errors.
 func (in *Instance) String() string { return fmt.Sprintf("%s/%s", in.App, in.ID) }
 
-// EveryPeerHeader, set to "true" on a heartbeat or a registration, tells a
-// heureka server that the sender sends it to every peer of its cluster
-// itself: the server renews or registers and does not replicate it.
-// heureka's agent sets it on the heartbeats it sends beside the first one
-// and on the registrations it sends a peer that answered one of those with
-// 404 (client.RenewOthers), and on the first one while every other peer
-// answered the last round (client.RenewEveryPeer). Other Eureka servers
-// ignore it and replicate as usual, which costs more and is just as
-// correct.
-const EveryPeerHeader = "X-Heureka-Every-Peer"
+// ToldPeersHeader, on a heartbeat or a registration, names the registry
+// servers its sender sends that write to itself in this round: their base
+// URLs as the sender lists them, comma-separated, spelt by
+// urlcheck.PeerName (no credentials), the server the request goes to
+// included. A heureka server forwards the write to each of its peers that
+// the header does not name, and to none that it names: a peer named there
+// hears from the sender directly. A name the server cannot match to a
+// peer URL of its own, spelt the same way, names nobody, so the server
+// replicates whenever in doubt. A heartbeat or registration without the
+// header, as every Eureka client sends it, is forwarded to every peer.
+//
+// heureka's agent sends it on every heartbeat and on the registrations it
+// sends a peer that answered 404 (client.RenewTold, client.RenewOthers);
+// with one registry URL it names only that URL, and the server
+// replicates the heartbeat to all its peers. Other Eureka servers ignore
+// it and replicate as usual, which costs more and is just as correct.
+//
+// It replaces X-Heureka-Every-Peer: true, which older agents send and
+// which said "do not replicate" even when the agent had no other peer to
+// tell. heureka servers ignore that header now: an older agent's writes
+// are replicated to every peer, like a plain Eureka client's.
+const ToldPeersHeader = "X-Heureka-Told-Peers"

@@ -27,14 +27,17 @@ type Registry interface {
 // OtherPeers is a Registry that can also reach the other peers of its
 // cluster directly, once each and without failover: *client.Client
 // implements it. An agent whose Registry is an OtherPeers sends every
-// heartbeat to those peers as well, registering in at a peer that answers
-// 404, and while every one of them answered the last round it sends its
-// first heartbeat with RenewEveryPeer, which the peer does not replicate
-// (see doc.go, "Every peer hears every heartbeat"). With a single registry
-// URL RenewOthers does nothing.
+// heartbeat to those peers as well (RenewOthers), registering in at a
+// peer that answers 404, and sends its first heartbeat with RenewTold,
+// naming the peers that answered the last round, which hear this one
+// directly too: the peer it reaches replicates it only to the others (see
+// doc.go, "Every peer hears every heartbeat"). With a single registry URL
+// RenewOthers does nothing, and the first heartbeat is replicated to
+// every peer.
 type OtherPeers interface {
-	RenewOthers(ctx context.Context, app, id string, in *heureka.Instance) error
-	RenewEveryPeer(ctx context.Context, app, id string) error
+	// RenewOthers returns the peers that answered, as RenewTold takes them.
+	RenewOthers(ctx context.Context, app, id string, in *heureka.Instance) (answered []string, err error)
+	RenewTold(ctx context.Context, app, id string, told []string) error
 }
 
 // Phase is where the agent stands with the registry.
@@ -100,9 +103,10 @@ type Agent struct {
 	// round at a time, so an unreachable peer never delays the first's.
 	nextBusy atomic.Bool
 	nextWG   sync.WaitGroup
-	// othersHeard is whether every other peer answered the last round,
-	// so that the next first heartbeat need not be replicated to them.
-	othersHeard atomic.Bool
+	// told is the other peers that answered the last round (as
+	// OtherPeers.RenewOthers returned them; nil for none), which the next
+	// first heartbeat names, so that it is not replicated to them.
+	told atomic.Pointer[[]string]
 
 	mu sync.Mutex
 	s  state
@@ -652,10 +656,14 @@ func (a *Agent) renew(ctx context.Context) error {
 	cctx, cancel := context.WithTimeout(ctx, a.cfg.CallTimeout)
 	defer cancel()
 	renew := a.reg.Renew
-	if op, ok := a.reg.(OtherPeers); ok && a.othersHeard.Load() && !a.nextBusy.Load() {
-		// The others answered the last round, and this beat's round can
-		// go out: the peers need no replicated copy of this heartbeat.
-		renew = op.RenewEveryPeer
+	if op, ok := a.reg.(OtherPeers); ok && !a.nextBusy.Load() {
+		// This beat's round can go out: the peers that answered the last
+		// one will hear it directly and need no replicated copy.
+		var told []string
+		if p := a.told.Load(); p != nil {
+			told = *p
+		}
+		renew = func(ctx context.Context, app, id string) error { return op.RenewTold(ctx, app, id, told) }
 	}
 	err := renew(cctx, a.app, a.id)
 	if err == nil {
@@ -669,10 +677,9 @@ func (a *Agent) renew(ctx context.Context) error {
 					a.renewOthers(ctx)
 				})
 			} else {
-				// The last round is still out, so this beat reaches the
-				// other peers only if the next first heartbeat is
-				// replicated.
-				a.othersHeard.Store(false)
+				// The last round is still out: peers that slow may miss
+				// the next round too, so name none until one has ended.
+				a.told.Store(nil)
 			}
 		}
 	}
@@ -692,8 +699,8 @@ func (a *Agent) renewOthers(ctx context.Context) {
 	a.mu.Lock()
 	in := a.s.pushedIn
 	a.mu.Unlock()
-	err := a.reg.(OtherPeers).RenewOthers(cctx, a.app, a.id, in)
-	a.othersHeard.Store(err == nil)
+	answered, err := a.reg.(OtherPeers).RenewOthers(cctx, a.app, a.id, in)
+	a.told.Store(&answered)
 	if err != nil && ctx.Err() == nil {
 		a.log.Debug("heartbeat to another registry peer failed", "err", err)
 	}

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -27,8 +29,17 @@ type peer struct {
 	url        string
 	hs         *httptest.Server
 	heartbeats atomic.Int64
-	// marked counts the heartbeats that carried heureka.EveryPeerHeader.
-	marked atomic.Int64
+	// told is heureka.ToldPeersHeader of each heartbeat, in order ("" for
+	// none).
+	mu   sync.Mutex
+	told []string
+}
+
+// toldSince returns the headers of the heartbeats from the n-th on.
+func (p *peer) toldSince(n int) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.told[min(n, len(p.told)):])
 }
 
 // The real client reaches the other peers.
@@ -51,10 +62,10 @@ func startPeer(t *testing.T) *peer {
 		// PUT /eureka/apps/APP/ID is a heartbeat; .../status and
 		// .../metadata have a fifth segment.
 		if r.Method == http.MethodPut && strings.Count(strings.Trim(r.URL.Path, "/"), "/") == 3 {
+			p.mu.Lock()
+			p.told = append(p.told, r.Header.Get(heureka.ToldPeersHeader))
+			p.mu.Unlock()
 			p.heartbeats.Add(1)
-			if r.Header.Get(heureka.EveryPeerHeader) == "true" {
-				p.marked.Add(1)
-			}
 		}
 		api.ServeHTTP(w, r)
 	}))
@@ -104,30 +115,42 @@ func TestHeartbeatsReachEveryPeer(t *testing.T) {
 			t.Errorf("the %s peer does not hold %s/%s", name, cfg.App(), cfg.InstanceID())
 		}
 	}
-	// Every peer answered: the first peer's heartbeats are marked too, so
-	// that it does not replicate them to peers that hear the node anyway.
-	proctest.Retry(t, 20*time.Second, "a marked heartbeat at the first peer", func() error {
-		if n := a.marked.Load(); n == 0 {
-			return fmt.Errorf("%d of %d heartbeats at the first peer marked", n, a.heartbeats.Load())
+	// Every peer answered: the first peer's heartbeats name all three, so
+	// that it does not replicate them to peers that hear the node anyway,
+	// and the others' name all three as well.
+	every := strings.Join([]string{a.url, b.url, c.url}, ",")
+	proctest.Retry(t, 20*time.Second, "heartbeats naming every peer", func() error {
+		for name, p := range map[string]*peer{"first": a, "second": b, "third": c} {
+			if told := p.toldSince(0); !slices.Contains(told, every) {
+				return fmt.Errorf("no heartbeat at the %s peer named every peer: %q", name, told)
+			}
 		}
 		return nil
 	})
-	// The third peer stops answering: the first peer's heartbeats go
-	// unmarked again (after at most one more marked one), so that
-	// replication carries them to it.
+	// The third peer stops answering: after at most one more heartbeat
+	// naming it, the first peer's heartbeats name only the first two, so
+	// that the first peer replicates them to the third.
 	c.hs.Close()
-	total0, marked0 := a.heartbeats.Load(), a.marked.Load()
-	proctest.Retry(t, 20*time.Second, "two unmarked heartbeats at the first peer", func() error {
-		total, marked := a.heartbeats.Load()-total0, a.marked.Load()-marked0
-		if total-marked < 2 {
-			return fmt.Errorf("%d heartbeats at the first peer since the third stopped, %d of them marked", total, marked)
+	first := int(a.heartbeats.Load())
+	proctest.Retry(t, 20*time.Second, "two heartbeats at the first peer naming only the first two", func() error {
+		told := a.toldSince(first)
+		if n := len(told); n < 3 || told[n-1] != a.url+","+b.url || told[n-2] != a.url+","+b.url {
+			return fmt.Errorf("since the third peer stopped, the first was sent %q", told)
 		}
 		return nil
 	})
+	for i, told := range a.toldSince(first + 2) {
+		if told != a.url+","+b.url {
+			t.Errorf("heartbeat %d at the first peer, two or more after the third stopped, named %q", first+2+i, told)
+		}
+	}
 }
 
-// TestOneURLHeartbeatsOnePeer: with a single registry URL nothing changes:
-// RenewOthers does nothing, and each heartbeat is one request.
+// TestOneURLHeartbeatsOnePeer: an agent with a single registry URL (the
+// packaged default) sends one heartbeat per beat, to that peer, naming
+// that peer alone, so that the peer replicates it to every other: a
+// heartbeat that claimed the others had been told was the bug of issue
+// 39, and the other peers evicted the live node every lease.
 func TestOneURLHeartbeatsOnePeer(t *testing.T) {
 	a := startPeer(t)
 	ccfg := client.DefaultConfig()
@@ -137,11 +160,28 @@ func TestOneURLHeartbeatsOnePeer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer reg.Close()
-	ctx := context.Background()
-	if err := reg.RenewOthers(ctx, "HDFS-DATANODE.PROD", "dn1", nil); err != nil {
-		t.Fatalf("RenewOthers with one URL: %v, want nil", err)
+	cfg := newTestConfig(t, hdfs.RoleDataNode)
+	cfg.RenewInterval, cfg.LeaseDuration = time.Second, 3*time.Second
+	ag, err := newAgent(cfg, reg, &fakeDaemon{alive: true, info: dataNodeInfo()})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if n := a.heartbeats.Load(); n != 0 {
-		t.Fatalf("RenewOthers with one URL sent %d heartbeat(s), want 0", n)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ag.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	proctest.Retry(t, 20*time.Second, "3 heartbeats", func() error {
+		if n := a.heartbeats.Load(); n < 3 {
+			return fmt.Errorf("%d heartbeats", n)
+		}
+		return nil
+	})
+	for i, told := range a.toldSince(0) {
+		if told != a.url {
+			t.Errorf("heartbeat %d named %q, want only the one URL %q", i, told, a.url)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/eureka"
+	"github.com/heureka-project/heureka/internal/urlcheck"
 )
 
 // Client makes Eureka-protocol calls against one or more registry
@@ -310,52 +311,73 @@ func (c *Client) fetchList(ctx context.Context, cl *cluster, req *request) (*fet
 	return f, nil
 }
 
-// RenewEveryPeer is Renew for a caller that sends the heartbeat to every
-// other peer itself (RenewOthers) and heard from all of them last time: it
-// carries heureka.EveryPeerHeader, so a heureka server renews the lease and
-// does not replicate it. A caller that could not reach some peer should
-// use Renew, whose replication carries the heartbeat there.
-func (c *Client) RenewEveryPeer(ctx context.Context, app, id string) error {
-	return c.instanceCall(ctx, "renew", http.MethodPut, app, id, "", nil, http.Header{heureka.EveryPeerHeader: {"true"}})
+// RenewTold is Renew for a caller that sends this heartbeat to other peers
+// of app's cluster itself, at once (RenewOthers): it carries
+// heureka.ToldPeersHeader naming the URL it reaches and each URL in told,
+// which are names as RenewOthers returns them (the peers that answered
+// its last round), so a heureka server renews the lease and replicates it
+// only to its peers that are not named. A URL this call failed at before
+// reaching another is left out, so the peer that answers replicates to
+// it. With told empty it names only the URL it reaches: the server
+// replicates to every other peer, as for Renew. A caller that will not
+// send the heartbeat to the others this time must use Renew.
+func (c *Client) RenewTold(ctx context.Context, app, id string, told []string) error {
+	const op = "renew"
+	app = strings.ToUpper(strings.TrimSpace(app))
+	if app == "" || id == "" {
+		return &Error{Op: op, Message: "app and instance ID must not be empty", Err: ErrRejected}
+	}
+	cl, err := c.mustCluster(op, app)
+	if err != nil {
+		return err
+	}
+	return c.call(ctx, cl, &request{op: op, method: http.MethodPut, told: true, tellAlso: told,
+		path: "/apps/" + url.PathEscape(app) + "/" + url.PathEscape(id)})
 }
 
 // RenewOthers sends the heartbeat of Renew to every other peer of app's
 // cluster: each URL but the one that answered last, once, with no
-// failover, all at once. heureka's agent calls it after every Renew (or
-// RenewEveryPeer), so that every peer it can reach hears from the node
-// directly, and no partition between the peers can make one of them
-// expire a node that is alive (docs/reliability.md). Each heartbeat
-// carries heureka.EveryPeerHeader, so a heureka server renews the lease
-// and does not replicate it.
+// failover, all at once. heureka's agent calls it after every RenewTold,
+// so that every peer it can reach hears from the node directly, and no
+// partition between the peers can make one of them expire a node that is
+// alive (docs/reliability.md). Each heartbeat carries
+// heureka.ToldPeersHeader naming every URL of the cluster, since this
+// round goes to all of them: a heureka server renews the lease and
+// replicates it only to peers that the list leaves out. Peers the list
+// names but this round misses are reached by replication from the first
+// peer next time, when RenewTold no longer names them.
 //
 // A peer that answers 404 has not seen the registration (it was cut off
 // when it happened). When in is not nil (send the copy the last Register
 // sent), each heartbeat carries its lastDirtyTimestamp, so that a peer
 // holding an older copy answers 404 as well (Eureka's rule), and a peer
-// that answers 404 is sent in as a registration, marked the same way. So
+// that answers 404 is sent in as a registration, with the same header. So
 // a peer cut off from the others still learns the node's newest status and
 // metadata from the node, and a peer that restarted empty is refilled by
 // the agents without every registration being replicated again.
 //
-// The result joins every peer's error, each an *Error naming its URL; nil
-// means every other peer answered. With one URL for app's cluster
-// RenewOthers does nothing and returns nil.
-func (c *Client) RenewOthers(ctx context.Context, app, id string, in *heureka.Instance) error {
+// It returns the URLs that answered, as heureka.ToldPeersHeader names
+// them (for the next RenewTold), and every other peer's error joined, each
+// an *Error naming its URL; a nil error means every other peer answered.
+// With one URL for app's cluster RenewOthers does nothing and returns
+// nil, nil.
+func (c *Client) RenewOthers(ctx context.Context, app, id string, in *heureka.Instance) ([]string, error) {
 	app = strings.ToUpper(strings.TrimSpace(app))
 	if app == "" || id == "" {
-		return &Error{Op: "renew others", Message: "app and instance ID must not be empty", Err: ErrRejected}
+		return nil, &Error{Op: "renew others", Message: "app and instance ID must not be empty", Err: ErrRejected}
 	}
 	cl, err := c.mustCluster("renew others", app)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	told := http.Header{heureka.ToldPeersHeader: {cl.allTold}}
 	var reg *request
 	var q url.Values
 	if in != nil {
 		if _, reg, err = c.registration("register at another peer", in); err != nil {
-			return err
+			return nil, err
 		}
-		reg.header = http.Header{heureka.EveryPeerHeader: {"true"}}
+		reg.header = told
 		if in.LastDirtyTimestamp > 0 {
 			q = url.Values{"lastDirtyTimestamp": {strconv.FormatInt(in.LastDirtyTimestamp, 10)}}
 		}
@@ -367,7 +389,7 @@ func (c *Client) RenewOthers(ctx context.Context, app, id string, in *heureka.In
 		wg.Go(func() {
 			renew := &request{op: "renew at another peer", method: http.MethodPut, only: base, query: q,
 				path:   "/apps/" + url.PathEscape(app) + "/" + url.PathEscape(id),
-				header: http.Header{heureka.EveryPeerHeader: {"true"}}}
+				header: told}
 			err := c.call(ctx, cl, renew)
 			if errors.Is(err, ErrNotRegistered) && reg != nil {
 				r := *reg
@@ -378,5 +400,11 @@ func (c *Client) RenewOthers(ctx context.Context, app, id string, in *heureka.In
 		})
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	var answered []string
+	for i, base := range others {
+		if errs[i] == nil {
+			answered = append(answered, urlcheck.PeerName(base))
+		}
+	}
+	return answered, errors.Join(errs...)
 }

@@ -43,8 +43,10 @@ type testServer struct {
 
 	// Counters of Eureka reads and writes that reached the wrapper.
 	fulls, deltas, writes, watches atomic.Int64
-	// everyPeer counts the requests that carried heureka.EveryPeerHeader.
-	everyPeer atomic.Int64
+	// toldMu guards told: heureka.ToldPeersHeader of every request that
+	// reached the wrapper, in order, "" where there was none.
+	toldMu sync.Mutex
+	told   []string
 	// dropFromDelta makes the next delta answer that holds this instance
 	// ID leave it out (keeping apps__hashcode), once.
 	dropFromDelta atomic.Pointer[string]
@@ -69,9 +71,9 @@ func (s *testServer) requests() map[string]int {
 }
 
 func (s *testServer) countRequest(r *http.Request) {
-	if r.Header.Get(heureka.EveryPeerHeader) == "true" {
-		s.everyPeer.Add(1)
-	}
+	s.toldMu.Lock()
+	s.told = append(s.told, r.Header.Get(heureka.ToldPeersHeader))
+	s.toldMu.Unlock()
 	k := r.Method + " " + strings.TrimRight(r.URL.Path, "/")
 	if app := r.URL.Query().Get("app"); app != "" {
 		k += "?app=" + app
@@ -82,6 +84,16 @@ func (s *testServer) countRequest(r *http.Request) {
 		s.paths = map[string]int{}
 	}
 	s.paths[k]++
+}
+
+// takeTold returns the heureka.ToldPeersHeader of each request since the
+// last call, in order, "" where there was none.
+func (s *testServer) takeTold() []string {
+	s.toldMu.Lock()
+	defer s.toldMu.Unlock()
+	out := s.told
+	s.told = nil
+	return out
 }
 
 func testLogger(t testing.TB) *slog.Logger {

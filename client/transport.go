@@ -18,12 +18,18 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/internal/urlcheck"
 )
 
 // cluster is one set of registry peers that hold the same data.
 type cluster struct {
 	name  string     // "default" or the Clusters pattern(s) that lead here
 	bases []*url.URL // trailing slash trimmed
+	// peerNames[i] is bases[i] as heureka.ToldPeersHeader names it
+	// (urlcheck.PeerName), and allTold all of them, comma-separated: the
+	// header of RenewOthers's round, which goes to every base.
+	peerNames []string
+	allTold   string
 	// preferred is the index of the base that answered last; calls start
 	// there, so a client sticks to one healthy peer instead of spreading
 	// its load and its view of the registry across all of them.
@@ -39,6 +45,24 @@ func (cl *cluster) others() []*url.URL {
 		out = append(out, cl.bases[(start+k)%n])
 	}
 	return out
+}
+
+// toldValue is heureka.ToldPeersHeader for an attempt at target: target's
+// name and each base named in also that is not in failed, in the list's
+// order (so that a server sees few distinct values). A base this call
+// failed at is left out, so that the peer that answers replicates to it.
+func (cl *cluster) toldValue(target *url.URL, also []string, failed []*url.URL) string {
+	var b strings.Builder
+	for i, base := range cl.bases {
+		if base != target && (!slices.Contains(also, cl.peerNames[i]) || slices.Contains(failed, base)) {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(cl.peerNames[i])
+	}
+	return b.String()
 }
 
 func (cl *cluster) urls() []string {
@@ -76,6 +100,10 @@ func buildClusters(cfg Config) (def *cluster, all []*cluster, routes []route, er
 			return cl, nil
 		}
 		cl := &cluster{name: name, bases: bases}
+		for _, b := range bases {
+			cl.peerNames = append(cl.peerNames, urlcheck.PeerName(b))
+		}
+		cl.allTold = strings.Join(cl.peerNames, ",")
 		byKey[key] = cl
 		all = append(all, cl)
 		return cl, nil
@@ -128,6 +156,11 @@ type request struct {
 	only *url.URL
 	// extra headers
 	header http.Header
+	// told makes each attempt carry heureka.ToldPeersHeader naming the
+	// base it goes to and, of the bases named in tellAlso, each that this
+	// call has not already failed at (see toldValue).
+	told     bool
+	tellAlso []string
 }
 
 // response is a registry's answer. For unary calls body has been read.
@@ -174,6 +207,7 @@ func (c *Client) do(ctx context.Context, cl *cluster, req *request) (*response, 
 		bases, start, rounds = []*url.URL{req.only}, 0, 1
 	}
 	var last *attemptError
+	var failed []*url.URL // for req.told
 	attempts := 0
 	for round := 0; round < rounds; round++ {
 		if round > 0 {
@@ -183,7 +217,17 @@ func (c *Client) do(ctx context.Context, cl *cluster, req *request) (*response, 
 		}
 		for k := range bases {
 			i := (start + k) % len(bases)
-			resp, aerr := c.attempt(ctx, bases[i], req)
+			sent := req
+			if req.told {
+				r := *req
+				r.header = req.header.Clone()
+				if r.header == nil {
+					r.header = http.Header{}
+				}
+				r.header.Set(heureka.ToldPeersHeader, cl.toldValue(bases[i], req.tellAlso, failed))
+				sent = &r
+			}
+			resp, aerr := c.attempt(ctx, bases[i], sent)
 			attempts++
 			if aerr == nil {
 				if req.only == nil {
@@ -191,6 +235,7 @@ func (c *Client) do(ctx context.Context, cl *cluster, req *request) (*response, 
 				}
 				return resp, nil
 			}
+			failed = append(failed, bases[i])
 			last = aerr
 			if ctx.Err() != nil {
 				return nil, c.callError(req, last, ctx.Err())

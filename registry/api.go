@@ -139,9 +139,11 @@ type RenewRequest struct {
 	LastDirtyTimestamp int64
 	OverriddenStatus   heureka.Status
 	Replication        bool
-	// EveryPeer is a direct heartbeat whose sender sends it to every peer
-	// itself (heureka.EveryPeerHeader): it is not forwarded to the peers.
-	EveryPeer bool
+	// Told is the heartbeat's heureka.ToldPeersHeader as sent, "" when
+	// there was none: the peers its sender tells itself. The registry
+	// does not read it; it passes it to the forwarder with the heartbeat
+	// (Op.Told), which leaves those peers out.
+	Told string
 }
 
 // Stats are the counters and gauges exported as metrics.

@@ -29,6 +29,12 @@ type Op struct {
 	Status             heureka.Status
 	OverriddenStatus   heureka.Status // the override in force, if any
 	LastDirtyTimestamp int64
+	// Told is the client's heureka.ToldPeersHeader on a heartbeat or a
+	// registration ("" for none, and on every other write): the peers its
+	// sender tells itself, to which the forwarder need not send it. The
+	// registry passes it on as it came; matching it to peers is the
+	// forwarder's.
+	Told string
 }
 
 // SetForwarder installs f, which is called with every write accepted from a

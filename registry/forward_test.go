@@ -28,6 +28,9 @@ func (l *opLog) add(op Op) {
 	if op.Action == ActionRegister && op.Instance == nil {
 		s += " WITHOUT INSTANCE"
 	}
+	if op.Told != "" {
+		s += " told=" + op.Told
+	}
 	l.ops = append(l.ops, s)
 }
 
@@ -68,16 +71,21 @@ func TestClientWritesAreForwardedReplicatedOnesAreNot(t *testing.T) {
 	if _, err := r.Renew(RenewRequest{App: "DN", ID: "b", Replication: true}); err != nil {
 		t.Fatal(err)
 	}
-	// Nor are a direct heartbeat and a registration whose sender sends them
-	// to every peer itself.
-	if _, err := r.Renew(RenewRequest{App: "DN", ID: "b", EveryPeer: true}); err != nil {
+	// A replicated write's told peers change nothing: it is not forwarded.
+	if _, err := r.Renew(RenewRequest{App: "DN", ID: "b", Replication: true, Told: "http://p2:8761/eureka"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.RegisterOwned(inst("DN", "c"), false, true); err != nil {
+	// A client's heartbeat and registration are forwarded with the peers
+	// their sender tells itself, as they came: which peers those are is
+	// the forwarder's to decide.
+	if _, err := r.Renew(RenewRequest{App: "DN", ID: "b", Told: "http://p1:8761/eureka,http://p2:8761/eureka"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := r.LastRenewal("DN", "c"); !ok {
-		t.Fatal("RegisterOwned with everyPeer did not store DN/c")
+	if err := r.RegisterOwned(inst("DN", "c"), false, "http://p1:8761/eureka"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RegisterOwned(inst("DN", "d"), true, "http://p1:8761/eureka"); err != nil {
+		t.Fatal(err)
 	}
 	_ = r.Cancel("DN", "nope", false)
 	if err := r.Cancel("DN", "b", true); err != nil {
@@ -85,7 +93,8 @@ func TestClientWritesAreForwardedReplicatedOnesAreNot(t *testing.T) {
 	}
 
 	want := "[Register DN/a Heartbeat DN/a UP StatusUpdate DN/a OUT_OF_SERVICE " +
-		"Heartbeat DN/a OUT_OF_SERVICE override=OUT_OF_SERVICE DeleteStatusOverride DN/a UP Register DN/a Cancel DN/a]"
+		"Heartbeat DN/a OUT_OF_SERVICE override=OUT_OF_SERVICE DeleteStatusOverride DN/a UP Register DN/a Cancel DN/a " +
+		"Heartbeat DN/b UP told=http://p1:8761/eureka,http://p2:8761/eureka Register DN/c told=http://p1:8761/eureka]"
 	if got := log.String(); got != want {
 		t.Fatalf("forwarded\n%s\nwant\n%s", got, want)
 	}

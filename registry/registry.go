@@ -288,22 +288,24 @@ func (r *Registry) MaxAhead() time.Duration { return r.cfg.MaxAhead }
 // UP or OUT_OF_SERVICE. in must be normalised; Register validates it and
 // keeps its own copy.
 func (r *Registry) Register(in *heureka.Instance, replication bool) error {
-	return r.register(in, replication, !replication, false)
+	return r.register(in, replication, "", false)
 }
 
 // RegisterOwned is Register of an instance the caller gives up, as the
 // HTTP layer does with one it has just decoded: the registry sets its
 // fields on in itself, instead of on a copy, stores its record of it and
 // forwards in to the peers, so the caller must not read or change it
-// afterwards. everyPeer says the client sends this registration
-// to every peer itself (heureka.EveryPeerHeader): it is stored as a
-// client's write and not forwarded. The copy it saves is about a tenth of
-// what a registration over HTTP allocates.
-func (r *Registry) RegisterOwned(in *heureka.Instance, replication, everyPeer bool) error {
-	return r.register(in, replication, !replication && !everyPeer, true)
+// afterwards. told is the client's heureka.ToldPeersHeader ("" for none),
+// passed to the forwarder with the registration (Op.Told); it is ignored
+// with replication. The copy it saves is about a tenth of what a
+// registration over HTTP allocates.
+func (r *Registry) RegisterOwned(in *heureka.Instance, replication bool, told string) error {
+	return r.register(in, replication, told, true)
 }
 
-func (r *Registry) register(in *heureka.Instance, replication, forward, owned bool) error {
+// register stores in; a client's registration (not replication) is
+// forwarded, with told.
+func (r *Registry) register(in *heureka.Instance, replication bool, told string, owned bool) error {
 	if err := in.Validate(r.cfg.Limits); err != nil {
 		return err
 	}
@@ -390,9 +392,9 @@ func (r *Registry) register(in *heureka.Instance, replication, forward, owned bo
 	r.record(now, app, l, prev, l.inst, heureka.CauseRegister)
 	delete(r.tombs, tombKey{in.App, in.ID})
 	r.registrations.Add(1)
-	if forward {
+	if !replication {
 		r.forwardLocked(Op{Action: ActionRegister, App: in.App, ID: in.ID, Instance: in,
-			Status: in.Status, LastDirtyTimestamp: in.LastDirtyTimestamp})
+			Status: in.Status, LastDirtyTimestamp: in.LastDirtyTimestamp, Told: told})
 	}
 	return nil
 }
@@ -502,13 +504,14 @@ func (r *Registry) renewChangingStatus(req RenewRequest, now time.Time) (*heurek
 	return r.checkDirty(req, inst)
 }
 
-// forwardHeartbeat forwards a client's renewal; r.mu must be held.
+// forwardHeartbeat forwards a client's renewal, with the peers its sender
+// tells itself (req.Told); r.mu must be held.
 func (r *Registry) forwardHeartbeat(req RenewRequest, s *stored) {
-	if req.Replication || req.EveryPeer || r.forward == nil {
+	if req.Replication || r.forward == nil {
 		return
 	}
 	id := s.id()
-	op := Op{Action: ActionHeartbeat, App: s.app(), ID: id, Status: s.status.status(), LastDirtyTimestamp: s.lastDirty}
+	op := Op{Action: ActionHeartbeat, App: s.app(), ID: id, Status: s.status.status(), LastDirtyTimestamp: s.lastDirty, Told: req.Told}
 	if ov, ok := r.overrides[id]; ok {
 		op.OverriddenStatus = ov
 	}

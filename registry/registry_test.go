@@ -672,7 +672,7 @@ func TestRegisterCopiesAndRegisterOwnedAdopts(t *testing.T) {
 	}
 
 	b := inst("APP", "b")
-	if err := r.RegisterOwned(b, false, false); err != nil {
+	if err := r.RegisterOwned(b, false, ""); err != nil {
 		t.Fatal(err)
 	}
 	if b.ActionType != heureka.ActionAdded || b.Lease.RegistrationTimestamp == 0 {
@@ -682,7 +682,7 @@ func TestRegisterCopiesAndRegisterOwnedAdopts(t *testing.T) {
 		t.Fatalf("RegisterOwned stored\n%+v\nnot the instance it set up\n%+v", got, b)
 	}
 
-	if err := r.RegisterOwned(inst("APP", "c"), false, true); err != nil {
+	if err := r.RegisterOwned(inst("APP", "c"), true, ""); err != nil {
 		t.Fatal(err)
 	}
 	var ids []string
@@ -690,7 +690,7 @@ func TestRegisterCopiesAndRegisterOwnedAdopts(t *testing.T) {
 		ids = append(ids, op.ID)
 	}
 	if !slices.Equal(ids, []string{"a", "b"}) {
-		t.Fatalf("forwarded %v, want a and b (c was sent to every peer by its client)", ids)
+		t.Fatalf("forwarded %v, want a and b (c came by replication)", ids)
 	}
 }
 

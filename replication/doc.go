@@ -7,6 +7,14 @@
 //     every other peer, asynchronously, in batches, through
 //     POST /peerreplication/batch; replicated writes are never forwarded
 //     again;
+//   - a heartbeat or registration whose client names, in
+//     heureka.ToldPeersHeader, peers it sends that write to itself is not
+//     forwarded to those peers, and is forwarded to every other. A name
+//     counts only when it is spelt as this server spells a peer in its
+//     list (urlcheck.PeerName); any doubt (another spelling, an unknown
+//     URL, an oversized or broken value) means the write is forwarded.
+//     The answer per header value is cached (a bounded map, read without
+//     a lock) for the life of the replicator, whose peer list is fixed;
 //   - per peer, writes wait in a bounded queue (heartbeats coalesced per
 //     instance); a peer whose queue overflows, or that stays unreachable for
 //     longer than MaxOutage, is sent the whole registry (and the recent

@@ -161,6 +161,7 @@ type Replicator struct {
 	client Transport
 	clock  Clock
 	peers  []*peer
+	told   *told // which peers a write's heureka.ToldPeersHeader names
 	ready  atomic.Bool
 	synced atomic.Value  // string: how the start-up sync ended
 	seq    atomic.Uint64 // the last batch number used (BatchSeqHeader)
@@ -222,6 +223,11 @@ func New(cfg Config, reg *registry.Registry) (*Replicator, error) {
 		}
 		rp.peers = append(rp.peers, p)
 	}
+	urls := make([]string, len(rp.peers))
+	for i, p := range rp.peers {
+		urls[i] = p.url
+	}
+	rp.told = newTold(urls)
 	rp.synced.Store("")
 	return rp, nil
 }
@@ -243,10 +249,20 @@ func normalize(raw string) string {
 	return u.String()
 }
 
-// Forward queues a client write for every peer. It never blocks; the
+// Forward queues a client write for every peer but those its sender
+// tells itself (op.Told, heureka.ToldPeersHeader; see told for the
+// matching, which replicates whenever in doubt). It never blocks; the
 // registry calls it with its lock held.
 func (rp *Replicator) Forward(op registry.Op) {
-	for _, p := range rp.peers {
+	var skip uint64
+	if op.Told != "" {
+		skip = rp.told.mask(op.Told)
+		op.Told = "" // the queues need not keep the request's header alive
+	}
+	for i, p := range rp.peers {
+		if i < maxSkippable && skip&(1<<i) != 0 {
+			continue
+		}
 		p.enqueue(op)
 	}
 }

@@ -78,10 +78,11 @@ func register(ctx context.Context, c *http.Client, base string, f *fleet, i int)
 	return registerWith(ctx, c, base, f, i, nil)
 }
 
-// registerMarked registers instance i at base marked everyPeerHeader, as
-// heureka's agent registers at a peer its extra heartbeat found lacking it.
-func registerMarked(ctx context.Context, c *http.Client, base string, f *fleet, i int) (time.Duration, int, error) {
-	return registerWith(ctx, c, base, f, i, http.Header{everyPeerHeader: {"true"}})
+// registerTold registers instance i at base with toldPeersHeader set to
+// told, as heureka's agent registers at a peer its extra heartbeat found
+// lacking it.
+func registerTold(ctx context.Context, c *http.Client, base, told string, f *fleet, i int) (time.Duration, int, error) {
+	return registerWith(ctx, c, base, f, i, http.Header{toldPeersHeader: {told}})
 }
 
 func registerWith(ctx context.Context, c *http.Client, base string, f *fleet, i int, h http.Header) (time.Duration, int, error) {
@@ -97,34 +98,37 @@ func registerWith(ctx context.Context, c *http.Client, base string, f *fleet, i 
 }
 
 func renew(ctx context.Context, c *http.Client, base string, f *fleet, i int) (time.Duration, int, error) {
-	return renewWith(ctx, c, base, f, i, false)
+	return renewWith(ctx, c, base, f, i, "")
 }
 
-// renewWith renews instance i at base, marked everyPeerHeader if marked.
-func renewWith(ctx context.Context, c *http.Client, base string, f *fleet, i int, marked bool) (time.Duration, int, error) {
+// renewWith renews instance i at base, with toldPeersHeader set to told
+// unless told is "".
+func renewWith(ctx context.Context, c *http.Client, base string, f *fleet, i int, told string) (time.Duration, int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPut, base+f.renewURL[i], nil)
 	if err != nil {
 		return 0, 0, err
 	}
-	if marked {
-		req.Header.Set(everyPeerHeader, "true")
+	if told != "" {
+		req.Header.Set(toldPeersHeader, told)
 	}
 	return do(c, req)
 }
 
-// everyPeerHeader is heureka.EveryPeerHeader, spelt out: the soak talks to
-// the server only over HTTP.
-const everyPeerHeader = "X-Heureka-Every-Peer"
+// toldPeersHeader is heureka.ToldPeersHeader, spelt out: the soak talks to
+// the server only over HTTP. A server leaves out of a heartbeat's
+// replication the peers it names.
+const toldPeersHeader = "X-Heureka-Told-Peers"
 
 // renewOther sends instance i's heartbeat to another peer as heureka's
-// agent does, registering it there if that peer answers 404.
-func renewOther(ctx context.Context, c *http.Client, base string, f *fleet, i int) error {
-	_, code, err := renewWith(ctx, c, base, f, i, true)
+// agent does, naming told (every peer), registering it there if that peer
+// answers 404.
+func renewOther(ctx context.Context, c *http.Client, base, told string, f *fleet, i int) error {
+	_, code, err := renewWith(ctx, c, base, f, i, told)
 	switch {
 	case err != nil:
 		return err
 	case code == http.StatusNotFound:
-		if _, code, err = registerMarked(ctx, c, base, f, i); err == nil && code != http.StatusNoContent {
+		if _, code, err = registerTold(ctx, c, base, told, f, i); err == nil && code != http.StatusNoContent {
 			err = fmt.Errorf("register at %s: status %d", base, code)
 		}
 		return err
@@ -200,16 +204,18 @@ type renewers struct {
 	f    *fleet
 	c    *http.Client
 	base string // every instance talks to this server (the first peer)
-	// others, when set, are sent each successful heartbeat as well, marked
-	// with everyPeerHeader (heureka's agent with every peer listed). As in
+	// others, when set, are sent each successful heartbeat as well, with
+	// toldPeersHeader naming every peer, base and others, which is told
+	// (heureka's agent with every peer listed). As in
 	// the agent, those go out beside the renewals, not in their way, to
 	// every other peer at once: at most othersInFlight rounds at once (busy
 	// counts them), and a beat whose round finds none free skips it
 	// (skipped).
 	others []string
+	told   string
 	// othersOK[i] is whether every other peer answered instance i's last
-	// round; its next renewal at base is then marked as well, as the
-	// agent marks it.
+	// round; its next renewal at base then names every peer as well, as
+	// the agent's does.
 	othersOK []atomic.Bool
 	// inRound[i] is set while instance i's round is out: as in the agent,
 	// a beat then sends no round and an unmarked renewal.
@@ -307,8 +313,11 @@ func (r *renewers) beat(ctx context.Context, i int, at time.Time) {
 	st := r.phases.at(at)
 	st.scheduled.Add(1)
 	base := r.base
-	marked := len(r.others) > 0 && r.othersOK[i].Load() && !r.inRound[i].Load()
-	d, code, err := renewWith(ctx, r.c, base, r.f, i, marked)
+	told := ""
+	if len(r.others) > 0 && r.othersOK[i].Load() && !r.inRound[i].Load() {
+		told = r.told
+	}
+	d, code, err := renewWith(ctx, r.c, base, r.f, i, told)
 	if ctx.Err() != nil {
 		return
 	}
@@ -363,7 +372,7 @@ func (r *renewers) round(ctx context.Context, st *phaseStats, i int) {
 			var failed atomic.Bool
 			for _, o := range r.others {
 				wg.Go(func() {
-					if err := renewOther(ctx, r.c, o, r.f, i); err != nil {
+					if err := renewOther(ctx, r.c, o, r.told, r.f, i); err != nil {
 						failed.Store(true)
 						if ctx.Err() == nil {
 							st.renewErrors.Add(1)

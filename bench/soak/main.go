@@ -93,7 +93,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.restart, "restart", true, "restart the first peer after the quiet phase")
 	fs.BoolVar(&o.sorted, "sorted", false, "register and renew in ID order instead of a random one (kinder to the server than a real fleet)")
 	fs.Int64Var(&o.seed, "seed", 1, "seed of the random order")
-	fs.BoolVar(&o.everyPeer, "every-peer", false, "with -peers 3: send each successful heartbeat to the other peers too, marked X-Heureka-Every-Peer, as heureka's agent does")
+	fs.BoolVar(&o.everyPeer, "every-peer", false, "with -peers 3: send each successful heartbeat to the other peers too, naming every peer in X-Heureka-Told-Peers, as heureka's agent listing every peer does")
 	fs.BoolVar(&o.baseline, "baseline", false, "first renew against a bare net/http handler for -quiet, to show the generator's own latency floor")
 	fs.StringVar(&o.bin, "heureka", "", "heureka binary (default: build REPO/cmd/heureka)")
 	fs.StringVar(&o.repo, "repo", "..", "the heureka repository, to build the binary from")

@@ -91,6 +91,7 @@ func soak(ctx context.Context, o options, log io.Writer) (*result, error) {
 		for _, p := range peers[1:] {
 			r.others = append(r.others, p.base())
 		}
+		r.told = strings.Join(append([]string{r.base}, r.others...), ",")
 	}
 	wg.Add(1)
 	go func() { defer wg.Done(); r.run(load, o.renewers) }()
@@ -349,8 +350,8 @@ func (r *result) report(w io.Writer, o options) {
 		if beats > 0 {
 			sent := "all sent to peer 1"
 			if o.everyPeer {
-				sent = fmt.Sprintf("each sent to every peer as heureka's agent sends it, marked %s, to peer 1 too while the last round reached the others (%d rounds skipped in the run, %d at most out at once)",
-					everyPeerHeader, r.othersSkipped, othersInFlight)
+				sent = fmt.Sprintf("each sent to every peer as heureka's agent sends it, naming every peer in %s, to peer 1 too while the last round reached the others (%d rounds skipped in the run, %d at most out at once)",
+					toldPeersHeader, r.othersSkipped, othersInFlight)
 			}
 			fmt.Fprintf(w, "\nCPU per heartbeat in the quiet phase (%.0f heartbeats, %s):", beats, sent)
 			for i, c := range st.cpu {

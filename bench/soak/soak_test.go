@@ -142,9 +142,9 @@ func TestPushBodyChangesTheFigure(t *testing.T) {
 }
 
 // TestTinyEveryPeerSoak: with -every-peer, three real peers answer every
-// heartbeat the renewers send them (the others marked every-peer, with a
-// registration where one answers 404), and the report says how they were
-// sent.
+// heartbeat the renewers send them (the others naming every peer in
+// toldPeersHeader, with a registration where one answers 404), and the
+// report says how they were sent.
 func TestTinyEveryPeerSoak(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real server processes")
@@ -168,7 +168,7 @@ func TestTinyEveryPeerSoak(t *testing.T) {
 	}
 	var out bytes.Buffer
 	res.report(&out, o)
-	if want := "marked " + everyPeerHeader; !strings.Contains(out.String(), want) {
+	if want := "naming every peer in " + toldPeersHeader; !strings.Contains(out.String(), want) {
 		t.Errorf("report lacks %q:\n%s", want, out.String())
 	}
 }

@@ -33,9 +33,11 @@ func header(r *http.Request, key string) string {
 
 func isReplication(r *http.Request) bool { return header(r, replicationKey) == "true" }
 
-// everyPeer reports whether the client sends this write to every peer
-// itself, so that it must not be forwarded (heureka.EveryPeerHeader).
-func everyPeer(r *http.Request) bool { return header(r, heureka.EveryPeerHeader) == "true" }
+// toldPeers is the peers the client sends this write to itself
+// (heureka.ToldPeersHeader), as sent; "" when it names none. Matching it to
+// peers is the replicator's. The X-Heureka-Every-Peer that older agents
+// send is not read: it claimed every peer even when the agent told none.
+func toldPeers(r *http.Request) string { return header(r, heureka.ToldPeersHeader) }
 
 func readFormat(r *http.Request) eureka.Format { return eureka.FormatFor(r.Header.Get("Accept")) }
 
@@ -73,8 +75,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request, p params) erro
 			return err
 		}
 	}
-	repl := isReplication(r)
-	if err := s.reg.RegisterOwned(in, repl, everyPeer(r) && !repl); err != nil {
+	if err := s.reg.RegisterOwned(in, isReplication(r), toldPeers(r)); err != nil {
 		return err
 	}
 	writeEmpty(w, http.StatusNoContent)
@@ -97,7 +98,7 @@ func (s *Server) renew(w http.ResponseWriter, r *http.Request, p params) error {
 		LastDirtyTimestamp: ldt,
 		OverriddenStatus:   heureka.LenientStatus(q.Get("overriddenstatus"), ""),
 		Replication:        isReplication(r),
-		EveryPeer:          everyPeer(r),
+		Told:               toldPeers(r),
 	}
 	in, err := s.reg.Renew(req)
 	if err != nil {

@@ -342,7 +342,7 @@ func TestSegmentsAgreeWithEscapedPath(t *testing.T) {
 // header reads the map directly, so every key it is given must already be
 // in canonical form, or its lookup would never match.
 func TestHeaderKeysAreCanonical(t *testing.T) {
-	for _, k := range []string{replicationKey, heureka.EveryPeerHeader, replication.NodeHeader} {
+	for _, k := range []string{replicationKey, heureka.ToldPeersHeader, replication.NodeHeader} {
 		if c := http.CanonicalHeaderKey(k); c != k {
 			t.Errorf("header key %q is not canonical (%q); header(r, %q) would miss it", k, c, k)
 		}

@@ -5,8 +5,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
+	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/replication"
 )
 
@@ -18,7 +20,9 @@ import (
 //
 //   - plain: a Eureka client's, no heureka header; forwarded to both peers;
 //   - every-peer: an agent that lists every peer; forwarded to none;
-//   - one-url: an agent that lists only this peer; forwarded to both.
+//   - one-url: an agent that lists only this peer; forwarded to both;
+//   - old-agent: an agent from before heureka.ToldPeersHeader, marked
+//     X-Heureka-Every-Peer; forwarded to both.
 //
 // Run it as
 //
@@ -75,7 +79,8 @@ type toldCase struct {
 func toldCases(peers []string) []toldCase {
 	return []toldCase{
 		{"plain", nil},
-		{"every-peer", http.Header{"X-Heureka-Every-Peer": {"true"}}},
-		{"one-url", http.Header{"X-Heureka-Every-Peer": {"true"}}},
+		{"every-peer", http.Header{heureka.ToldPeersHeader: {strings.Join(peers, ",")}}},
+		{"one-url", http.Header{heureka.ToldPeersHeader: {peers[0]}}},
+		{"old-agent", http.Header{"X-Heureka-Every-Peer": {"true"}}},
 	}
 }

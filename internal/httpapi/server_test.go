@@ -431,10 +431,12 @@ func TestRenewConflict(t *testing.T) {
 	ts.expect(404, "PUT", "/eureka/apps/ORDERS/a?lastDirtyTimestamp=3000", nil)
 }
 
-// TestEveryPeerWritesAreNotReplicated: a heartbeat or a registration
-// marked with heureka.EveryPeerHeader renews or registers and is not
-// forwarded to the peers; an unmarked one is.
-func TestEveryPeerWritesAreNotReplicated(t *testing.T) {
+// TestToldPeersReachTheForwarder: a heartbeat or a registration is
+// forwarded with its heureka.ToldPeersHeader as sent, for the replicator
+// to leave those peers out; one marked the old way, X-Heureka-Every-Peer:
+// true, is forwarded as if it named nobody, so it reaches every peer; a
+// replicated one is not forwarded whatever it names.
+func TestToldPeersReachTheForwarder(t *testing.T) {
 	ts := newTestServer(t)
 	ts.registerJSON(newInst("ORDERS", "a"))
 	var mu sync.Mutex
@@ -444,33 +446,40 @@ func TestEveryPeerWritesAreNotReplicated(t *testing.T) {
 		defer mu.Unlock()
 		forwarded = append(forwarded, op)
 	})
-	before, _ := ts.reg.LastRenewal("ORDERS", "a")
-	ts.expect(200, "PUT", "/eureka/apps/ORDERS/a", nil, heureka.EveryPeerHeader, "true")
-	mu.Lock()
-	n := len(forwarded)
-	mu.Unlock()
-	if n != 0 {
-		t.Fatalf("a heartbeat marked %s was forwarded: %+v", heureka.EveryPeerHeader, forwarded)
+	take := func() []registry.Op {
+		mu.Lock()
+		defer mu.Unlock()
+		out := forwarded
+		forwarded = nil
+		return out
 	}
-	if after, _ := ts.reg.LastRenewal("ORDERS", "a"); !after.After(before) {
-		t.Fatalf("the marked heartbeat did not renew: last renewal %v, before it %v", after, before)
+	const told = "http://reg1:8761/eureka,http://reg2:8761/eureka"
+	for _, c := range []struct {
+		name     string
+		header   []string
+		wantTold string
+	}{
+		{"told peers", []string{heureka.ToldPeersHeader, told}, told},
+		{"an older agent's mark", []string{"X-Heureka-Every-Peer", "true"}, ""},
+		{"a plain Eureka client", nil, ""},
+	} {
+		before, _ := ts.reg.LastRenewal("ORDERS", "a")
+		ts.expect(200, "PUT", "/eureka/apps/ORDERS/a", nil, c.header...)
+		if after, _ := ts.reg.LastRenewal("ORDERS", "a"); !after.After(before) {
+			t.Fatalf("%s: the heartbeat did not renew: last renewal %v, before it %v", c.name, after, before)
+		}
+		if got := take(); len(got) != 1 || got[0].Action != registry.ActionHeartbeat || got[0].Told != c.wantTold {
+			t.Fatalf("%s: the heartbeat forwarded %+v, want one Heartbeat told %q", c.name, got, c.wantTold)
+		}
+		b := newInst("ORDERS", "b")
+		ts.expect(204, "POST", "/eureka/apps/ORDERS", b.json(), append([]string{"Content-Type", "application/json"}, c.header...)...)
+		if got := take(); len(got) != 1 || got[0].Action != registry.ActionRegister || got[0].Told != c.wantTold {
+			t.Fatalf("%s: the registration forwarded %+v, want one Register told %q", c.name, got, c.wantTold)
+		}
 	}
-	ts.expect(200, "PUT", "/eureka/apps/ORDERS/a", nil)
-	mu.Lock()
-	if len(forwarded) != 1 || forwarded[0].Action != registry.ActionHeartbeat {
-		t.Fatalf("an unmarked heartbeat forwarded %+v, want one Heartbeat", forwarded)
-	}
-	mu.Unlock()
-
-	b := newInst("ORDERS", "b")
-	ts.expect(204, "POST", "/eureka/apps/ORDERS", b.json(), "Content-Type", "application/json", heureka.EveryPeerHeader, "true")
-	if _, ok := ts.reg.LastRenewal("ORDERS", "b"); !ok {
-		t.Fatalf("a registration marked %s was not stored", heureka.EveryPeerHeader)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(forwarded) != 1 {
-		t.Fatalf("a registration marked %s was forwarded: %+v", heureka.EveryPeerHeader, forwarded[1:])
+	ts.expect(200, "PUT", "/eureka/apps/ORDERS/a", nil, heureka.ToldPeersHeader, told, "x-netflix-discovery-replication", "true")
+	if got := take(); len(got) != 0 {
+		t.Fatalf("a replicated heartbeat was forwarded: %+v", got)
 	}
 }
 

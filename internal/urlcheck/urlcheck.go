@@ -1,7 +1,8 @@
 // Package urlcheck holds the one check every URL heureka is given goes
-// through (absolute, http or https, with a host) and the two ways URLs are
-// shown: without credentials (Public) and as a server's root (Root). It has
-// no state.
+// through (absolute, http or https, with a host) and the ways URLs are
+// shown: without credentials (Public), as a server's root (Root), and as a
+// registry peer is named between a client and the servers (PeerName). It
+// has no state.
 package urlcheck
 
 import (
@@ -48,4 +49,15 @@ func Root(base string) string {
 		}
 	}
 	return b
+}
+
+// PeerName is how a registry server's base URL u is spelt in
+// heureka.ToldPeersHeader, by the client that writes it and by the server
+// that compares it with its peer list: scheme and host in lower case, the
+// path as given without trailing slashes, no credentials, query or
+// fragment. It is deliberately literal: two spellings of one server (a name
+// and its address, an explicit default port) stay different, so a server
+// that cannot tell replicates.
+func PeerName(u *url.URL) string {
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host) + strings.TrimRight(u.EscapedPath(), "/")
 }

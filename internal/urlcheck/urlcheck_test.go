@@ -43,3 +43,31 @@ func TestPublicAndRoot(t *testing.T) {
 		}
 	}
 }
+
+// TestPeerName: the spellings a client and a server may give one peer
+// meet where only case or a trailing slash differ, never credentials in
+// the name, and stay apart otherwise, so that a server in doubt
+// replicates.
+func TestPeerName(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+	}{
+		{"http://reg1.example.com:8761/eureka", "http://reg1.example.com:8761/eureka"},
+		{"HTTP://Reg1.Example.COM:8761/eureka/", "http://reg1.example.com:8761/eureka"},
+		{"https://agent:secret@reg1:8761/eureka", "https://reg1:8761/eureka"},
+		{"http://reg1:8761/eureka?x=1#f", "http://reg1:8761/eureka"},
+		{"http://reg1:8761", "http://reg1:8761"},
+		{"http://[::1]:8761/eureka", "http://[::1]:8761/eureka"},
+		{"http://reg1:8761/Eureka", "http://reg1:8761/Eureka"},         // paths are case-sensitive
+		{"http://reg1:80/eureka", "http://reg1:80/eureka"},             // not equated with http://reg1/eureka
+		{"http://10.0.0.1:8761/eureka", "http://10.0.0.1:8761/eureka"}, // not equated with its name
+	} {
+		u, err := Parse(c.in)
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", c.in, err)
+		}
+		if got := PeerName(u); got != c.want {
+			t.Errorf("PeerName(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -285,20 +285,21 @@ func (r *recordingRegistry) Renew(ctx context.Context, app, id string) error {
 // recordingRegistry reaches the other peers as the real client does.
 var _ agent.OtherPeers = (*recordingRegistry)(nil)
 
-// RenewEveryPeer is recorded as "renew": it is the node's first heartbeat,
-// sent unreplicated while every other peer answered the last round.
-func (r *recordingRegistry) RenewEveryPeer(ctx context.Context, app, id string) error {
+// RenewTold is recorded as "renew": it is the node's first heartbeat,
+// naming the other peers that answered the last round.
+func (r *recordingRegistry) RenewTold(ctx context.Context, app, id string, told []string) error {
 	if r.dead.Load() {
 		return errDead
 	}
-	return r.rec("renew", id, r.c.RenewEveryPeer(ctx, app, id))
+	return r.rec("renew", id, r.c.RenewTold(ctx, app, id, told))
 }
 
-func (r *recordingRegistry) RenewOthers(ctx context.Context, app, id string, in *heureka.Instance) error {
+func (r *recordingRegistry) RenewOthers(ctx context.Context, app, id string, in *heureka.Instance) ([]string, error) {
 	if r.dead.Load() {
-		return errDead
+		return nil, errDead
 	}
-	return r.rec("renew-others", id, r.c.RenewOthers(ctx, app, id, in))
+	answered, err := r.c.RenewOthers(ctx, app, id, in)
+	return answered, r.rec("renew-others", id, err)
 }
 
 func (r *recordingRegistry) SetStatus(ctx context.Context, app, id string, st heureka.Status) error {
