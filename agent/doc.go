@@ -143,19 +143,33 @@
 // is answered with the registration that peer missed. So every peer the
 // agent reaches hears from the node directly, and a partition between the
 // registry peers alone (the agent reaches them all) cannot make any peer
-// expire a live node: replication no longer carries its liveness. Those
-// heartbeats and registrations carry heureka.EveryPeerHeader, so a heureka
-// peer does not replicate them; while every other peer answered the last
-// round the first heartbeat is marked too (RenewEveryPeer), and when one
-// did not it goes unmarked, so that replication carries it there. So each
-// peer handles one direct heartbeat per node and interval, however many
-// peers there are. A node that dies stops every heartbeat, and every peer
-// expires it within its lease as before. Failures at the other peers are logged at debug
-// level and change nothing. These heartbeats run in a goroutine of their
-// own, one round at a time (a beat is skipped while the last round is
-// still out), so a slow peer never delays the first's; the drain waits for
-// them, so that a late registration cannot outlive the deregistration. See
-// docs/reliability.md for what plain Eureka clients get.
+// expire a live node: replication no longer carries its liveness.
+//
+// Each heartbeat names, in heureka.ToldPeersHeader, the peers that hear
+// it from the agent itself, and a heureka peer replicates it only to the
+// peers it does not name. The first heartbeat (RenewTold) names the peer
+// it reaches and the other peers that answered the last round; the others
+// (RenewOthers), and the registrations that answer their 404s, name every
+// URL of the list. So with every peer listed and answering nothing is
+// replicated and each peer handles one direct heartbeat per node and
+// interval; a peer that did not answer the last round is not named, and
+// the first peer replicates to it; a peer left out of the list is never
+// named, and hears of the node by replication from every peer the agent
+// reaches. With a single URL (the packaged default) the first heartbeat
+// names only that peer, which replicates it to all the others, as for a
+// plain Eureka client. When the last round is still out, this beat sends
+// no round and its first heartbeat names nothing (Renew). A node that dies
+// stops every heartbeat, and every peer expires it within its lease as
+// before.
+//
+// Failures at the other peers are logged at debug level and change
+// nothing but what the next first heartbeat names. These heartbeats run
+// in a goroutine of their own, one round at a time (a beat is skipped
+// while the last round is still out), so a slow peer never delays the
+// first's; the drain waits for them, so that a late registration cannot
+// outlive the deregistration. See docs/deployment.md for what each way of
+// listing the peers gets, and docs/reliability.md for plain Eureka
+// clients.
 //
 // # Which Eureka call reports the daemon's status
 //

@@ -7,6 +7,11 @@
 //   - Client makes the calls an agent or a Go service needs: Register,
 //     Renew, Cancel, SetStatus, ClearStatus, UpdateMetadata, and the reads
 //     Apps and Instance. It fails over across a cluster's registry URLs.
+//     RenewTold and RenewOthers are the heartbeats of a caller that sends
+//     each beat to every URL of its list itself, as heureka's agent does:
+//     they name the peers told in heureka.ToldPeersHeader, so that a
+//     heureka server replicates the beat only to the peers it does not
+//     name.
 //   - Cache keeps a local copy of the registry, or of some applications,
 //     for readers that must never wait: Snapshot, Instances, Instance and
 //     Apps read an immutable view, and OnChange reports what changed.

@@ -1,7 +1,9 @@
 // Package cluster_test runs heureka servers as real processes on
 // 127.0.0.x and checks what a registry cluster must survive: replication,
-// a peer killed and restarted, a peer frozen (SIGSTOP) and thawed, and
-// self-preservation on the real clock.
+// a peer killed and restarted, a peer frozen (SIGSTOP) and thawed,
+// self-preservation on the real clock, and real agents beside simulated
+// DataNodes that list one, two or all three peers (a minute; ten with
+// HEUREKA_LONG=1).
 package cluster_test
 
 import (
