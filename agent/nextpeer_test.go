@@ -75,21 +75,17 @@ func startPeer(t *testing.T) *peer {
 	return p
 }
 
-// TestHeartbeatsReachEveryPeer: an agent with three registry URLs renews
-// through all of them, and registers itself on the peers that never
-// received the registration by replication. So a peer cut off from the
-// agent's first peer still hears the node directly, and has no reason to
-// expire it. (Real time: the agent's heartbeat period is 1 s, and the test
-// waits for conditions, bounded at 20 s.)
-func TestHeartbeatsReachEveryPeer(t *testing.T) {
-	a, b, c := startPeer(t), startPeer(t), startPeer(t)
+// runAgent runs a DataNode agent, renewing every second with 3 s leases,
+// through a real client over urls, until the test ends, and returns its
+// configuration.
+func runAgent(t *testing.T, urls ...string) testConfig {
+	t.Helper()
 	ccfg := client.DefaultConfig()
-	ccfg.URLs = []string{a.url, b.url, c.url}
+	ccfg.URLs = urls
 	reg, err := client.New(ccfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer reg.Close()
 	cfg := newTestConfig(t, hdfs.RoleDataNode)
 	cfg.RenewInterval, cfg.LeaseDuration = time.Second, 3*time.Second
 	ag, err := newAgent(cfg, reg, &fakeDaemon{alive: true, info: dataNodeInfo()})
@@ -99,10 +95,23 @@ func TestHeartbeatsReachEveryPeer(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- ag.Run(ctx) }()
-	defer func() {
+	t.Cleanup(func() {
 		cancel()
 		<-done
-	}()
+		reg.Close()
+	})
+	return cfg
+}
+
+// TestHeartbeatsReachEveryPeer: an agent with three registry URLs renews
+// through all of them, and registers itself on the peers that never
+// received the registration by replication. So a peer cut off from the
+// agent's first peer still hears the node directly, and has no reason to
+// expire it. (Real time: the agent's heartbeat period is 1 s, and the test
+// waits for conditions, bounded at 20 s.)
+func TestHeartbeatsReachEveryPeer(t *testing.T) {
+	a, b, c := startPeer(t), startPeer(t), startPeer(t)
+	cfg := runAgent(t, a.url, b.url, c.url)
 
 	proctest.Retry(t, 20*time.Second, "3 heartbeats at each peer", func() error {
 		if na, nb, nc := a.heartbeats.Load(), b.heartbeats.Load(), c.heartbeats.Load(); na < 3 || nb < 3 || nc < 3 {
@@ -153,26 +162,7 @@ func TestHeartbeatsReachEveryPeer(t *testing.T) {
 // 39, and the other peers evicted the live node every lease.
 func TestOneURLHeartbeatsOnePeer(t *testing.T) {
 	a := startPeer(t)
-	ccfg := client.DefaultConfig()
-	ccfg.URLs = []string{a.url}
-	reg, err := client.New(ccfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reg.Close()
-	cfg := newTestConfig(t, hdfs.RoleDataNode)
-	cfg.RenewInterval, cfg.LeaseDuration = time.Second, 3*time.Second
-	ag, err := newAgent(cfg, reg, &fakeDaemon{alive: true, info: dataNodeInfo()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- ag.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	runAgent(t, a.url)
 	proctest.Retry(t, 20*time.Second, "3 heartbeats", func() error {
 		if n := a.heartbeats.Load(); n < 3 {
 			return fmt.Errorf("%d heartbeats", n)
