@@ -127,14 +127,14 @@ func (c *Client) registration(op string, in *heureka.Instance) (*cluster, *reque
 // does not know the instance (404), the error wraps ErrNotRegistered and the
 // caller should Register again.
 func (c *Client) Renew(ctx context.Context, app, id string) error {
-	return c.instanceCall(ctx, "renew", http.MethodPut, app, id, "", nil, nil)
+	return c.instanceCall(ctx, request{op: "renew", method: http.MethodPut}, app, id, "")
 }
 
 // Cancel deregisters an instance (DELETE {base}/apps/{APP}/{ID}). An
 // instance the registry does not know gives an error wrapping
 // ErrNotRegistered.
 func (c *Client) Cancel(ctx context.Context, app, id string) error {
-	return c.instanceCall(ctx, "cancel", http.MethodDelete, app, id, "", nil, nil)
+	return c.instanceCall(ctx, request{op: "cancel", method: http.MethodDelete}, app, id, "")
 }
 
 // SetStatus sets a status override (PUT {base}/apps/{APP}/{ID}/status?value=S),
@@ -145,7 +145,7 @@ func (c *Client) SetStatus(ctx context.Context, app, id string, status heureka.S
 	if err != nil {
 		return &Error{Op: "set status", Message: err.Error(), Err: ErrRejected}
 	}
-	return c.instanceCall(ctx, "set status", http.MethodPut, app, id, "/status", url.Values{"value": {string(st)}}, nil)
+	return c.instanceCall(ctx, request{op: "set status", method: http.MethodPut, query: url.Values{"value": {string(st)}}}, app, id, "/status")
 }
 
 // ClearStatus removes a status override (DELETE {base}/apps/{APP}/{ID}/status).
@@ -161,7 +161,7 @@ func (c *Client) ClearStatus(ctx context.Context, app, id string, fallback heure
 		}
 		q = url.Values{"value": {string(st)}}
 	}
-	return c.instanceCall(ctx, "clear status", http.MethodDelete, app, id, "/status", q, nil)
+	return c.instanceCall(ctx, request{op: "clear status", method: http.MethodDelete, query: q}, app, id, "/status")
 }
 
 // UpdateMetadata merges md into an instance's metadata
@@ -179,21 +179,22 @@ func (c *Client) UpdateMetadata(ctx context.Context, app, id string, md map[stri
 		}
 		q.Set(k, md[k])
 	}
-	return c.instanceCall(ctx, "update metadata", http.MethodPut, app, id, "/metadata", q, nil)
+	return c.instanceCall(ctx, request{op: "update metadata", method: http.MethodPut, query: q}, app, id, "/metadata")
 }
 
-func (c *Client) instanceCall(ctx context.Context, op, method, app, id, suffix string, q url.Values, h http.Header) error {
+// instanceCall sends req (its op, method, query and told peers set) to
+// one instance's path, {base}/apps/{APP}/{ID}{suffix}, on app's cluster.
+func (c *Client) instanceCall(ctx context.Context, req request, app, id, suffix string) error {
 	app = strings.ToUpper(strings.TrimSpace(app))
 	if app == "" || id == "" {
-		return &Error{Op: op, Message: "app and instance ID must not be empty", Err: ErrRejected}
+		return &Error{Op: req.op, Message: "app and instance ID must not be empty", Err: ErrRejected}
 	}
-	cl, err := c.mustCluster(op, app)
+	cl, err := c.mustCluster(req.op, app)
 	if err != nil {
 		return err
 	}
-	req := &request{op: op, method: method, query: q, header: h,
-		path: "/apps/" + url.PathEscape(app) + "/" + url.PathEscape(id) + suffix}
-	return c.call(ctx, cl, req)
+	req.path = "/apps/" + url.PathEscape(app) + "/" + url.PathEscape(id) + suffix
+	return c.call(ctx, cl, &req)
 }
 
 // call sends a request whose answer carries no data: any 2xx is success.
@@ -322,17 +323,7 @@ func (c *Client) fetchList(ctx context.Context, cl *cluster, req *request) (*fet
 // replicates to every other peer, as for Renew. A caller that will not
 // send the heartbeat to the others this time must use Renew.
 func (c *Client) RenewTold(ctx context.Context, app, id string, told []string) error {
-	const op = "renew"
-	app = strings.ToUpper(strings.TrimSpace(app))
-	if app == "" || id == "" {
-		return &Error{Op: op, Message: "app and instance ID must not be empty", Err: ErrRejected}
-	}
-	cl, err := c.mustCluster(op, app)
-	if err != nil {
-		return err
-	}
-	return c.call(ctx, cl, &request{op: op, method: http.MethodPut, told: true, tellAlso: told,
-		path: "/apps/" + url.PathEscape(app) + "/" + url.PathEscape(id)})
+	return c.instanceCall(ctx, request{op: "renew", method: http.MethodPut, told: true, tellAlso: told}, app, id, "")
 }
 
 // RenewOthers sends the heartbeat of Renew to every other peer of app's
