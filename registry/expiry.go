@@ -134,6 +134,7 @@ func rackOf(s *stored) string {
 // track starts counting a new lease, whose inst, renewed and duration are
 // set, and schedules it; r.mu must be held for writing.
 func (r *Registry) track(l *lease) {
+	l.status, l.lastDirty = l.inst.status, l.inst.lastDirty
 	l.rack = r.strs.str(rackOf(l.inst))
 	r.census.instances++
 	r.census.expectedMilli += renewsPerMinMilli(l.inst)
@@ -177,6 +178,7 @@ func (r *Registry) setInst(l *lease, in *stored) {
 		l.rack = rack
 	}
 	l.inst = in
+	l.status, l.lastDirty = in.status, in.lastDirty
 	if q := l.silentAfter(); q != l.quiet {
 		l.quiet = q
 		r.reschedule(l)
