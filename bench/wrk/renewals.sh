@@ -72,8 +72,10 @@ debug=()
 [[ -n $PROFILE ]] && debug=(--debug-listen 127.0.0.1:0)
 # shellcheck disable=SC2086
 taskset -c "$SERVER_CPU" "$HEUREKA_BIN" server --listen 127.0.0.1:0 "${debug[@]}" ${HEUREKA_ARGS:-} 2>"$OUT/heureka.log" &
+heureka_pid=$!
 pids+=($!)
 taskset -c "$SERVER_CPU" "$OUT/bare" >"$OUT/bare.addr" 2>"$OUT/bare.log" &
+bare_pid=$!
 pids+=($!)
 heureka=$(waitlog "$OUT/heureka.log" "addr=")
 bare=$(waitlog "$OUT/bare.addr" "")
@@ -102,27 +104,39 @@ wait "$reg" 2>/dev/null || true
 echo "registered $N in $(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}') s; resting ${SETTLE}s"
 sleep "$SETTLE"
 
-# round TARGET NAME: one wrk run; prints renewals/s.
+# round TARGET NAME PID: one wrk run; prints renewals/s, and the server's
+# CPU (user and system, from /proc/PID/stat) in microseconds per renewal.
 round() {
-	local out=$OUT/round-$2-$r.out
+	local out=$OUT/round-$2-$r.out cpu0 cpu1
+	cpu0=$(cputicks "$3")
 	taskset -c "$WRK_CPU" wrk -t1 -c"$CONNS" -d"$DUR" --latency -s renew.lua "http://$1" >"$out" 2>&1
+	cpu1=$(cputicks "$3")
 	if grep -q 'Non-2xx' "$out"; then
 		cat "$out" >&2
 		exit 1
 	fi
-	awk '/Requests\/sec/ {print $2}' "$out"
+	awk -v c=$((cpu1 - cpu0)) -v hz="$(getconf CLK_TCK)" '
+		/^ +[0-9]+ requests in/ {n = $1}
+		/Requests\/sec/ {rps = $2}
+		END {printf "%s %.1f\n", rps, c / hz * 1e6 / n}' "$out"
 }
 
-printf '| round | load average | bare handler, renewals/s | heureka, renewals/s | heureka ÷ bare |\n|---|---|---|---|---|\n'
+# cputicks PID: the user and system time PID has used, in clock ticks.
+cputicks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+printf '| round | load average | bare handler, renewals/s | heureka, renewals/s | heureka ÷ bare | CPU µs per renewal: bare, heureka |\n|---|---|---|---|---|---|\n'
 for r in $(seq "$ROUNDS"); do
 	load=$(cut -d' ' -f1 /proc/loadavg)
-	b=$(round "$bare" bare)
+	read -r b bcpu < <(round "$bare" bare "$bare_pid")
+	[[ -n ${bcpu:-} ]] || exit 1
 	if [[ -n $PROFILE && $r == "$ROUNDS" ]]; then
 		curl -fsS -o "$OUT/heureka.pprof" "http://$pprof/debug/pprof/profile?seconds=$PROFILE" &
 		prof=$!
 	fi
-	h=$(round "$heureka" heureka)
+	read -r h hcpu < <(round "$heureka" heureka "$heureka_pid")
+	[[ -n ${hcpu:-} ]] || exit 1
 	[[ -n ${prof:-} ]] && wait "$prof"
-	awk -v r="$r" -v l="$load" -v b="$b" -v h="$h" 'BEGIN {printf "| %d | %s | %.0f | %.0f | %.2f× |\n", r, l, b, h, h / b}'
+	awk -v r="$r" -v l="$load" -v b="$b" -v h="$h" -v bc="$bcpu" -v hc="$hcpu" \
+		'BEGIN {printf "| %d | %s | %.0f | %.0f | %.2f× | %s, %s |\n", r, l, b, h, h / b, bc, hc}'
 done
 echo "logs and wrk output in $OUT"
