@@ -29,6 +29,27 @@ func (s *Snapshot) Digests() map[string]uint64 {
 	return s.digests
 }
 
+// InstanceDigests returns, for application app, each instance's own
+// digest by ID (Digests' hash of that instance alone), or false when app
+// has no instances: anti-entropy compares these for an application whose
+// digest differs, to pull only the instances that differ.
+func (s *Snapshot) InstanceDigests(app string) (map[string]uint64, bool) {
+	v, ok := s.view(app)
+	if !ok {
+		return nil, false
+	}
+	out := make(map[string]uint64, v.n)
+	h := newDigest()
+	for _, b := range v.blocks {
+		for in := range b.All() {
+			h.Reset()
+			h.add(in)
+			out[in.ID] = h.Sum64()
+		}
+	}
+	return out, true
+}
+
 // DigestOf hashes instances (sorted by ID) the way Digests does.
 func DigestOf(instances []*heureka.Instance) uint64 {
 	h := newDigest()

@@ -26,10 +26,12 @@
 //   - conflicts resolve by lastDirtyTimestamp, as in Eureka: a heartbeat
 //     the peer does not know becomes a registration, and a peer's newer
 //     copy (409) is taken;
-//   - anti-entropy compares per-application digests with every peer and
-//     pulls what differs, and the peer's recent cancels, so a healed
-//     partition converges without waiting for renewals and without
-//     resurrecting what was cancelled meanwhile;
+//   - anti-entropy compares per-application digests with every peer and,
+//     for an application that differs, the digests of its instances, and
+//     pulls the instances that differ (the whole application from a peer
+//     without per-instance digests, or past 64 of them), and the peer's
+//     recent cancels, so a healed partition converges without waiting for
+//     renewals and without resurrecting what was cancelled meanwhile;
 //   - at start, the registry is copied from the first peer that answers
 //     (bounded by SyncTimeout, then the server starts empty and says so);
 //     Ready reports when that is over, for /readyz.
@@ -39,8 +41,10 @@
 // and answers per item, and serves the digest and one application for
 // anti-entropy), Digest and TombstoneJSON, and NodeHeader. The HTTP layer
 // (internal/httpapi) mounts Receiver on /peerreplication/batch,
-// /v1/replication/digest and /v1/replication/apps/{APP}, and does the HTTP
-// part only: the peer role, the body's bounds, error rendering.
+// /v1/replication/digest, /v1/replication/apps/{APP} (?id=ID... for some
+// of its instances) and /v1/replication/apps/{APP}/digests, and does the
+// HTTP part only: the peer role, the body's and the query's bounds, error
+// rendering.
 //
 // # Transport and clock
 //

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,8 +19,9 @@ import (
 
 // Receiver is the side of replication that peers call: it applies the
 // batches they send (POST /peerreplication/batch) and answers what
-// anti-entropy asks (GET /v1/replication/digest and
-// GET /v1/replication/apps/{APP}). It does the protocol only; the HTTP
+// anti-entropy asks (GET /v1/replication/digest, GET
+// /v1/replication/apps/{APP} and GET /v1/replication/apps/{APP}/digests).
+// It does the protocol only; the HTTP
 // layer routes to it, checks the peer role, bounds and inflates the body,
 // sets NodeHeader and renders a returned error (a heureka.Error) with its
 // status.
@@ -199,13 +201,33 @@ func (rc *Receiver) Digest() ([]byte, error) {
 
 // App returns what GET /v1/replication/apps/{APP} answers: the live
 // application app (upper case) in Eureka JSON, with each lease's real last
-// renewal time; ENOTFOUND when it has no instances.
-func (rc *Receiver) App(app string) ([]byte, error) {
+// renewal time; ENOTFOUND when it has no instances. Given ids (the query's
+// id values), only the instances with those IDs are in it.
+func (rc *Receiver) App(app string, ids ...string) ([]byte, error) {
 	a, ok := rc.reg.LiveApp(app)
 	if !ok {
 		return nil, heureka.Errorf(heureka.ENOTFOUND, "application %s has no instances", app)
 	}
+	if len(ids) > 0 {
+		a.Instances = slices.DeleteFunc(a.Instances, func(in *heureka.Instance) bool { return !slices.Contains(ids, in.ID) })
+	}
 	return eureka.EncodeApplication(eureka.JSON, a), nil
+}
+
+// AppDigests returns what GET /v1/replication/apps/{APP}/digests answers:
+// the digest of each instance of app by ID, as JSON; ENOTFOUND when it has
+// no instances. A peer whose digest of app differs compares these with its
+// own and pulls only the instances that differ (App with ids).
+func (rc *Receiver) AppDigests(app string) ([]byte, error) {
+	d, ok := rc.reg.Snapshot().InstanceDigests(app)
+	if !ok {
+		return nil, heureka.Errorf(heureka.ENOTFOUND, "application %s has no instances", app)
+	}
+	out := make(map[string]string, len(d))
+	for id, v := range d {
+		out[id] = FormatDigest(v)
+	}
+	return json.Marshal(out)
 }
 
 // forgetOldestSender drops the sender heard from least recently; rc.mu

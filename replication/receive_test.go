@@ -189,3 +189,44 @@ func TestReceiverForgetsTheOldestSender(t *testing.T) {
 		t.Errorf("a forgotten sender's batch: %v, want it applied", err)
 	}
 }
+
+// The per-instance digests are Digests' hash of each instance alone, and
+// App given IDs answers with those instances only.
+func TestReceiverInstanceDigestsAndAppByID(t *testing.T) {
+	rc, reg := newReceiver(t)
+	const app = "HDFS-DATANODE.PROD"
+	for _, id := range []string{"a", "b", "c"} {
+		if err := reg.Register(dn(id), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	body, err := rc.AppDigests(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]string
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	snap := reg.Snapshot()
+	for _, id := range []string{"a", "b", "c"} {
+		in, _ := snap.Instance(app, id)
+		if want := replication.FormatDigest(registry.DigestOf([]*heureka.Instance{in})); got[id] != want {
+			t.Fatalf("digest of %s: %q, want %q (all: %s)", id, got[id], want, body)
+		}
+	}
+	if len(got) != 3 {
+		t.Fatalf("digests %s", body)
+	}
+	out, err := rc.App(app, "c", "a", "nobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := eureka.DecodeApplication(out, eureka.JSON)
+	if err != nil || len(a.Instances) != 2 || a.Instances[0].ID != "a" || a.Instances[1].ID != "c" {
+		t.Fatalf("application by ID %s: %v", out, err)
+	}
+	if _, err := rc.AppDigests("NOBODY"); heureka.ErrorCode(err) != heureka.ENOTFOUND {
+		t.Fatalf("unknown application: %v", err)
+	}
+}

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -701,5 +703,83 @@ func TestResyncFitsAPeersBodyLimit(t *testing.T) {
 	proctest.Eventually(t, 10*time.Second, "peer 2 holds all 201", func() bool { return nodes[1].reg.Snapshot().Len() == 201 })
 	if st := peerStatus(nodes[0], nodes[1].url); st.Refused != 0 || !st.Reachable {
 		t.Fatalf("peer 1's view of peer 2 after the resync: %+v", st)
+	}
+}
+
+// TestAntiEntropyPullsOnlyTheInstancesThatDiffer: a peer whose digest of
+// an application differs compares the digests of its instances and pulls
+// only those that differ, not the whole application; a peer that has no
+// per-instance digests (an older version: 404) is asked for the whole
+// application, and the difference is repaired either way.
+func TestAntiEntropyPullsOnlyTheInstancesThatDiffer(t *testing.T) {
+	nodes := startCluster(t, 2, options{})
+	for _, nd := range nodes {
+		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
+	}
+	const app = "HDFS-DATANODE.PROD"
+	for i := range 40 {
+		if err := nodes[0].reg.Register(dn(fmt.Sprintf("dn-%02d", i)), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	proctest.Eventually(t, 10*time.Second, "every instance on the second peer", func() bool {
+		return nodes[1].reg.Snapshot().Len() == 40
+	})
+
+	// The first peer's handler, recording what the second asks of it, and
+	// answering 404 to per-instance digests while old is set.
+	var mu sync.Mutex
+	var asked []string
+	var old atomic.Bool
+	api := nodes[0].api
+	nodes[0].net.Serve(nodes[0].host, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "/v1/replication/apps/") {
+			if old.Load() && strings.HasSuffix(r.URL.Path, "/digests") {
+				http.NotFound(w, r)
+				return
+			}
+			mu.Lock()
+			asked = append(asked, r.URL.RequestURI())
+			mu.Unlock()
+		}
+		api.ServeHTTP(w, r)
+	}))
+	pulls := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(asked)
+	}
+	// change writes instance id on the first peer alone, as a replicated
+	// write is stored (not forwarded), with a figure the second peer lacks.
+	change := func(id, figure string) {
+		t.Helper()
+		in := dn(id, func(in *heureka.Instance) {
+			in.LastDirtyTimestamp = time.Now().UnixMilli() + 1
+			in.Metadata = heureka.MetadataOf(map[string]string{"rack": "/r1", "figure": figure})
+		})
+		if err := nodes[0].reg.Register(in, true); err != nil {
+			t.Fatal(err)
+		}
+		proctest.Eventually(t, 10*time.Second, id+" repaired on the second peer", func() bool {
+			in, ok := nodes[1].reg.Snapshot().Instance(app, id)
+			return ok && in.Metadata.Get("figure") == figure
+		})
+	}
+
+	change("dn-07", "1")
+	whole := "/v1/replication/apps/" + app
+	for _, u := range pulls() {
+		if u == whole {
+			t.Fatalf("the whole application was pulled to repair one instance: %q", pulls())
+		}
+	}
+	if !slices.Contains(pulls(), whole+"?id=dn-07") {
+		t.Fatalf("dn-07 was not pulled by ID: %q", pulls())
+	}
+
+	old.Store(true)
+	change("dn-08", "2")
+	if !slices.Contains(pulls(), whole) {
+		t.Fatalf("a peer without per-instance digests was not asked for the whole application: %q", pulls())
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -239,8 +240,40 @@ func (p *peer) repair(ctx context.Context) error {
 	return nil
 }
 
+// maxPulledIDs is how many differing instances of one application a repair
+// asks for by ID; past it, it pulls the whole application. Every ID is in
+// the request's URL, which this keeps to a few KiB.
+const maxPulledIDs = 64
+
+// repairApp pulls from the peer the instances of app that are missing here
+// or differ, and adopts those that are newer there. It first compares the
+// peer's digest of each instance with its own, so that it pulls only those
+// that differ: while writes go on, an application's digest differs at
+// most rounds for the few instances whose replication is in flight, and a
+// pull of the whole application, encoded there and decoded here, cost
+// three peers sharing a core a third of it (docs/benchmarks.md). A peer
+// without per-instance digests (404) is asked for the whole application.
 func (p *peer) repairApp(ctx context.Context, app string) (int, error) {
-	body, err := p.get(ctx, p.origin+"/v1/replication/apps/"+url.PathEscape(app))
+	base := p.origin + "/v1/replication/apps/" + url.PathEscape(app)
+	body, err := p.get(ctx, base+"/digests")
+	if err != nil {
+		return 0, err
+	}
+	query := ""
+	if body != nil {
+		var remote map[string]string
+		if err := json.Unmarshal(body, &remote); err != nil {
+			return 0, fmt.Errorf("instance digests of %s from %s: %w", app, p.url, err)
+		}
+		ids := p.differing(app, remote)
+		if len(ids) == 0 {
+			return 0, nil
+		}
+		if len(ids) <= maxPulledIDs {
+			query = "?" + url.Values{"id": ids}.Encode()
+		}
+	}
+	body, err = p.get(ctx, base+query)
 	if err != nil || body == nil {
 		return 0, err
 	}
@@ -266,6 +299,20 @@ func (p *peer) repairApp(ctx context.Context, app string) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// differing returns, sorted, the IDs in remote (a peer's digests of app's
+// instances) whose instance is missing here or has another digest.
+func (p *peer) differing(app string, remote map[string]string) []string {
+	local, _ := p.rp.reg.Snapshot().InstanceDigests(app)
+	var ids []string
+	for id, d := range remote {
+		if v, ok := local[id]; !ok || FormatDigest(v) != d {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 // newer reports whether a peer's copy r should replace the local l: a later

@@ -148,6 +148,8 @@ func TestRolesPerEndpoint(t *testing.T) {
 		{"replicated renew", "PUT", "/eureka/apps/HDFS-DATANODE.PROD/dn1", "", []string{"x-netflix-discovery-replication", "true"}, 200},
 		{"batch", "POST", "/eureka/peerreplication/batch", batch, nil, 200},
 		{"digest", "GET", "/v1/replication/digest", "", nil, 200},
+		{"instance digests", "GET", "/v1/replication/apps/HDFS-DATANODE.PROD/digests", "", nil, 200},
+		{"instances by ID", "GET", "/v1/replication/apps/HDFS-DATANODE.PROD?id=dn1", "", nil, 200},
 	}
 	const (
 		ok = iota
@@ -156,12 +158,12 @@ func TestRolesPerEndpoint(t *testing.T) {
 	)
 	// want[user][endpoint]; endpoints in the order above.
 	want := map[string][]int{
-		"anonymous": {ok, ok, ok, ok, unauth, unauth, unauth, unauth, unauth, unauth, unauth, unauth, unauth, unauth, unauth, unauth},
-		"dn-agent":  {ok, ok, ok, ok, ok, forbid, ok, forbid, forbid, ok, forbid, ok, forbid, forbid, forbid, forbid},
-		"nn-agent":  {ok, ok, ok, ok, forbid, ok, forbid, ok, ok, forbid, ok, forbid, ok, forbid, forbid, forbid},
-		"ops":       {ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, forbid, forbid, forbid},
-		"peer":      {ok, ok, ok, ok, forbid, forbid, forbid, forbid, forbid, forbid, forbid, forbid, forbid, ok, ok, ok},
-		"grafana":   {ok, ok, ok, ok, forbid, forbid, forbid, forbid, forbid, forbid, forbid, forbid, forbid, forbid, forbid, forbid},
+		"anonymous": {ok, ok, ok, ok, unauth, unauth, unauth, unauth, unauth, unauth, unauth, unauth, unauth, unauth, unauth, unauth, unauth, unauth},
+		"dn-agent":  {ok, ok, ok, ok, ok, forbid, ok, forbid, forbid, ok, forbid, ok, forbid, forbid, forbid, forbid, forbid, forbid},
+		"nn-agent":  {ok, ok, ok, ok, forbid, ok, forbid, ok, ok, forbid, ok, forbid, ok, forbid, forbid, forbid, forbid, forbid},
+		"ops":       {ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, ok, forbid, forbid, forbid, forbid, forbid},
+		"peer":      {ok, ok, ok, ok, forbid, forbid, forbid, forbid, forbid, forbid, forbid, forbid, forbid, ok, ok, ok, ok, ok},
+		"grafana":   {ok, ok, ok, ok, forbid, forbid, forbid, forbid, forbid, forbid, forbid, forbid, forbid, forbid, forbid, forbid, forbid, forbid},
 	}
 	users := map[string]*authtest.User{"anonymous": nil, "dn-agent": &uDN, "nn-agent": &uNN, "ops": &uOps, "peer": &uPeer, "grafana": &uReader}
 	for name, row := range want {

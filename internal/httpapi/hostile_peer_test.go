@@ -167,3 +167,20 @@ func TestHostilePeerBatches(t *testing.T) {
 		t.Errorf("refused batches by reason %v, want tooLarge 1, invalid 2, lateBatch 1", req)
 	}
 }
+
+// A peer's anti-entropy request that names more instances than the bound
+// is refused with a message, not answered with a listing built for it.
+func TestPeerAppByIDIsBounded(t *testing.T) {
+	ts := newTestServer(t)
+	ts.expect(204, "POST", "/eureka/apps/HDFS-DATANODE.PROD", []byte(`{"instance":{"instanceId":"dn1","app":"HDFS-DATANODE.PROD","hostName":"dn1.example","ipAddr":"10.0.0.1","status":"UP","dataCenterInfo":{"name":"MyOwn"}}}`),
+		"Content-Type", jsonAccept)
+	ids := strings.Repeat("id=dn1&", 1025)
+	r := ts.expect(400, "GET", "/v1/replication/apps/HDFS-DATANODE.PROD?"+ids, nil, "Accept", jsonAccept)
+	if !strings.Contains(string(r.body), "at most 1024") {
+		t.Fatalf("refusal %s", r)
+	}
+	r = ts.expect(200, "GET", "/v1/replication/apps/HDFS-DATANODE.PROD?id=dn1&id=dn9", nil, "Accept", jsonAccept)
+	if a, err := eureka.DecodeApplication(r.body, eureka.JSON); err != nil || len(a.Instances) != 1 || a.Instances[0].ID != "dn1" {
+		t.Fatalf("by ID %s: %v", r.body, err)
+	}
+}

@@ -63,7 +63,7 @@ func accessOf(pattern, method string) access {
 	switch pattern {
 	case "/healthz", "/readyz", "/metrics":
 		return access{open: true}
-	case "/peerreplication/batch", "/v1/replication/digest", "/v1/replication/apps/{app}":
+	case "/peerreplication/batch", "/v1/replication/digest", "/v1/replication/apps/{app}", "/v1/replication/apps/{app}/digests":
 		return access{action: auth.Replicate, verb: "use the peer replication endpoint " + pattern}
 	case "/v1/watch", "/v1/events":
 		return access{action: auth.Read, verb: "read the registry", stream: true}
@@ -125,6 +125,7 @@ func (s *Server) routeTable() (eurekaRoutes, own []*route) {
 		newRoute("/v1/hdfs/pick", methods{http.MethodGet: s.hdfsPick}),
 		newRoute("/v1/replication/digest", methods{http.MethodGet: s.peerDigest}),
 		newRoute("/v1/replication/apps/{app}", methods{http.MethodGet: s.peerApp}),
+		newRoute("/v1/replication/apps/{app}/digests", methods{http.MethodGet: s.peerAppDigests}),
 		// The dashboard (internal/dashboard): its summary, the page at /, its assets at /ui/NAME.
 		newRoute(dashboard.SummaryPath, methods{http.MethodGet: func(w http.ResponseWriter, r *http.Request, _ params) error {
 			return dashboard.ServeSummary(w, r, s.reg.Snapshot())
@@ -178,8 +179,29 @@ func (s *Server) peerDigest(w http.ResponseWriter, r *http.Request, _ params) er
 	return nil
 }
 
+// peerApp answers a peer's anti-entropy with an application, or, given id
+// query parameters (at most maxPeerAppIDs), with those of its instances.
 func (s *Server) peerApp(w http.ResponseWriter, r *http.Request, p params) error {
-	out, err := s.peers.App(p.app)
+	ids := r.URL.Query()["id"]
+	if len(ids) > maxPeerAppIDs {
+		return heureka.Errorf(heureka.EINVALID, "%d id parameters: ask for at most %d instances, or for the whole application", len(ids), maxPeerAppIDs)
+	}
+	out, err := s.peers.App(p.app, ids...)
+	if err != nil {
+		return err
+	}
+	writePayload(w, r, http.StatusOK, &payload{format: eureka.JSON, body: out})
+	return nil
+}
+
+// maxPeerAppIDs bounds the instances one anti-entropy request names; the
+// replicator asks for at most 64.
+const maxPeerAppIDs = 1024
+
+// peerAppDigests answers a peer's anti-entropy with the digest of each
+// instance of an application.
+func (s *Server) peerAppDigests(w http.ResponseWriter, r *http.Request, p params) error {
+	out, err := s.peers.AppDigests(p.app)
 	if err != nil {
 		return err
 	}
