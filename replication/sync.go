@@ -241,9 +241,13 @@ func (p *peer) repair(ctx context.Context) error {
 }
 
 // maxPulledIDs is how many differing instances of one application a repair
-// asks for by ID; past it, it pulls the whole application. Every ID is in
-// the request's URL, which this keeps to a few KiB.
-const maxPulledIDs = 64
+// asks for by ID, and maxPulledQuery how long their query may be; past
+// either, it pulls the whole application. Every ID is in the request's
+// URL, which a server reads as part of the header (heureka's takes 64 KiB).
+const (
+	maxPulledIDs   = 64
+	maxPulledQuery = 16 << 10
+)
 
 // repairApp pulls from the peer the instances of app that are missing here
 // or differ, and adopts those that are newer there. It first compares the
@@ -269,8 +273,9 @@ func (p *peer) repairApp(ctx context.Context, app string) (int, error) {
 		if len(ids) == 0 {
 			return 0, nil
 		}
-		if len(ids) <= maxPulledIDs {
-			query = "?" + url.Values{"id": ids}.Encode()
+		q := (url.Values{"id": ids}).Encode()
+		if len(ids) <= maxPulledIDs && len(q) <= maxPulledQuery {
+			query = "?" + q
 		}
 	}
 	body, err = p.get(ctx, base+query)
