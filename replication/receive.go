@@ -21,10 +21,9 @@ import (
 // batches they send (POST /peerreplication/batch) and answers what
 // anti-entropy asks (GET /v1/replication/digest, GET
 // /v1/replication/apps/{APP} and GET /v1/replication/apps/{APP}/digests).
-// It does the protocol only; the HTTP
-// layer routes to it, checks the peer role, bounds and inflates the body,
-// sets NodeHeader and renders a returned error (a heureka.Error) with its
-// status.
+// It does the protocol only; the HTTP layer routes to it, checks the peer
+// role, bounds and inflates the body, sets NodeHeader and renders a
+// returned error (a heureka.Error) with its status.
 type Receiver struct {
 	reg    *registry.Registry
 	nodeID string
@@ -209,7 +208,11 @@ func (rc *Receiver) App(app string, ids ...string) ([]byte, error) {
 		return nil, heureka.Errorf(heureka.ENOTFOUND, "application %s has no instances", app)
 	}
 	if len(ids) > 0 {
-		a.Instances = slices.DeleteFunc(a.Instances, func(in *heureka.Instance) bool { return !slices.Contains(ids, in.ID) })
+		want := make(map[string]bool, len(ids))
+		for _, id := range ids {
+			want[id] = true
+		}
+		a.Instances = slices.DeleteFunc(a.Instances, func(in *heureka.Instance) bool { return !want[in.ID] })
 	}
 	return eureka.EncodeApplication(eureka.JSON, a), nil
 }
