@@ -1,0 +1,23 @@
+// Package reach tells the agent's roles how a read of their daemon went,
+// in the agent's terms: the daemon refused the connection (it is dead:
+// agent.ErrRefused), it accepted a connection and said nothing before the
+// deadline (it is paused, by a long GC or SIGSTOP: agent.ErrNoAnswer), or
+// anything else (the error as it came: it answers, but not as a healthy
+// daemon does). The knowledge packages (yarn, hbase, elasticsearch,
+// zookeeper) read over HTTP and word their errors for people; Read learns
+// what happened on the wire from an httptrace of the exchange, not from
+// their messages. It also says when a knowledge package refused a daemon
+// of another cluster (Foreign), and gives the roles the HTTP client they
+// read a daemon on the same host with (Client).
+//
+// # Concurrency
+//
+// Read and Foreign keep no state; Read is safe for concurrent use as far
+// as the client its read function uses is (an *http.Client is).
+//
+// # What it does not do
+//
+// It does not retry, read anything itself, or decide what a failure means
+// for the daemon's registration (the agent does). Kafka speaks its own
+// protocol: agent/kafkarole tells a refusal from a pause in its dialer.
+package reach

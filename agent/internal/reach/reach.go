@@ -1,0 +1,71 @@
+package reach
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/agent"
+)
+
+// Client returns an HTTP client for a daemon the agent runs beside: no
+// proxy (the daemon is local), a dial bounded at 5 s (the probe's context
+// bounds it sooner), and one idle connection kept, so that a probe a
+// second does not open a connection a second.
+func Client() *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		Proxy:               nil,
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		MaxIdleConnsPerHost: 1,
+		IdleConnTimeout:     30 * time.Second,
+	}}
+}
+
+// Read runs read, which makes one or more HTTP requests with the context
+// it is given, and returns its error in the agent's terms:
+//   - nil when read succeeded;
+//   - an error wrapping agent.ErrNoAnswer when a connection was made (or
+//     an idle one reused) and ctx ended before read had its answers: the
+//     daemon accepts but does not answer, as a paused one does;
+//   - an error wrapping agent.ErrRefused when a connection was refused
+//     and none was made: the daemon is not there;
+//   - else read's error unchanged.
+func Read(ctx context.Context, read func(ctx context.Context) error) error {
+	var connected, refused atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn: func(httptrace.GotConnInfo) { connected.Store(true) },
+		ConnectDone: func(_, _ string, err error) {
+			if errors.Is(err, syscall.ECONNREFUSED) {
+				refused.Store(true)
+			}
+		},
+	})
+	err := read(ctx)
+	switch {
+	case err == nil:
+		return nil
+	case connected.Load() && ctx.Err() != nil:
+		return fmt.Errorf("%w: %w", agent.ErrNoAnswer, err)
+	case refused.Load() && !connected.Load():
+		return fmt.Errorf("%w: %w", agent.ErrRefused, err)
+	}
+	return err
+}
+
+// Foreign reports whether err is a knowledge package's refusal of a daemon
+// of another cluster (an ECONFLICT heureka.Error: another cluster id,
+// cluster UUID or ensemble), and if so the cause a role registers: its
+// message, which names both clusters.
+func Foreign(err error) (cause string, ok bool) {
+	if heureka.ErrorCode(err) != heureka.ECONFLICT {
+		return "", false
+	}
+	return "another cluster's daemon: " + err.Error(), true
+}

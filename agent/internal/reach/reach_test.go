@@ -1,0 +1,96 @@
+package reach
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/agent"
+	"github.com/heureka-project/heureka/internal/fetch"
+)
+
+// get reads url through fetch, as the knowledge packages do.
+func get(c *http.Client, url string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		_, err := fetch.Get(ctx, c, url, "", 1<<10)
+		return err
+	}
+}
+
+// TestRead tells the four outcomes apart on real connections: an answer, a
+// refused port, a server that accepts and never answers, and one that
+// answers with an error.
+func TestRead(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/ok":
+			w.Write([]byte("ok"))
+		case "/hang":
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		default:
+			http.Error(w, "no such thing", http.StatusNotFound)
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String()
+	ln.Close()
+	c := Client()
+
+	if err := Read(context.Background(), get(c, srv.URL+"/ok")); err != nil {
+		t.Errorf("an answer: %v", err)
+	}
+	err = Read(context.Background(), get(c, dead+"/ok"))
+	if !errors.Is(err, agent.ErrRefused) || errors.Is(err, agent.ErrNoAnswer) || !strings.Contains(err.Error(), dead) {
+		t.Errorf("a refused port: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	err = Read(ctx, get(c, srv.URL+"/hang"))
+	cancel()
+	if !errors.Is(err, agent.ErrNoAnswer) || errors.Is(err, agent.ErrRefused) {
+		t.Errorf("accepted, never answered: %v", err)
+	}
+	err = Read(context.Background(), get(c, srv.URL+"/missing"))
+	if errors.Is(err, agent.ErrNoAnswer) || errors.Is(err, agent.ErrRefused) || heureka.ErrorCode(err) != heureka.EUNAVAILABLE {
+		t.Errorf("an error answer: %v", err)
+	}
+	// The idle connection the first answer left is reused by a read that
+	// then goes unanswered: still a pause, not a refusal.
+	ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
+	err = Read(ctx, func(ctx context.Context) error {
+		if err := get(c, srv.URL+"/ok")(ctx); err != nil {
+			return err
+		}
+		return get(c, srv.URL+"/hang")(ctx)
+	})
+	cancel()
+	if !errors.Is(err, agent.ErrNoAnswer) {
+		t.Errorf("answered, then unanswered: %v", err)
+	}
+}
+
+func TestForeign(t *testing.T) {
+	cause, ok := Foreign(heureka.Errorf(heureka.ECONFLICT, "http://rm1:8088: the resourcemanager belongs to cluster %q, not %q", "b", "a"))
+	if !ok || !strings.Contains(cause, `cluster "b", not "a"`) || !strings.HasPrefix(cause, "another cluster's daemon: ") {
+		t.Errorf("Foreign(ECONFLICT) = %q, %v", cause, ok)
+	}
+	for _, err := range []error{nil, heureka.Errorf(heureka.EINVALID, "garbage"), errors.New("plain")} {
+		if cause, ok := Foreign(err); ok || cause != "" {
+			t.Errorf("Foreign(%v) = %q, %v", err, cause, ok)
+		}
+	}
+}
