@@ -53,7 +53,7 @@ func (m *esModel) answer(i int, r *http.Request) (int, []byte) {
 	switch strings.TrimRight(r.URL.Path, "/") {
 	case "":
 		v = map[string]any{"name": mb.name, "cluster_name": m.c.cfg.System, "cluster_uuid": m.c.cfg.ClusterID,
-			"version":  map[string]any{"number": mb.version, "build_flavor": "default", "build_type": "heureka-simulator"},
+			"version": map[string]any{"number": mb.version, "build_flavor": "default", "build_type": "heureka-simulator"},
 			"tagline": "You Know, for Search (heureka's simulator, not Elasticsearch)"}
 	case elasticsearch.NodesLocalPath:
 		p, _ := strconv.Atoi(port)

@@ -119,7 +119,7 @@ func (m *zkModel) answer(i int, r *http.Request) (int, []byte) {
 		}
 		v = map[string]any{"version": m.versionText(i), "read_only": st == string(zookeeper.StateReadOnly),
 			"server_stats": map[string]any{"server_state": st, "outstanding_requests": 0, "num_alive_client_connections": 0},
-			"node_count": 5, "command": "srvr", "error": nil}
+			"node_count":   5, "command": "srvr", "error": nil}
 	case "voting_view":
 		cfg := map[string]any{}
 		if !m.standalone() {
