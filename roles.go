@@ -23,6 +23,10 @@ const (
 	// MetaProbeState is ProbeStateHung while the daemon accepts
 	// connections but does not answer, before it is reported DOWN.
 	MetaProbeState = "probe_state"
+	// MetaHTTPPort is the daemon's web port, where it has one: the port
+	// of its /jmx, REST API or admin server (hdfs.MetaHTTPPort is the
+	// same key).
+	MetaHTTPPort = "http_port"
 )
 
 // ProbeStateHung is MetaProbeState's value while a daemon is paused (a

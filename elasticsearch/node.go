@@ -59,6 +59,9 @@ type Node struct {
 	// Elasticsearch writes when it knows a name is dropped, the name kept
 	// in HTTPHost).
 	HTTPAddr, HTTPHost string
+	// TransportAddr is the transport publish address, "host:port" (the
+	// one discovery.seed_hosts names); "" when the answer has none.
+	TransportAddr string
 
 	// From the cluster health.
 	Status       Status
@@ -79,6 +82,7 @@ func ParseNodesLocal(b []byte) (Node, error) {
 		ClusterName string `json:"cluster_name"`
 		Nodes       map[string]struct {
 			Name       string            `json:"name"`
+			Transport  string            `json:"transport_address"`
 			Version    string            `json:"version"`
 			Roles      []string          `json:"roles"`
 			Attributes map[string]string `json:"attributes"`
@@ -96,6 +100,9 @@ func ParseNodesLocal(b []byte) (Node, error) {
 	var n Node
 	for id, d := range v.Nodes {
 		n = Node{ID: id, Name: d.Name, ClusterName: v.ClusterName, Version: d.Version, Roles: d.Roles, Attributes: d.Attributes}
+		if _, _, err := net.SplitHostPort(d.Transport); err == nil {
+			n.TransportAddr = d.Transport
+		}
 		if d.HTTP != nil {
 			n.HTTPHost, n.HTTPAddr = splitPublish(d.HTTP.PublishAddress)
 		}

@@ -27,7 +27,7 @@ func TestParseRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	if n.ID != "x6_Rm157RqilNEqtdgcNrA" || n.Name != "x6_Rm15" || n.Version != "5.2.2" || n.ClusterName != "elasticsearch" ||
-		n.HTTPAddr != "172.18.0.2:9200" || strings.Join(n.Roles, ",") != "data,ingest,master" {
+		n.HTTPAddr != "172.18.0.2:9200" || n.TransportAddr != "127.0.0.1:9300" || strings.Join(n.Roles, ",") != "data,ingest,master" {
 		t.Errorf("%+v", n)
 	}
 	if err := ParseHealth(readFile(t, "beats/cluster_health.522.json"), &n); err != nil || n.Status != Green || n.Nodes != 1 || n.DataNodes != 1 {
@@ -47,7 +47,8 @@ func TestRolesAndHealth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n.Rack("rack_id") != "r7" || n.HTTPAddr != "10.2.7.11:9200" || n.HTTPHost != "es-data-7.example.net" || n.Version != "8.15.1" {
+	if n.Rack("rack_id") != "r7" || n.HTTPAddr != "10.2.7.11:9200" || n.HTTPHost != "es-data-7.example.net" || n.Version != "8.15.1" ||
+		n.TransportAddr != "10.2.7.11:9300" {
 		t.Errorf("%+v", n)
 	}
 	if err := ParseMasterNode(readFile(t, "own/master-node-elected.json"), &n); err != nil {

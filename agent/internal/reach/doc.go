@@ -8,7 +8,7 @@
 // what happened on the wire from an httptrace of the exchange, not from
 // their messages. It also says when a knowledge package refused a daemon
 // of another cluster (Foreign), and gives the roles the HTTP client they
-// read a daemon on the same host with (Client).
+// read a daemon on the same host with (Client) and their base URL (Base).
 //
 // # Concurrency
 //

@@ -7,12 +7,15 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/agent"
+	"github.com/heureka-project/heureka/internal/urlcheck"
 )
 
 // Client returns an HTTP client for a daemon the agent runs beside: no
@@ -68,4 +71,18 @@ func Foreign(err error) (cause string, ok bool) {
 		return "", false
 	}
 	return "another cluster's daemon: " + err.Error(), true
+}
+
+// Base checks a daemon's web address as a role's Config gives it
+// ("http://127.0.0.1:8088", credentials allowed) and returns it without
+// query, fragment or trailing slash, for the knowledge packages' readers,
+// with its port (0 when the URL names none).
+func Base(raw string) (string, int, error) {
+	u, err := urlcheck.Parse(raw)
+	if err != nil {
+		return "", 0, err
+	}
+	u.RawQuery, u.Fragment = "", ""
+	port, _ := strconv.Atoi(u.Port())
+	return strings.TrimRight(u.String(), "/"), port, nil
 }

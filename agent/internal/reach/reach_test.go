@@ -3,6 +3,7 @@ package reach
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -91,6 +92,24 @@ func TestForeign(t *testing.T) {
 	for _, err := range []error{nil, heureka.Errorf(heureka.EINVALID, "garbage"), errors.New("plain")} {
 		if cause, ok := Foreign(err); ok || cause != "" {
 			t.Errorf("Foreign(%v) = %q, %v", err, cause, ok)
+		}
+	}
+}
+
+func TestBase(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://127.0.0.1:8088":          "http://127.0.0.1:8088 8088",
+		"https://u:p@rm1:8090/x/?a=b#c": "https://u:p@rm1:8090/x 8090",
+		"http://rm1/":                    "http://rm1 0",
+	} {
+		base, port, err := Base(in)
+		if got := fmt.Sprint(base, " ", port); err != nil || got != want {
+			t.Errorf("Base(%q) = %s, %v; want %s", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "rm1:8088", "ftp://rm1"} {
+		if _, _, err := Base(bad); err == nil {
+			t.Errorf("Base(%q) accepted", bad)
 		}
 	}
 }
