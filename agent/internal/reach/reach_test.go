@@ -98,9 +98,9 @@ func TestForeign(t *testing.T) {
 
 func TestBase(t *testing.T) {
 	for in, want := range map[string]string{
-		"http://127.0.0.1:8088":          "http://127.0.0.1:8088 8088",
+		"http://127.0.0.1:8088":         "http://127.0.0.1:8088 8088",
 		"https://u:p@rm1:8090/x/?a=b#c": "https://u:p@rm1:8090/x 8090",
-		"http://rm1/":                    "http://rm1 0",
+		"http://rm1/":                   "http://rm1 0",
 	} {
 		base, port, err := Base(in)
 		if got := fmt.Sprint(base, " ", port); err != nil || got != want {
