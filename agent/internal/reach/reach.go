@@ -34,11 +34,11 @@ func Client() *http.Client {
 // Read runs read, which makes one or more HTTP requests with the context
 // it is given, and returns its error in the agent's terms:
 //   - nil when read succeeded;
+//   - an error wrapping agent.ErrRefused when a connection was refused:
+//     the daemon is not there (any connection it had was closed);
 //   - an error wrapping agent.ErrNoAnswer when a connection was made (or
 //     an idle one reused) and ctx ended before read had its answers: the
 //     daemon accepts but does not answer, as a paused one does;
-//   - an error wrapping agent.ErrRefused when a connection was refused
-//     and none was made: the daemon is not there;
 //   - else read's error unchanged.
 func Read(ctx context.Context, read func(ctx context.Context) error) error {
 	var connected, refused atomic.Bool
@@ -54,10 +54,12 @@ func Read(ctx context.Context, read func(ctx context.Context) error) error {
 	switch {
 	case err == nil:
 		return nil
+	case refused.Load():
+		// Even after an idle connection was reused: the daemon closed it
+		// and its port refused the new one.
+		return fmt.Errorf("%w: %w", agent.ErrRefused, err)
 	case connected.Load() && ctx.Err() != nil:
 		return fmt.Errorf("%w: %w", agent.ErrNoAnswer, err)
-	case refused.Load() && !connected.Load():
-		return fmt.Errorf("%w: %w", agent.ErrRefused, err)
 	}
 	return err
 }

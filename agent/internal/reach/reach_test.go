@@ -82,6 +82,17 @@ func TestRead(t *testing.T) {
 	if !errors.Is(err, agent.ErrNoAnswer) {
 		t.Errorf("answered, then unanswered: %v", err)
 	}
+	// A daemon that answered, then died: its idle connection is reused,
+	// found closed, and the new one refused.
+	died := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
+	u := died.URL
+	if err := Read(context.Background(), get(c, u+"/")); err != nil {
+		t.Fatal(err)
+	}
+	died.Close()
+	if err := Read(context.Background(), get(c, u+"/")); !errors.Is(err, agent.ErrRefused) {
+		t.Errorf("answered, then died: %v", err)
+	}
 }
 
 func TestForeign(t *testing.T) {
