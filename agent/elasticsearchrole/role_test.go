@@ -62,7 +62,7 @@ func TestRoleAgainstSim(t *testing.T) {
 	es1, es2 := newRole(t, c, "es1", uuid), newRole(t, c, "es2", uuid)
 	state := func(r *Role) string {
 		t.Helper()
-		h, err := r.Probe(ctxFor(t, 5 * time.Second))
+		h, err := r.Probe(ctxFor(t, 5*time.Second))
 		if err != nil || h.Unhealthy != "" {
 			t.Fatalf("probe: %+v, %v", h, err)
 		}
@@ -71,7 +71,7 @@ func TestRoleAgainstSim(t *testing.T) {
 	if s1, s2 := state(es1), state(es2); s1 != "master" || s2 != "master-eligible" {
 		t.Errorf("at start: %s, %s", s1, s2)
 	}
-	f, err := es1.Collect(ctxFor(t, 5 * time.Second))
+	f, err := es1.Collect(ctxFor(t, 5*time.Second))
 	m, _ := c.Member("es1")
 	port := m.Addr[strings.LastIndexByte(m.Addr, ':')+1:]
 	if err != nil || f.Metadata.Get(heureka.MetaVersion) != "8.15.1" || f.Metadata.Get(elasticsearch.MetaNodeName) != "es1" ||
@@ -82,13 +82,13 @@ func TestRoleAgainstSim(t *testing.T) {
 	if st := es1.Static(); st.Port != f.Port || st.Metadata.Has(heureka.MetaVersion) {
 		t.Errorf("Static %+v against %+v", st, f)
 	}
-	if rack, err := es2.Rack(ctxFor(t, 5 * time.Second)); err != nil || rack != "r2" {
+	if rack, err := es2.Rack(ctxFor(t, 5*time.Second)); err != nil || rack != "r2" {
 		t.Errorf("Rack: %q, %v", rack, err)
 	}
 	if err := c.Stop("es1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := es1.Probe(ctxFor(t, 2 * time.Second)); !errors.Is(err, agent.ErrRefused) {
+	if _, err := es1.Probe(ctxFor(t, 2*time.Second)); !errors.Is(err, agent.ErrRefused) {
 		t.Errorf("stopped: %v", err)
 	}
 	if s := state(es2); s != "master" {
@@ -98,19 +98,19 @@ func TestRoleAgainstSim(t *testing.T) {
 		t.Fatal(err)
 	}
 	es3 := newRole(t, c, "es3", uuid)
-	if h, err := es3.Probe(ctxFor(t, 5 * time.Second)); err != nil || !strings.Contains(h.Unhealthy, "knows no elected master") {
+	if h, err := es3.Probe(ctxFor(t, 5*time.Second)); err != nil || !strings.Contains(h.Unhealthy, "knows no elected master") {
 		t.Errorf("a node that left: %+v, %v", h, err)
 	}
 	if err := c.Set("es2", "health", "red"); err != nil {
 		t.Fatal(err)
 	}
-	if h, err := es2.Probe(ctxFor(t, 5 * time.Second)); err != nil || h.State != "master" || !strings.Contains(h.Unhealthy, "red") {
+	if h, err := es2.Probe(ctxFor(t, 5*time.Second)); err != nil || h.State != "master" || !strings.Contains(h.Unhealthy, "red") {
 		t.Errorf("a red cluster: %+v, %v", h, err)
 	}
 	if err := c.Pause("es2"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := es2.Probe(ctxFor(t, 300 * time.Millisecond)); !errors.Is(err, agent.ErrNoAnswer) {
+	if _, err := es2.Probe(ctxFor(t, 300*time.Millisecond)); !errors.Is(err, agent.ErrNoAnswer) {
 		t.Errorf("paused: %v", err)
 	}
 }
@@ -119,7 +119,7 @@ func TestRoleAgainstSim(t *testing.T) {
 // UUIDs and no state; a server that is not Elasticsearch fails the probe.
 func TestForeignAndGarbage(t *testing.T) {
 	c := openSim(t, "AnotherClusterUUID0000")
-	h, err := newRole(t, c, "es1", uuid).Probe(ctxFor(t, 5 * time.Second))
+	h, err := newRole(t, c, "es1", uuid).Probe(ctxFor(t, 5*time.Second))
 	if err != nil || h.State != "" || !strings.Contains(h.Unhealthy, "AnotherClusterUUID0000") || !strings.Contains(h.Unhealthy, uuid) {
 		t.Errorf("another cluster: %+v, %v", h, err)
 	}
@@ -131,7 +131,7 @@ func TestForeignAndGarbage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Probe(ctxFor(t, 5 * time.Second)); err == nil || errors.Is(err, agent.ErrRefused) || errors.Is(err, agent.ErrNoAnswer) || !strings.Contains(err.Error(), "describes 0 nodes") {
+	if _, err := r.Probe(ctxFor(t, 5*time.Second)); err == nil || errors.Is(err, agent.ErrRefused) || errors.Is(err, agent.ErrNoAnswer) || !strings.Contains(err.Error(), "describes 0 nodes") {
 		t.Errorf("not a node: %v", err)
 	}
 }

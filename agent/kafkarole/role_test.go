@@ -59,7 +59,7 @@ func TestRoleAgainstSim(t *testing.T) {
 	b0, b2 := newRole(t, c, "broker0", -1, "kafka-prod"), newRole(t, c, "broker2", 2, "kafka-prod")
 	state := func(r *Role) string {
 		t.Helper()
-		h, err := r.Probe(ctxFor(t, 10 * time.Second))
+		h, err := r.Probe(ctxFor(t, 10*time.Second))
 		if err != nil || h.Unhealthy != "" {
 			t.Fatalf("probe: %+v, %v", h, err)
 		}
@@ -68,7 +68,7 @@ func TestRoleAgainstSim(t *testing.T) {
 	if got := state(b0) + "," + state(b2); got != "broker,controller" {
 		t.Errorf("at start: %s", got)
 	}
-	f, err := b2.Collect(ctxFor(t, 10 * time.Second))
+	f, err := b2.Collect(ctxFor(t, 10*time.Second))
 	m, _ := c.Member("broker2")
 	port, _ := strconv.Atoi(m.Addr[strings.LastIndexByte(m.Addr, ':')+1:])
 	if err != nil || f.Port != port || f.Metadata.Get(kafka.MetaBrokerID) != "2" || f.Metadata.Get(kafka.MetaListener) != m.Addr {
@@ -77,7 +77,7 @@ func TestRoleAgainstSim(t *testing.T) {
 	if st := b2.Static(); st.Port != port || st.Metadata.Get(kafka.MetaBrokerID) != "2" {
 		t.Errorf("Static: %+v", st)
 	}
-	if rack, err := b0.Rack(ctxFor(t, 10 * time.Second)); err != nil || rack != "r1" {
+	if rack, err := b0.Rack(ctxFor(t, 10*time.Second)); err != nil || rack != "r1" {
 		t.Errorf("Rack: %q, %v", rack, err)
 	}
 	if err := c.SetState("broker0", "controller"); err != nil {
@@ -89,7 +89,7 @@ func TestRoleAgainstSim(t *testing.T) {
 	if err := c.Pause("broker2"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b2.Probe(ctxFor(t, 500 * time.Millisecond)); !errors.Is(err, agent.ErrNoAnswer) {
+	if _, err := b2.Probe(ctxFor(t, 500*time.Millisecond)); !errors.Is(err, agent.ErrNoAnswer) {
 		t.Errorf("paused: %v", err)
 	}
 	if err := c.Resume("broker2"); err != nil {
@@ -102,7 +102,7 @@ func TestRoleAgainstSim(t *testing.T) {
 		t.Fatal(err)
 	}
 	began := time.Now()
-	if _, err := b0.Probe(ctxFor(t, 2 * time.Second)); !errors.Is(err, agent.ErrRefused) {
+	if _, err := b0.Probe(ctxFor(t, 2*time.Second)); !errors.Is(err, agent.ErrRefused) {
 		t.Errorf("stopped: %v (after %v)", err, time.Since(began))
 	}
 	b1 := newRole(t, c, "broker1", 1, "kafka-prod")
@@ -115,11 +115,11 @@ func TestRoleAgainstSim(t *testing.T) {
 // both ids and no state; a node id the cluster does not list is unhealthy.
 func TestForeignAndUnlisted(t *testing.T) {
 	c := openSim(t, "kafka-other")
-	h, err := newRole(t, c, "broker0", 0, "kafka-prod").Probe(ctxFor(t, 10 * time.Second))
+	h, err := newRole(t, c, "broker0", 0, "kafka-prod").Probe(ctxFor(t, 10*time.Second))
 	if err != nil || h.State != "" || !strings.Contains(h.Unhealthy, "kafka-other") || !strings.Contains(h.Unhealthy, "kafka-prod") {
 		t.Errorf("another cluster: %+v, %v", h, err)
 	}
-	h, err = newRole(t, c, "broker0", 7, "").Probe(ctxFor(t, 10 * time.Second))
+	h, err = newRole(t, c, "broker0", 7, "").Probe(ctxFor(t, 10*time.Second))
 	if err != nil || !strings.Contains(h.Unhealthy, "not in its cluster's metadata") {
 		t.Errorf("node 7: %+v, %v", h, err)
 	}

@@ -62,7 +62,7 @@ func TestRoleAgainstSim(t *testing.T) {
 	zk1, zk2, zk3 := role("zk1"), role("zk2"), role("zk3")
 	state := func(r *Role) string {
 		t.Helper()
-		h, err := r.Probe(ctxFor(t, 5 * time.Second))
+		h, err := r.Probe(ctxFor(t, 5*time.Second))
 		if err != nil {
 			t.Fatalf("probe: %v", err)
 		}
@@ -71,7 +71,7 @@ func TestRoleAgainstSim(t *testing.T) {
 	if got := state(zk1) + "," + state(zk3); got != "follower,leader" {
 		t.Errorf("at start: %s", got)
 	}
-	f, err := zk3.Collect(ctxFor(t, 5 * time.Second))
+	f, err := zk3.Collect(ctxFor(t, 5*time.Second))
 	if err != nil || f.Port != 2181 || f.Metadata.Get(heureka.MetaVersion) != "3.8.4" || f.Metadata.Get(zookeeper.MetaZnodeCount) != "5" || !f.Metadata.Has(heureka.MetaHTTPPort) {
 		t.Errorf("Collect: %+v, %v", f, err)
 	}
@@ -82,7 +82,7 @@ func TestRoleAgainstSim(t *testing.T) {
 	if err := c.Stop("zk3"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := zk3.Probe(ctxFor(t, 2 * time.Second)); !errors.Is(err, agent.ErrRefused) {
+	if _, err := zk3.Probe(ctxFor(t, 2*time.Second)); !errors.Is(err, agent.ErrRefused) {
 		t.Errorf("stopped: %v", err)
 	}
 	if got := state(zk2); got != "leader" {
@@ -91,18 +91,18 @@ func TestRoleAgainstSim(t *testing.T) {
 	if err := c.Stop("zk2"); err != nil {
 		t.Fatal(err)
 	}
-	if h, err := zk1.Probe(ctxFor(t, 5 * time.Second)); err != nil || h.State != "not-serving" || !strings.Contains(h.Unhealthy, "not serving") {
+	if h, err := zk1.Probe(ctxFor(t, 5*time.Second)); err != nil || h.State != "not-serving" || !strings.Contains(h.Unhealthy, "not serving") {
 		t.Errorf("no quorum: %+v, %v", h, err)
 	}
 	if err := c.Pause("zk1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := zk1.Probe(ctxFor(t, 300 * time.Millisecond)); !errors.Is(err, agent.ErrNoAnswer) {
+	if _, err := zk1.Probe(ctxFor(t, 300*time.Millisecond)); !errors.Is(err, agent.ErrNoAnswer) {
 		t.Errorf("paused: %v", err)
 	}
 	other := openSim(t, "zk-other")
 	m, _ := other.Member("zk1")
-	h, err := newRole(t, "http://"+m.Addr, ens).Probe(ctxFor(t, 5 * time.Second))
+	h, err := newRole(t, "http://"+m.Addr, ens).Probe(ctxFor(t, 5*time.Second))
 	if err != nil || h.State != "" || !strings.Contains(h.Unhealthy, "zk-other") || !strings.Contains(h.Unhealthy, "zk-prod") {
 		t.Errorf("another ensemble: %+v, %v", h, err)
 	}
@@ -113,29 +113,29 @@ func TestRoleAgainstSim(t *testing.T) {
 func TestRealStandalone(t *testing.T) {
 	s := zktest.StartStandalone(t)
 	r := newRole(t, s.AdminURL, "")
-	h, err := r.Probe(ctxFor(t, 5 * time.Second))
+	h, err := r.Probe(ctxFor(t, 5*time.Second))
 	if err != nil || h.State != "standalone" || h.Unhealthy != "" {
 		t.Fatalf("probe: %+v, %v", h, err)
 	}
-	f, err := r.Collect(ctxFor(t, 5 * time.Second))
+	f, err := r.Collect(ctxFor(t, 5*time.Second))
 	if err != nil || !strings.HasPrefix(f.Metadata.Get(heureka.MetaVersion), "3.") {
 		t.Errorf("Collect: %+v, %v", f, err)
 	}
 	if err := s.Pause(); err != nil {
 		t.Fatal(err)
 	}
-	_, err = r.Probe(ctxFor(t, 800 * time.Millisecond))
+	_, err = r.Probe(ctxFor(t, 800*time.Millisecond))
 	if rerr := s.Resume(); rerr != nil {
 		t.Fatal(rerr)
 	}
 	if !errors.Is(err, agent.ErrNoAnswer) {
 		t.Errorf("paused: %v", err)
 	}
-	if h, err := r.Probe(ctxFor(t, 5 * time.Second)); err != nil || h.State != "standalone" {
+	if h, err := r.Probe(ctxFor(t, 5*time.Second)); err != nil || h.State != "standalone" {
 		t.Errorf("resumed: %+v, %v", h, err)
 	}
 	s.Kill()
-	if _, err := r.Probe(ctxFor(t, 2 * time.Second)); !errors.Is(err, agent.ErrRefused) {
+	if _, err := r.Probe(ctxFor(t, 2*time.Second)); !errors.Is(err, agent.ErrRefused) {
 		t.Errorf("killed: %v", err)
 	}
 }
