@@ -26,7 +26,7 @@ type esModel struct {
 	status elasticsearch.Status
 }
 
-const esRole = "elasticsearch"
+const esRole = elasticsearch.RoleName
 
 func newElasticsearch(c *Cluster) *esModel {
 	c.addHTTPMembers(esRole, "es", c.cfg.Members)

@@ -38,8 +38,8 @@ type hbaseServer struct {
 }
 
 const (
-	hbaseMasterRole = "hbase-master"
-	hbaseRSRole     = "hbase-regionserver"
+	hbaseMasterRole = hbase.MasterRoleName
+	hbaseRSRole     = hbase.RegionServerRoleName
 )
 
 func newHBase(c *Cluster) *hbaseModel {

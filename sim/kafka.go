@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/heureka-project/heureka/kafka"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
@@ -36,7 +37,7 @@ type kafkaModel struct {
 	controller int        // member index; -1 for none
 }
 
-const kafkaRole = "kafka-broker"
+const kafkaRole = kafka.RoleName
 
 // zkModeVersions is Kafka 3.9's API versions without its feature table
 // (KRaft's metadata.version): what a ZooKeeper-mode 3.9 broker advertises.

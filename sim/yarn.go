@@ -28,7 +28,7 @@ type yarnRM struct {
 	startedOn int64
 }
 
-const yarnRole = "yarn-resourcemanager"
+const yarnRole = yarn.RoleName
 
 func newYARN(c *Cluster) *yarnModel {
 	c.addHTTPMembers(yarnRole, "rm", c.cfg.Members)

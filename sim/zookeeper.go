@@ -26,7 +26,7 @@ type zkModel struct {
 	flag   []string // "", "not-serving" or "read-only", as set
 }
 
-const zkRole = "zookeeper"
+const zkRole = zookeeper.RoleName
 
 func newZooKeeper(c *Cluster) *zkModel {
 	c.addHTTPMembers(zkRole, "zk", c.cfg.Members)

@@ -35,6 +35,8 @@ type Server struct {
 	QuorumAddr string // 127.0.0.1:port, "" for a standalone server
 	AdminURL   string // http://127.0.0.1:port, the AdminServer
 	p          *proc.Proc
+	argv       []string // to start it again
+	log        string
 }
 
 // Available says why ZooKeeper cannot run here, or "" when it can.
@@ -130,13 +132,9 @@ func start(t testing.TB, servers []*Server, main string, quorum []string) {
 		if err := os.WriteFile(cfg, []byte(strings.Join(conf, "\n")+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		argv := []string{Java, "-Xmx128m", "-cp", Jar + ":" + ServletJar + ":/etc/zookeeper/conf", main, cfg}
-		p, err := proc.StartLogged("zookeeper", proc.Command(argv), cfg+".log", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.p = p
-		t.Cleanup(func() { p.Stop(5 * time.Second) })
+		s.argv = []string{Java, "-Xmx128m", "-cp", Jar + ":" + ServletJar + ":/etc/zookeeper/conf", main, cfg}
+		s.log = cfg + ".log"
+		s.run(t)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -146,6 +144,36 @@ func start(t testing.TB, servers []*Server, main string, quorum []string) {
 		}
 	}
 }
+
+// run starts the server's process, stopped when the test ends.
+func (s *Server) run(t testing.TB) {
+	t.Helper()
+	p, err := proc.StartLogged("zookeeper", proc.Command(s.argv), s.log, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.p = p
+	t.Cleanup(func() { p.Stop(5 * time.Second) })
+}
+
+// Restart starts a server that was killed again, on the same ports and
+// data, and waits until it serves (mntr answers: it has joined a quorum).
+// It must not run beside the server's other methods.
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	if !s.p.Exited() {
+		t.Fatalf("zookeeper %d is still running", s.ID)
+	}
+	s.run(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if err := s.p.WaitReady(ctx, 90*time.Second, proc.HTTPOK(s.AdminURL+"/commands/mntr")); err != nil {
+		t.Fatalf("zookeeper %d did not come back: %v\n%s", s.ID, err, s.p.Tail())
+	}
+}
+
+// PID is the server's process (the JVM).
+func (s *Server) PID() int { return s.p.Pid() }
 
 // Kill ends the server with SIGKILL, as a crash would.
 func (s *Server) Kill() { s.p.Kill(); <-s.p.Done() }
