@@ -13,11 +13,23 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/heureka-project/heureka/agent"
+	"github.com/heureka-project/heureka/agent/elasticsearchrole"
+	"github.com/heureka-project/heureka/agent/hbaserole"
 	"github.com/heureka-project/heureka/agent/hdfsrole"
+	"github.com/heureka-project/heureka/agent/kafkarole"
+	"github.com/heureka-project/heureka/agent/yarnrole"
+	"github.com/heureka-project/heureka/agent/zookeeperrole"
 	"github.com/heureka-project/heureka/client"
+	"github.com/heureka-project/heureka/elasticsearch"
+	"github.com/heureka-project/heureka/hbase"
 	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/internal/urlcheck"
+	"github.com/heureka-project/heureka/kafka"
+	"github.com/heureka-project/heureka/yarn"
+	"github.com/heureka-project/heureka/zookeeper"
 )
 
 // repeatedFlag is a flag that may be repeated.
@@ -30,14 +42,26 @@ func (s *repeatedFlag) Set(v string) error {
 }
 
 const agentHelp = `
-Runs beside one HDFS daemon: registers it as hdfs-ROLE.CLUSTER with instance ID
-CLUSTER-HOST-RACK and metadata rack, disk_used, disk_total (bytes), block_count,
-version, status and, for NameNodes, ha_state and ha_transition_time (ms since the
-epoch); renews every 10 s; probes the daemon's /jmx and data or RPC port every
-second and reports DOWN after two consecutive refusals, or when a daemon that
-accepts connections has not answered for --hang-after; UP once it has answered
-for --up-after. With --pid, --pid-file or --systemd-unit, the process's exit is
-DOWN at once. The cause is registered as metadata down_cause.
+Runs beside one daemon and registers it as ROLE.CLUSTER with instance ID
+CLUSTER-HOST-RACK and metadata rack, version, role_state (active, standby,
+leader, follower, controller, master, ...) and the role's figures; renews every
+10 s; probes the daemon every second and reports DOWN after two consecutive
+refusals or unhealthy answers (the cause is registered as metadata
+down_cause), or when a daemon that accepts connections has not answered for
+--hang-after; UP once it has answered for --up-after. A role-state change is
+pushed at once. With --pid, --pid-file or --systemd-unit, the process's exit is
+DOWN at once. A daemon that answers for another cluster (--cluster-id,
+--ensemble) is DOWN with that cause, never UP.
+Roles and what they read:
+  datanode, namenode        --jmx (HDFS /jmx) and the data or RPC port
+  yarn-resourcemanager      --url http://HOST:8088 (/ws/v1/cluster/info)
+  hbase-master              --url http://HOST:16010 (/jmx)
+  hbase-regionserver        --url http://HOST:16030 (/jmx), --masters
+  elasticsearch             --url http://HOST:9200
+  zookeeper                 --url http://HOST:8080 (the AdminServer), --ensemble
+  kafka-broker              --broker HOST:9092 (the Kafka protocol), --broker-id
+Kafka brokers and Elasticsearch nodes register the daemon's own rack
+(broker.rack, --rack-attribute) unless a rack flag is given.
 With several --registry URLs (list every peer) each heartbeat goes to all of them.
 SIGTERM or SIGINT: OUT_OF_SERVICE, wait --drain, deregister, exit 0.
 Give at most one of --rack, --topology-table, --topology-script.`
@@ -50,6 +74,10 @@ type agentFlags struct {
 	dataDirs                                                  repeatedFlag
 	tls                                                       clientTLS
 	newLog                                                    func() (*slog.Logger, error)
+	// The other roles' (see newRole).
+	url, broker, clusterID, ensemble, masters, rackAttr string
+	port, brokerID                                      int
+	masterCheck                                         time.Duration
 }
 
 // runAgent is `heureka agent`: register the daemon, keep the registration
@@ -59,6 +87,9 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 	var f agentFlags
 	if err := noArgs(f.define(&cfg, stderr), args); err != nil {
 		return err
+	}
+	if r := strings.ToLower(f.role); r != string(hdfs.RoleDataNode) && r != string(hdfs.RoleNameNode) {
+		return f.runRole(ctx, cfg)
 	}
 	urls, ju, err := f.check(&cfg, &hcfg)
 	if err != nil {
@@ -107,22 +138,36 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if err != nil {
 		return &usageError{err.Error()}
 	}
+	logger.Info("heureka agent running", "app", cfg.App(), "id", cfg.InstanceID(), "jmx", daemon.JMXURL(),
+		"port", hcfg.Port, "registry", strings.Join(redactURLs(urls), ","))
+	return runUntilSignal(ctx, a)
+}
+
+// runUntilSignal runs a until SIGINT or SIGTERM, then lets it drain.
+func runUntilSignal(ctx context.Context, a *agent.Agent) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	go func() {
 		<-ctx.Done()
 		stop() // a second signal now kills the process the default way
 	}()
-	logger.Info("heureka agent running", "app", cfg.App(), "id", cfg.InstanceID(), "jmx", daemon.JMXURL(),
-		"port", hcfg.Port, "registry", strings.Join(redactURLs(urls), ","))
 	return a.Run(ctx)
 }
 
 // define defines the flags, into cfg where a flag is a Config field.
 func (f *agentFlags) define(cfg *agent.Config, stderr io.Writer) *flag.FlagSet {
 	fs := commandFlags("agent", stderr)
-	fs.StringVar(&f.role, "role", "", "the daemon beside the agent: datanode or namenode (required)")
-	fs.StringVar(&cfg.Cluster, "cluster", "", "HDFS cluster `name`; the application is hdfs-ROLE.NAME (required)")
+	fs.StringVar(&f.role, "role", "", "the daemon beside the agent: datanode, namenode, yarn-resourcemanager, hbase-master, hbase-regionserver, elasticsearch, zookeeper or kafka-broker (required)")
+	fs.StringVar(&cfg.Cluster, "cluster", "", "cluster `name`; the application is ROLE.NAME, hdfs-ROLE.NAME for HDFS (required)")
+	fs.StringVar(&f.url, "url", "", "the daemon's web `URL`: a ResourceManager's (http://HOST:8088), an HBase server's info port (:16010, :16030), an Elasticsearch node's (:9200), a ZooKeeper AdminServer (:8080)")
+	fs.StringVar(&f.clusterID, "cluster-id", "", "the daemon's own cluster `id`, checked at every probe: yarn.resourcemanager.cluster-id, HBase's clusterId, Elasticsearch's cluster UUID, Kafka's cluster id (default: not checked)")
+	fs.StringVar(&f.ensemble, "ensemble", "", "zookeeper: the ensemble's voting `members`, 1=HOST:2888,2=HOST:2888,... as zoo.cfg's server.N lines, checked at every probe (default: not checked)")
+	fs.IntVar(&f.port, "port", 0, "the `port` registered for clients (default: yarn 8032, zookeeper 2181; HBase's RPC port, Kafka's advertised and Elasticsearch's HTTP port as the daemon says)")
+	fs.StringVar(&f.masters, "masters", "", "hbase-regionserver: the masters' info `URLs`, comma-separated, asked whether the active master counts this RegionServer dead")
+	fs.DurationVar(&f.masterCheck, "master-check-interval", hbaserole.DefaultConfig().MasterCheckInterval, "hbase-regionserver: how often --masters are asked")
+	fs.StringVar(&f.broker, "broker", "127.0.0.1:9092", "kafka-broker: a listener of the broker, `HOST:PORT`")
+	fs.IntVar(&f.brokerID, "broker-id", -1, "kafka-broker: the broker's node `id` (broker.id, node.id); -1 finds it by --broker's address among the advertised ones")
+	fs.StringVar(&f.rackAttr, "rack-attribute", elasticsearch.DefaultRackAttribute, "elasticsearch: the node `attribute` holding its rack")
 	f.tls.addFlags(fs)
 	fs.StringVar(&f.registry, "registry", "", "comma-separated registry base `URLs`, e.g. http://127.0.0.1:8761/eureka (default $"+registryEnvVar+")")
 	fs.StringVar(&f.jmx, "jmx", "", "the daemon's web `URL`, e.g. http://HOST:9864 (DataNode) or http://HOST:9870 (NameNode) (required)")
@@ -152,7 +197,7 @@ func (f *agentFlags) define(cfg *agent.Config, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&cfg.MetadataMaxAge, "metadata-max-age", cfg.MetadataMaxAge, "how old the registry's figures may grow before a drift too small to push at once (under 1% of capacity or blocks) is pushed; each push enters every delta poll for 3 minutes")
 	fs.DurationVar(&cfg.DrainPeriod, "drain", cfg.DrainPeriod, "how long to stay OUT_OF_SERVICE before deregistering on SIGTERM")
 	f.newLog = logFlags(fs, stderr)
-	setUsage(fs, "agent --role datanode|namenode --cluster NAME --registry URL[,URL] --jmx URL [flags]", agentHelp)
+	setUsage(fs, "agent --role ROLE --cluster NAME --registry URL[,URL] --jmx URL|--url URL|--broker ADDR [flags]", agentHelp)
 	return fs
 }
 
@@ -263,4 +308,96 @@ func redactURLs(urls []string) []string {
 		}
 	}
 	return out
+}
+
+// runRole is `heureka agent` for a role other than HDFS's.
+func (f *agentFlags) runRole(ctx context.Context, cfg agent.Config) error {
+	bad := func(format string, a ...any) error { return &usageError{"agent: " + fmt.Sprintf(format, a...)} }
+	cfg.Role = strings.ToLower(f.role)
+	if cfg.Cluster == "" {
+		return bad("--cluster is required")
+	}
+	urls := commaList(f.registry)
+	if len(urls) == 0 {
+		urls = commaList(os.Getenv(registryEnvVar))
+	}
+	if len(urls) == 0 {
+		return bad("--registry is required (or set $%s)", registryEnvVar)
+	}
+	if countNonEmpty(f.rack, f.table, f.script) > 1 {
+		return bad("give at most one of --rack, --topology-table and --topology-script")
+	}
+	role, err := f.newRole(cfg.Role)
+	if err != nil {
+		return &usageError{"agent: " + err.Error()}
+	}
+	if c, ok := role.(interface{ Close() }); ok {
+		defer c.Close()
+	}
+	logger, err := f.newLog()
+	if err != nil {
+		return &usageError{"agent: " + err.Error()}
+	}
+	if r, ok := role.(interface {
+		Rack(context.Context) (string, error)
+	}); ok && countNonEmpty(f.rack, f.table, f.script) == 0 {
+		// The daemon's own rack: asked once, as the instance ID holds it.
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		f.rack, err = r.Rack(rctx)
+		cancel()
+		if err != nil {
+			logger.Warn("cannot read the daemon's rack; registering the default rack", "err", err)
+		}
+	}
+	if err := f.identify(ctx, &cfg); err != nil {
+		return err
+	}
+	if u, err := url.Parse(f.url); err == nil && f.url != "" && !isLoopbackHost(u.Hostname()) {
+		cfg.StatusPageURL = f.url
+	}
+	cfg.Logger = logger
+	ccfg := client.DefaultConfig()
+	ccfg.URLs, ccfg.Logger = urls, logger
+	f.tls.apply(&ccfg)
+	reg, err := client.New(ccfg)
+	if err != nil {
+		return &usageError{err.Error()}
+	}
+	defer reg.Close()
+	a, err := agent.New(cfg, reg, role)
+	if err != nil {
+		return &usageError{err.Error()}
+	}
+	logger.Info("heureka agent running", "app", cfg.App(), "id", cfg.InstanceID(), "url", urlcheck.Public(f.url),
+		"broker", f.broker, "registry", strings.Join(redactURLs(urls), ","))
+	return runUntilSignal(ctx, a)
+}
+
+// newRole turns the flags into the role's Config and the role.
+func (f *agentFlags) newRole(name string) (agent.Role, error) {
+	switch name {
+	case yarn.RoleName:
+		c := yarnrole.DefaultConfig()
+		c.URL, c.ClusterID, c.Port = f.url, f.clusterID, portOrDefault(f.port, c.Port)
+		return yarnrole.New(c)
+	case hbase.MasterRoleName, hbase.RegionServerRoleName:
+		c := hbaserole.DefaultConfig()
+		c.Role, c.URL, c.ClusterID, c.Port, c.MasterCheckInterval = name, f.url, f.clusterID, f.port, f.masterCheck
+		c.MasterURLs = commaList(f.masters)
+		return hbaserole.New(c)
+	case elasticsearch.RoleName:
+		c := elasticsearchrole.DefaultConfig()
+		c.URL, c.ClusterUUID, c.Port, c.RackAttribute = f.url, f.clusterID, f.port, f.rackAttr
+		return elasticsearchrole.New(c)
+	case zookeeper.RoleName:
+		c := zookeeperrole.DefaultConfig()
+		c.URL, c.Ensemble, c.Port = f.url, f.ensemble, portOrDefault(f.port, c.Port)
+		return zookeeperrole.New(c)
+	case kafka.RoleName:
+		c := kafkarole.DefaultConfig()
+		c.Addr, c.NodeID, c.ClusterID, c.Port = f.broker, int32(f.brokerID), f.clusterID, f.port
+		return kafkarole.New(c)
+	}
+	return nil, fmt.Errorf("--role %q: want datanode, namenode, %s, %s, %s, %s, %s or %s", name,
+		yarn.RoleName, hbase.MasterRoleName, hbase.RegionServerRoleName, elasticsearch.RoleName, zookeeper.RoleName, kafka.RoleName)
 }

@@ -44,6 +44,15 @@ func TestAgentCommandLine(t *testing.T) {
 		{append([]string{"agent", "--role", "datanode", "--hang-after", "0s"}, common...), 2, "HangAfter"},
 		{append([]string{"agent", "--role", "datanode", "--metadata-max-age", "0s"}, common...), 2, "MetadataMaxAge"},
 		{append([]string{"agent", "--role", "datanode", "--up-after", "10m"}, common...), 2, "FlapHoldMax"},
+		// The other roles.
+		{append([]string{"agent", "--role", "yarn-resourcemanager"}, common...), 2, "URL"},
+		{append([]string{"agent", "--role", "zookeeper", "--url", "http://h:1", "--ensemble", "1=zk1"}, common...), 2, "Ensemble"},
+		{append([]string{"agent", "--role", "kafka-broker", "--broker", "kafka1"}, common...), 2, "Addr"},
+		{append([]string{"agent", "--role", "kafka-broker", "--broker-id", "-7"}, common...), 2, "NodeID"},
+		{append([]string{"agent", "--role", "hbase-regionserver", "--url", "http://h:1", "--masters", "hm1"}, common...), 2, "MasterURLs"},
+		{append([]string{"agent", "--role", "elasticsearch", "--url", "http://h:1", "--rack", "/r", "--topology-table", "t"}, common...), 2, "at most one"},
+		{append([]string{"agent", "--role", "zookeeper", "--url", "http://h:1", "--hang-after", "0s"}, common...), 2, "HangAfter"},
+		{[]string{"agent", "--role", "zookeeper", "--url", "http://h:1", "--registry", base}, 2, "--cluster"},
 	} {
 		t.Setenv(registryEnvVar, "")
 		code, _, errs := runHeureka(t, c.args...)
