@@ -247,3 +247,4 @@ func (w *watcher) await(t *testing.T, from int, id, re string, bound time.Durati
 		}
 	}
 }
+
