@@ -247,4 +247,3 @@ func (w *watcher) await(t *testing.T, from int, id, re string, bound time.Durati
 		}
 	}
 }
-
