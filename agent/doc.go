@@ -12,7 +12,12 @@
 // (answering or not, healthy or not, the role state), a full read of its
 // figures, and which changes of them are material. The agent knows no
 // system itself; agent/hdfsrole is the HDFS DataNode's and NameNode's
-// Role, and each other system's lives in agent/<system>role.
+// Role, and each other system's lives in agent/<system>role:
+// agent/yarnrole (ResourceManagers), agent/hbaserole (masters and
+// RegionServers), agent/elasticsearchrole, agent/zookeeperrole and
+// agent/kafkarole. Those roles, given the cluster's identity, report a
+// daemon that answers for another cluster as unhealthy with a cause
+// naming both: the agent registers it DOWN with that cause, never UP.
 //
 //	role, err := hdfsrole.New(hcfg, daemon) // an agent.Role
 //	a, err := agent.New(cfg, registryClient, role) // registryClient: *client.Client

@@ -1,4 +1,23 @@
-// Package sim is a simulated HDFS daemon, for tests and demos: NOT Hadoop.
+// Package sim holds simulated daemons, for tests and demos: NOT the real
+// systems. A Sim is one HDFS DataNode or NameNode; a Cluster is a small
+// cluster of one other system (cluster.go): YARN ResourceManagers, HBase
+// masters and RegionServers, Elasticsearch nodes, ZooKeeper servers or
+// Kafka brokers (franz-go's kfake, a real Kafka-protocol implementation,
+// presented as a ZooKeeper-mode cluster). A Cluster's members answer their
+// role's real endpoints in the real shapes, each on a port of its own,
+// marked as simulated (the X-Heureka-Simulator header on every HTTP
+// answer, a simulator bean in HBase's /jmx, "heureka-simulator" in build
+// strings and default cluster ids; the Kafka protocol has no place for a
+// mark); Cluster.Handler is their control API: stop, start, pause
+// (connections accepted, nothing answered), resume, and the role state
+// (a failover, an election, the controller moving). When a member stops,
+// the cluster moves as the real one would, at once: the standby RM or the
+// backup master takes over, the master counts a RegionServer dead, a new
+// Elasticsearch master, ZooKeeper leader or Kafka controller is chosen, a
+// ZooKeeper ensemble without a majority stops serving. NewCluster has no
+// side effects; Open starts the members (for Kafka, kfake) and Close
+// stops them.
+//
 // A Sim pretends to be one DataNode or one NameNode well enough for
 // heureka's agent to watch it:
 //
@@ -38,5 +57,8 @@
 //
 // What it does not do: speak Hadoop RPC or the data-transfer protocol,
 // store blocks (WebHDFS files are plain files), check permissions, or
-// change its figures on its own.
+// change its figures on its own; a Cluster serves no endpoint beyond what
+// heureka reads (no YARN scheduler, no HBase RPC, no ZooKeeper client
+// port, no Elasticsearch index), and takes none of the real systems'
+// timeouts.
 package sim
