@@ -122,29 +122,30 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if err != nil {
 		return &usageError{err.Error()}
 	}
+	role, err := hdfsrole.New(hcfg, daemon)
+	if err != nil {
+		return &usageError{err.Error()}
+	}
+	return f.serve(ctx, cfg, urls, role, "jmx", daemon.JMXURL(), "port", hcfg.Port)
+}
+
+// serve runs an agent for role until SIGINT or SIGTERM, then lets it
+// drain; attrs describe the daemon in the start line.
+func (f *agentFlags) serve(ctx context.Context, cfg agent.Config, urls []string, role agent.Role, attrs ...any) error {
 	ccfg := client.DefaultConfig()
-	ccfg.URLs, ccfg.Logger = urls, logger
+	ccfg.URLs, ccfg.Logger = urls, cfg.Logger
 	f.tls.apply(&ccfg)
 	reg, err := client.New(ccfg)
 	if err != nil {
 		return &usageError{err.Error()}
 	}
 	defer reg.Close()
-	role, err := hdfsrole.New(hcfg, daemon)
-	if err != nil {
-		return &usageError{err.Error()}
-	}
 	a, err := agent.New(cfg, reg, role)
 	if err != nil {
 		return &usageError{err.Error()}
 	}
-	logger.Info("heureka agent running", "app", cfg.App(), "id", cfg.InstanceID(), "jmx", daemon.JMXURL(),
-		"port", hcfg.Port, "registry", strings.Join(redactURLs(urls), ","))
-	return runUntilSignal(ctx, a)
-}
-
-// runUntilSignal runs a until SIGINT or SIGTERM, then lets it drain.
-func runUntilSignal(ctx context.Context, a *agent.Agent) error {
+	attrs = append([]any{"app", cfg.App(), "id", cfg.InstanceID()}, attrs...)
+	cfg.Logger.Info("heureka agent running", append(attrs, "registry", strings.Join(redactURLs(urls), ","))...)
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	go func() {
@@ -224,15 +225,9 @@ func (f *agentFlags) check(cfg *agent.Config, hcfg *hdfsrole.Config) ([]string, 
 		return nil, nil, bad("port %d is out of range 1-65535", hcfg.Port)
 	}
 	cfg.Role = hcfg.Name()
-	if cfg.Cluster == "" {
-		return nil, nil, bad("--cluster is required")
-	}
-	urls := commaList(f.registry)
-	if len(urls) == 0 {
-		urls = commaList(os.Getenv(registryEnvVar))
-	}
-	if len(urls) == 0 {
-		return nil, nil, bad("--registry is required (or set $%s)", registryEnvVar)
+	urls, err := f.common(cfg)
+	if err != nil {
+		return nil, nil, err
 	}
 	if f.jmx == "" {
 		return nil, nil, bad("--jmx is required, e.g. http://127.0.0.1:9864")
@@ -240,9 +235,6 @@ func (f *agentFlags) check(cfg *agent.Config, hcfg *hdfsrole.Config) ([]string, 
 	ju, err := url.Parse(f.jmx)
 	if err != nil || ju.Hostname() == "" {
 		return nil, nil, bad("--jmx %q is not a URL like http://HOST:9864", f.jmx)
-	}
-	if n := countNonEmpty(f.rack, f.table, f.script); n > 1 {
-		return nil, nil, bad("give at most one of --rack, --topology-table and --topology-script")
 	}
 	st, ok := hdfs.ParseAdminState(f.admin)
 	if !ok {
@@ -310,22 +302,31 @@ func redactURLs(urls []string) []string {
 	return out
 }
 
-// runRole is `heureka agent` for a role other than HDFS's.
-func (f *agentFlags) runRole(ctx context.Context, cfg agent.Config) error {
+// common checks the flags every role has, and returns the registry URLs.
+func (f *agentFlags) common(cfg *agent.Config) ([]string, error) {
 	bad := func(format string, a ...any) error { return &usageError{"agent: " + fmt.Sprintf(format, a...)} }
-	cfg.Role = strings.ToLower(f.role)
 	if cfg.Cluster == "" {
-		return bad("--cluster is required")
+		return nil, bad("--cluster is required")
 	}
 	urls := commaList(f.registry)
 	if len(urls) == 0 {
 		urls = commaList(os.Getenv(registryEnvVar))
 	}
 	if len(urls) == 0 {
-		return bad("--registry is required (or set $%s)", registryEnvVar)
+		return nil, bad("--registry is required (or set $%s)", registryEnvVar)
 	}
 	if countNonEmpty(f.rack, f.table, f.script) > 1 {
-		return bad("give at most one of --rack, --topology-table and --topology-script")
+		return nil, bad("give at most one of --rack, --topology-table and --topology-script")
+	}
+	return urls, nil
+}
+
+// runRole is `heureka agent` for a role other than HDFS's.
+func (f *agentFlags) runRole(ctx context.Context, cfg agent.Config) error {
+	cfg.Role = strings.ToLower(f.role)
+	urls, err := f.common(&cfg)
+	if err != nil {
+		return err
 	}
 	role, err := f.newRole(cfg.Role)
 	if err != nil {
@@ -334,8 +335,7 @@ func (f *agentFlags) runRole(ctx context.Context, cfg agent.Config) error {
 	if c, ok := role.(interface{ Close() }); ok {
 		defer c.Close()
 	}
-	logger, err := f.newLog()
-	if err != nil {
+	if cfg.Logger, err = f.newLog(); err != nil {
 		return &usageError{"agent: " + err.Error()}
 	}
 	if r, ok := role.(interface {
@@ -346,7 +346,7 @@ func (f *agentFlags) runRole(ctx context.Context, cfg agent.Config) error {
 		f.rack, err = r.Rack(rctx)
 		cancel()
 		if err != nil {
-			logger.Warn("cannot read the daemon's rack; registering the default rack", "err", err)
+			cfg.Logger.Warn("cannot read the daemon's rack; registering the default rack", "err", err)
 		}
 	}
 	if err := f.identify(ctx, &cfg); err != nil {
@@ -355,22 +355,11 @@ func (f *agentFlags) runRole(ctx context.Context, cfg agent.Config) error {
 	if u, err := url.Parse(f.url); err == nil && f.url != "" && !isLoopbackHost(u.Hostname()) {
 		cfg.StatusPageURL = f.url
 	}
-	cfg.Logger = logger
-	ccfg := client.DefaultConfig()
-	ccfg.URLs, ccfg.Logger = urls, logger
-	f.tls.apply(&ccfg)
-	reg, err := client.New(ccfg)
-	if err != nil {
-		return &usageError{err.Error()}
+	where := []any{"url", urlcheck.Public(f.url)}
+	if cfg.Role == kafka.RoleName {
+		where = []any{"broker", f.broker}
 	}
-	defer reg.Close()
-	a, err := agent.New(cfg, reg, role)
-	if err != nil {
-		return &usageError{err.Error()}
-	}
-	logger.Info("heureka agent running", "app", cfg.App(), "id", cfg.InstanceID(), "url", urlcheck.Public(f.url),
-		"broker", f.broker, "registry", strings.Join(redactURLs(urls), ","))
-	return runUntilSignal(ctx, a)
+	return f.serve(ctx, cfg, urls, role, where...)
 }
 
 // newRole turns the flags into the role's Config and the role.
