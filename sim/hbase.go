@@ -107,7 +107,7 @@ func (m *hbaseModel) serverBean(i int) bean {
 		return bean{
 			{"name", hbase.RegionServerBean}, {"modelerType", "RegionServer,sub=Server"},
 			{"tag.zookeeperQuorum", quorum}, {"tag.serverName", name}, {"tag.clusterId", m.c.cfg.ClusterID},
-			{"tag.Context", "regionserver"}, {"tag.Hostname", host}, simTag,
+			{"tag.Context", "regionserver"}, {"tag.Hostname", host}, hbaseSimTag,
 			{"regionCount", s.regions}, {"storeCount", 2 * s.regions}, {"storeFileCount", 3 * s.regions},
 			{"storeFileSize", s.regions * 256 << 20}, {"regionServerStartTime", s.start},
 		}
@@ -129,7 +129,7 @@ func (m *hbaseModel) serverBean(i int) bean {
 		{"tag.liveRegionServers", strings.Join(live, ";")}, {"tag.deadRegionServers", strings.Join(dead, ";")},
 		{"tag.drainingRegionServers", ""}, {"tag.zookeeperQuorum", quorum},
 		{"tag.serverName", name}, {"tag.clusterId", m.c.cfg.ClusterID},
-		{"tag.isActiveMaster", strconv.FormatBool(i == m.active)}, {"tag.Context", "master"}, {"tag.Hostname", host}, simTag,
+		{"tag.isActiveMaster", strconv.FormatBool(i == m.active)}, {"tag.Context", "master"}, {"tag.Hostname", host}, hbaseSimTag,
 		{"masterStartTime", m.srv[i].start}, {"averageLoad", avg},
 		{"numRegionServers", int64(len(live))}, {"numDeadRegionServers", int64(len(dead))},
 	}
@@ -225,3 +225,6 @@ func (m *hbaseModel) set(i int, key, value string) error {
 func (m *hbaseModel) states() string {
 	return "a master active (takes over) or backup; a RegionServer dead (the master counts it dead) or serving"
 }
+
+// hbaseSimTag marks every simulated HBase Server bean.
+var hbaseSimTag = attr{"tag.Simulator", "heureka sim (not HBase)"}

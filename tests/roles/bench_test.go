@@ -109,42 +109,34 @@ func TestLeaderKillBenchmark(t *testing.T) {
 	app := heureka.RoleApp(zookeeper.RoleName, "prod")
 	w := newWatcher(t, reg, app)
 	// Every trial is a DOWN: keep flap damping from holding the later ones.
-	pid, probe := zkAgents(t, reg, servers, "--up-after", "200ms", "--flap-hold-max", "200ms")
+	agents := zkAgents(t, reg, servers, "--up-after", "200ms", "--flap-hold-max", "200ms")
 	var withPID, withoutPID, elected []time.Duration
 	for range trials {
-		old := leaderOf(t, w, app, pid, probe)
+		old := leaderOf(t, w, app, agents)
+		agents[old].pidAgent.WaitFor(regexp.MustCompile(`msg="watching the daemon's process".* pid=`+strconv.Itoa(servers[old].PID())+` `), settle)
 		phase()
 		from := w.mark()
 		at := time.Now()
 		servers[old].Kill()
-		withPID = append(withPID, w.await(t, from, pid[old], `^DOWN .*down_cause=process exited$`, bound).Sub(at))
-		withoutPID = append(withoutPID, w.await(t, from, probe[old], `^DOWN .*down_cause=port refused$`, bound).Sub(at))
+		withPID = append(withPID, w.await(t, from, agents[old].pidID, `^DOWN .*down_cause=process exited$`, bound).Sub(at))
+		withoutPID = append(withoutPID, w.await(t, from, agents[old].probeID, `^DOWN .*down_cause=port refused$`, bound).Sub(at))
 		var first time.Time
-		for i := range servers {
-			if i == old {
-				continue
-			}
-			for _, s := range w.seenSince(from, pid[i]) {
-				if strings.HasPrefix(describe(s.change.New), "UP role_state=leader") && (first.IsZero() || s.at.Before(first)) {
-					first = s.at
-				}
-			}
-		}
-		if first.IsZero() {
-			proctest.Eventually(t, 90*time.Second, "a new leader", func() bool {
-				for i := range servers {
-					if in, ok := w.cache.Instance(app, pid[i]); i != old && ok && in.Status == heureka.StatusUp && in.Metadata.Get(heureka.MetaRoleState) == "leader" {
-						first = time.Now()
+		proctest.Eventually(t, 90*time.Second, "a new leader", func() bool {
+			for i, a := range agents {
+				for _, s := range w.seenSince(from, a.pidID) {
+					if i != old && strings.HasPrefix(describe(s.change.New), "UP role_state=leader") {
+						first = s.at
 						return true
 					}
 				}
-				return false
-			})
-		}
+			}
+			return false
+		})
 		elected = append(elected, first.Sub(at))
 		servers[old].Restart(t)
+		writePID(t, agents[old].pidFile, servers[old].PID())
 	}
-	t.Logf("BENCH ZooKeeper leader kill -9 → DOWN seen by a watcher, agent knows the PID: %s (target p99 ≤ 300ms)", summarize(withPID))
+	t.Logf("BENCH ZooKeeper leader kill -9 → DOWN seen by a watcher, agent knows the PID (pid file): %s (target p99 ≤ 300ms)", summarize(withPID))
 	t.Logf("BENCH ZooKeeper leader kill -9 → DOWN seen by a watcher, probes only: %s (target p99 ≤ 1.5s)", summarize(withoutPID))
 	t.Logf("BENCH ZooKeeper leader kill -9 → new leader's role_state seen by a watcher (election + probe): %s", summarize(elected))
 }
@@ -170,8 +162,8 @@ func procStat(t *testing.T, pid int) (cpu time.Duration, rss, hwm int64) {
 		t.Fatal(err)
 	}
 	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
-	ut, _ := strconv.ParseInt(f[11], 10, 64) // utime, field 14
-	st, _ := strconv.ParseInt(f[12], 10, 64) // stime, field 15
+	ut, _ := strconv.ParseInt(f[11], 10, 64)       // utime, field 14
+	st, _ := strconv.ParseInt(f[12], 10, 64)       // stime, field 15
 	cpu = time.Duration(ut+st) * time.Second / 100 // USER_HZ is 100 on Linux
 	s, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {

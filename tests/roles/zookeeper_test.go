@@ -2,6 +2,8 @@ package roles_test
 
 import (
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -12,39 +14,61 @@ import (
 	"github.com/heureka-project/heureka/zookeeper/zktest"
 )
 
-// zkAgents starts, beside each server of a real ensemble, an agent that
-// knows the server's PID (host zkN.test) and one that only probes
-// (zkN-probe.test), and waits until all are UP with one leader; it returns
-// the instance IDs of both kinds, by server.
-func zkAgents(t *testing.T, reg *server, servers []*zktest.Server, extra ...string) (pid, probe []string) {
+// zkAgent is one server's pair of agents: one that knows its process
+// through a pid file (host zkN.test), one that only probes
+// (zkN-probe.test).
+type zkAgent struct {
+	pidID, probeID string
+	pidFile        string
+	pidAgent       *proctest.Proc
+}
+
+// zkAgents starts a zkAgent beside each server of a real ensemble.
+func zkAgents(t *testing.T, reg *server, servers []*zktest.Server, extra ...string) []zkAgent {
 	t.Helper()
 	members := zktest.Members(servers)
+	dir := t.TempDir()
+	var out []zkAgent
 	for _, s := range servers {
 		_, port, _ := net.SplitHostPort(s.ClientAddr)
 		n := "zk" + strconv.FormatInt(s.ID, 10)
+		a := zkAgent{pidID: id(n+".test", ""), probeID: id(n+"-probe.test", ""), pidFile: filepath.Join(dir, n+".pid")}
+		writePID(t, a.pidFile, s.PID())
 		args := append([]string{"--url", s.AdminURL, "--ensemble", members, "--port", port}, extra...)
-		startAgent(t, reg, zookeeper.RoleName, n+".test", append(args, "--pid", strconv.Itoa(s.PID()))...)
+		a.pidAgent = startAgent(t, reg, zookeeper.RoleName, n+".test", append(args, "--pid-file", a.pidFile)...)
 		startAgent(t, reg, zookeeper.RoleName, n+"-probe.test", args...)
-		pid, probe = append(pid, id(n+".test", "")), append(probe, id(n+"-probe.test", ""))
+		out = append(out, a)
 	}
-	return pid, probe
+	return out
+}
+
+// writePID replaces a pid file whole, as a daemon's start script does.
+func writePID(t *testing.T, path string, pid int) {
+	t.Helper()
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(strconv.Itoa(pid)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // leaderOf returns the index of the server whose agents report it leader,
 // waiting until every instance is UP and exactly one server leads.
-func leaderOf(t *testing.T, w *watcher, app string, pid, probe []string) int {
+func leaderOf(t *testing.T, w *watcher, app string, agents []zkAgent) int {
 	t.Helper()
 	leader := -1
-	proctest.Eventually(t, 90*time.Second, "every ZooKeeper agent UP, one leader", func() (ok bool) {
+	proctest.Eventually(t, 90*time.Second, "every ZooKeeper agent UP, one leader", func() bool {
 		leader = -1
-		for i := range pid {
-			a, okA := w.cache.Instance(app, pid[i])
-			b, okB := w.cache.Instance(app, probe[i])
-			if !okA || !okB || a.Status != heureka.StatusUp || b.Status != heureka.StatusUp {
+		for i, a := range agents {
+			p, okP := w.cache.Instance(app, a.pidID)
+			q, okQ := w.cache.Instance(app, a.probeID)
+			if !okP || !okQ || p.Status != heureka.StatusUp || q.Status != heureka.StatusUp {
 				return false
 			}
-			st := a.Metadata.Get(heureka.MetaRoleState)
-			if st != b.Metadata.Get(heureka.MetaRoleState) || (st != "leader" && st != "follower") {
+			st := p.Metadata.Get(heureka.MetaRoleState)
+			if st != q.Metadata.Get(heureka.MetaRoleState) || (st != "leader" && st != "follower") {
 				return false
 			}
 			if st == "leader" {
@@ -60,39 +84,36 @@ func leaderOf(t *testing.T, w *watcher, app string, pid, probe []string) int {
 }
 
 // TestZooKeeperEnsemble: a real three-server ensemble with two agents
-// beside each server, one that knows its PID and one that only probes.
-// They register zookeeper.prod with leader and follower; when the leader
-// is killed, the PID agent reports it DOWN "process exited" at once, the
-// probing one "port refused" within a probe and a recheck, and the
-// survivors' agents report the new leader.
+// beside each server, one that knows its process (its pid file) and one
+// that only probes. They register zookeeper.prod with leader and
+// follower; when the leader is killed, the first reports it DOWN "process
+// exited" at once, the second "port refused" within a probe and a
+// recheck, and the survivors' agents report the new leader.
 func TestZooKeeperEnsemble(t *testing.T) {
 	zktest.Need(t)
 	servers := zktest.StartEnsemble(t, 3)
 	reg := startServer(t)
 	app := heureka.RoleApp(zookeeper.RoleName, "prod")
 	w := newWatcher(t, reg, app)
-	pid, probe := zkAgents(t, reg, servers)
-	old := leaderOf(t, w, app, pid, probe)
+	agents := zkAgents(t, reg, servers)
+	old := leaderOf(t, w, app, agents)
 
 	from := w.mark()
 	killed := time.Now()
 	servers[old].Kill()
-	atPID := w.await(t, from, pid[old], `^DOWN role_state=leader down_cause=process exited$`, bound)
-	atProbe := w.await(t, from, probe[old], `^DOWN role_state=leader down_cause=port refused$`, bound)
-	t.Logf("leader killed: DOWN seen %v later with its PID, %v by probes alone", atPID.Sub(killed).Round(time.Millisecond), atProbe.Sub(killed).Round(time.Millisecond))
+	atPID := w.await(t, from, agents[old].pidID, `^DOWN role_state=leader down_cause=process exited$`, bound)
+	atProbe := w.await(t, from, agents[old].probeID, `^DOWN role_state=leader down_cause=port refused$`, bound)
+	t.Logf("leader killed: DOWN seen %v later with its pid file, %v by probes alone", atPID.Sub(killed).Round(time.Millisecond), atProbe.Sub(killed).Round(time.Millisecond))
 
-	var newLeader time.Time
+	var elected time.Time
 	proctest.Eventually(t, 90*time.Second, "a new leader among the survivors", func() bool {
-		for i := range servers {
-			if i == old {
-				continue
-			}
-			if in, ok := w.cache.Instance(app, pid[i]); ok && in.Status == heureka.StatusUp && in.Metadata.Get(heureka.MetaRoleState) == "leader" {
-				newLeader = time.Now()
+		for i, a := range agents {
+			if in, ok := w.cache.Instance(app, a.pidID); i != old && ok && in.Status == heureka.StatusUp && in.Metadata.Get(heureka.MetaRoleState) == "leader" {
+				elected = time.Now()
 				return true
 			}
 		}
 		return false
 	})
-	t.Logf("a new leader registered %v after the kill", newLeader.Sub(killed).Round(time.Millisecond))
+	t.Logf("a new leader registered %v after the kill", elected.Sub(killed).Round(time.Millisecond))
 }
