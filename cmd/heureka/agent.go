@@ -224,6 +224,9 @@ func (f *agentFlags) check(cfg *agent.Config, hcfg *hdfsrole.Config) ([]string, 
 	if hcfg.Port < 1 || hcfg.Port > 65535 {
 		return nil, nil, bad("port %d is out of range 1-65535", hcfg.Port)
 	}
+	if f.url != "" || f.port != 0 {
+		return nil, nil, bad("--url and --port are for the other roles; HDFS's are --jmx and --data-port or --rpc-port")
+	}
 	cfg.Role = hcfg.Name()
 	urls, err := f.common(cfg)
 	if err != nil {
@@ -324,6 +327,12 @@ func (f *agentFlags) common(cfg *agent.Config) ([]string, error) {
 // runRole is `heureka agent` for a role other than HDFS's.
 func (f *agentFlags) runRole(ctx context.Context, cfg agent.Config) error {
 	cfg.Role = strings.ToLower(f.role)
+	if cfg.Role == "" {
+		return &usageError{"agent: --role is required: " + agentRoles}
+	}
+	if f.jmx != "" || f.dataPort != 0 || f.rpcPort != 0 || len(f.dataDirs) > 0 || f.admin != string(hdfs.AdminNormal) {
+		return &usageError{"agent: --jmx, --data-port, --rpc-port, --data-dir and --admin-state are HDFS's; --role " + f.role + " reads --url (Kafka: --broker)"}
+	}
 	urls, err := f.common(&cfg)
 	if err != nil {
 		return err
@@ -387,6 +396,9 @@ func (f *agentFlags) newRole(name string) (agent.Role, error) {
 		c.Addr, c.NodeID, c.ClusterID, c.Port = f.broker, int32(f.brokerID), f.clusterID, f.port
 		return kafkarole.New(c)
 	}
-	return nil, fmt.Errorf("--role %q: want datanode, namenode, %s, %s, %s, %s, %s or %s", name,
-		yarn.RoleName, hbase.MasterRoleName, hbase.RegionServerRoleName, elasticsearch.RoleName, zookeeper.RoleName, kafka.RoleName)
+	return nil, fmt.Errorf("--role %q: %s", name, agentRoles)
 }
+
+// agentRoles says which roles there are.
+var agentRoles = "want datanode, namenode, " + strings.Join([]string{yarn.RoleName, hbase.MasterRoleName,
+	hbase.RegionServerRoleName, elasticsearch.RoleName, zookeeper.RoleName}, ", ") + " or " + kafka.RoleName

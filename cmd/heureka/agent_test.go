@@ -20,6 +20,7 @@ import (
 func TestAgentCommandLine(t *testing.T) {
 	_, base := hdfsTestServer(t)
 	common := []string{"--cluster", "prod", "--registry", base, "--jmx", "http://127.0.0.1:1", "--host", "dn1", "--ip", "127.0.0.1"}
+	other := []string{"--cluster", "prod", "--registry", base, "--host", "h1", "--ip", "127.0.0.1"}
 	for _, c := range []struct {
 		args []string
 		code int
@@ -44,14 +45,17 @@ func TestAgentCommandLine(t *testing.T) {
 		{append([]string{"agent", "--role", "datanode", "--hang-after", "0s"}, common...), 2, "HangAfter"},
 		{append([]string{"agent", "--role", "datanode", "--metadata-max-age", "0s"}, common...), 2, "MetadataMaxAge"},
 		{append([]string{"agent", "--role", "datanode", "--up-after", "10m"}, common...), 2, "FlapHoldMax"},
+		{append([]string{"agent", "--role", "datanode", "--port", "9866"}, common...), 2, "--url and --port are for the other roles"},
 		// The other roles.
-		{append([]string{"agent", "--role", "yarn-resourcemanager"}, common...), 2, "URL"},
-		{append([]string{"agent", "--role", "zookeeper", "--url", "http://h:1", "--ensemble", "1=zk1"}, common...), 2, "Ensemble"},
-		{append([]string{"agent", "--role", "kafka-broker", "--broker", "kafka1"}, common...), 2, "Addr"},
-		{append([]string{"agent", "--role", "kafka-broker", "--broker-id", "-7"}, common...), 2, "NodeID"},
-		{append([]string{"agent", "--role", "hbase-regionserver", "--url", "http://h:1", "--masters", "hm1"}, common...), 2, "MasterURLs"},
-		{append([]string{"agent", "--role", "elasticsearch", "--url", "http://h:1", "--rack", "/r", "--topology-table", "t"}, common...), 2, "at most one"},
-		{append([]string{"agent", "--role", "zookeeper", "--url", "http://h:1", "--hang-after", "0s"}, common...), 2, "HangAfter"},
+		{append([]string{"agent", "--role", "yarn-resourcemanager"}, other...), 2, "URL"},
+		{append([]string{"agent", "--role", "zookeeper", "--url", "http://h:1", "--ensemble", "1=zk1"}, other...), 2, "Ensemble"},
+		{append([]string{"agent", "--role", "kafka-broker", "--broker", "kafka1"}, other...), 2, "Addr"},
+		{append([]string{"agent", "--role", "kafka-broker", "--broker-id", "-7"}, other...), 2, "NodeID"},
+		{append([]string{"agent", "--role", "hbase-regionserver", "--url", "http://h:1", "--masters", "hm1"}, other...), 2, "MasterURLs"},
+		{append([]string{"agent", "--role", "elasticsearch", "--url", "http://h:1", "--rack", "/r", "--topology-table", "t"}, other...), 2, "at most one"},
+		{append([]string{"agent", "--role", "zookeeper", "--url", "http://h:1", "--hang-after", "0s"}, other...), 2, "HangAfter"},
+		{append([]string{"agent", "--role", "zookeeper", "--url", "http://h:1", "--data-port", "9866"}, other...), 2, "are HDFS's"},
+		{append([]string{"agent", "--role", "cassandra"}, other...), 2, `"cassandra": want datanode`},
 		{[]string{"agent", "--role", "zookeeper", "--url", "http://h:1", "--registry", base}, 2, "--cluster"},
 	} {
 		t.Setenv(registryEnvVar, "")
