@@ -169,6 +169,13 @@ type roleModel interface {
 	states() string
 }
 
+// opener is a model that runs something of its own (Kafka's kfake):
+// opened before the members start, closed after they stop.
+type opener interface {
+	open() error
+	close()
+}
+
 // MemberState is one member as GET /sim/state reports it.
 type MemberState struct {
 	Name    string `json:"name"`
@@ -274,8 +281,9 @@ func (c *Cluster) Open() error {
 	if err != nil {
 		return fmt.Errorf("sim: control listener: %w", err)
 	}
-	if k, ok := c.model.(*kafkaModel); ok {
-		if err := k.open(); err != nil {
+	o, runs := c.model.(opener)
+	if runs {
+		if err := o.open(); err != nil {
 			ln.Close()
 			return err
 		}
@@ -285,8 +293,8 @@ func (c *Cluster) Open() error {
 			for _, s := range c.members[:i] {
 				s.d.stop()
 			}
-			if k, ok := c.model.(*kafkaModel); ok {
-				k.close()
+			if runs {
+				o.close()
 			}
 			ln.Close()
 			return fmt.Errorf("sim: %s: %w", m.name, err)
@@ -323,8 +331,8 @@ func (c *Cluster) Close(ctx context.Context) error {
 			_ = ctrl.Close()
 		}
 	}
-	if k, ok := c.model.(*kafkaModel); ok {
-		k.close()
+	if o, ok := c.model.(opener); ok {
+		o.close()
 	}
 	done := make(chan struct{})
 	go func() { c.wg.Wait(); close(done) }()
@@ -468,8 +476,8 @@ func (c *Cluster) State() ClusterState {
 			State: c.model.state(i), Version: m.version, Rack: m.rack,
 		})
 	}
-	if z, ok := c.model.(*zkModel); ok {
-		st.Ensemble = z.ensemble()
+	if e, ok := c.model.(interface{ ensemble() string }); ok {
+		st.Ensemble = e.ensemble()
 	}
 	return st
 }
@@ -504,14 +512,6 @@ func (c *Cluster) running(role string) []int {
 		}
 	}
 	return out
-}
-
-// firstOf returns the first of is, or -1.
-func firstOf(is []int) int {
-	if len(is) == 0 {
-		return -1
-	}
-	return is[0]
 }
 
 // lastOf returns the highest of is, or -1.
