@@ -75,29 +75,15 @@ func New(cfg Config) (*Role, error) {
 }
 
 func (r *Role) read(ctx context.Context) (elasticsearch.Node, error) {
-	var n elasticsearch.Node
-	err := reach.Read(ctx, func(ctx context.Context) error {
-		var err error
-		n, err = elasticsearch.Read(ctx, r.http, r.base, r.cfg.ClusterUUID)
-		return err
+	return reach.Read(ctx, func(ctx context.Context) (elasticsearch.Node, error) {
+		return elasticsearch.Read(ctx, r.http, r.base, r.cfg.ClusterUUID)
 	})
-	return n, err
 }
 
 // Probe reads the node: its role state, and whether it is healthy.
 func (r *Role) Probe(ctx context.Context) (agent.Health, error) {
 	n, err := r.read(ctx)
-	if cause, ok := reach.Foreign(err); ok {
-		return agent.Health{Unhealthy: cause}, nil
-	}
-	if err != nil {
-		return agent.Health{}, err
-	}
-	h := agent.Health{State: n.RoleState()}
-	if ok, cause := n.Health(); !ok {
-		h.Unhealthy = cause
-	}
-	return h, nil
+	return reach.Health(err, n.RoleState, n.Health)
 }
 
 // Collect reads the node's figures.

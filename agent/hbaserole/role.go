@@ -110,14 +110,14 @@ func (r *Role) master() bool { return r.cfg.Role == hbase.MasterRoleName }
 
 // read reads the server's bean: a master's, or a RegionServer's.
 func (r *Role) read(ctx context.Context) (m hbase.Master, rs hbase.RegionServer, err error) {
-	err = reach.Read(ctx, func(ctx context.Context) error {
-		var err error
-		if r.master() {
-			m, err = hbase.ReadMaster(ctx, r.http, r.base, r.cfg.ClusterID)
-		} else {
-			rs, err = hbase.ReadRegionServer(ctx, r.http, r.base, r.cfg.ClusterID)
-		}
-		return err
+	if r.master() {
+		m, err = reach.Read(ctx, func(ctx context.Context) (hbase.Master, error) {
+			return hbase.ReadMaster(ctx, r.http, r.base, r.cfg.ClusterID)
+		})
+		return m, rs, err
+	}
+	rs, err = reach.Read(ctx, func(ctx context.Context) (hbase.RegionServer, error) {
+		return hbase.ReadRegionServer(ctx, r.http, r.base, r.cfg.ClusterID)
 	})
 	return m, rs, err
 }
@@ -127,24 +127,10 @@ func (r *Role) read(ctx context.Context) (m hbase.Master, rs hbase.RegionServer,
 // master counts it dead.
 func (r *Role) Probe(ctx context.Context) (agent.Health, error) {
 	m, rs, err := r.read(ctx)
-	if cause, ok := reach.Foreign(err); ok {
-		return agent.Health{Unhealthy: cause}, nil
-	}
-	if err != nil {
-		return agent.Health{}, err
-	}
 	if r.master() {
-		h := agent.Health{State: m.RoleState()}
-		if ok, cause := m.Health(); !ok {
-			h.Unhealthy = cause
-		}
-		return h, nil
+		return reach.Health(err, m.RoleState, m.Health)
 	}
-	h := agent.Health{State: rs.RoleState()}
-	if ok, cause := rs.Health(r.activeMaster(ctx)); !ok {
-		h.Unhealthy = cause
-	}
-	return h, nil
+	return reach.Health(err, rs.RoleState, func() (bool, string) { return rs.Health(r.activeMaster(ctx)) })
 }
 
 // activeMaster returns the active master's last answer, asking the

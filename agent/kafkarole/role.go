@@ -126,17 +126,7 @@ func (r *Role) probe(ctx context.Context) (kafka.Report, error) {
 // its cluster lists it.
 func (r *Role) Probe(ctx context.Context) (agent.Health, error) {
 	rep, err := r.probe(ctx)
-	if cause, ok := reach.Foreign(err); ok {
-		return agent.Health{Unhealthy: cause}, nil
-	}
-	if err != nil {
-		return agent.Health{}, err
-	}
-	h := agent.Health{State: rep.RoleState()}
-	if ok, cause := rep.Health(); !ok {
-		h.Unhealthy = cause
-	}
-	return h, nil
+	return reach.Health(err, rep.RoleState, rep.Health)
 }
 
 // Collect reads the broker's figures.

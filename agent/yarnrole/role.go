@@ -70,13 +70,9 @@ func New(cfg Config) (*Role, error) {
 }
 
 func (r *Role) read(ctx context.Context) (yarn.ResourceManager, error) {
-	var rm yarn.ResourceManager
-	err := reach.Read(ctx, func(ctx context.Context) error {
-		var err error
-		rm, err = yarn.Read(ctx, r.http, r.base, r.cfg.ClusterID)
-		return err
+	return reach.Read(ctx, func(ctx context.Context) (yarn.ResourceManager, error) {
+		return yarn.Read(ctx, r.http, r.base, r.cfg.ClusterID)
 	})
-	return rm, err
 }
 
 // Probe reads the RM's cluster information: its HA state is the role
@@ -84,17 +80,7 @@ func (r *Role) read(ctx context.Context) (yarn.ResourceManager, error) {
 // it unhealthy.
 func (r *Role) Probe(ctx context.Context) (agent.Health, error) {
 	rm, err := r.read(ctx)
-	if cause, ok := reach.Foreign(err); ok {
-		return agent.Health{Unhealthy: cause}, nil
-	}
-	if err != nil {
-		return agent.Health{}, err
-	}
-	h := agent.Health{State: rm.RoleState()}
-	if ok, cause := rm.Health(); !ok {
-		h.Unhealthy = cause
-	}
-	return h, nil
+	return reach.Health(err, rm.RoleState, rm.Health)
 }
 
 // Collect reads the RM's version.

@@ -72,29 +72,15 @@ func New(cfg Config) (*Role, error) {
 }
 
 func (r *Role) read(ctx context.Context) (zookeeper.Mntr, error) {
-	var m zookeeper.Mntr
-	err := reach.Read(ctx, func(ctx context.Context) error {
-		var err error
-		m, err = zookeeper.Read(ctx, r.http, r.base, r.ensemble)
-		return err
+	return reach.Read(ctx, func(ctx context.Context) (zookeeper.Mntr, error) {
+		return zookeeper.Read(ctx, r.http, r.base, r.ensemble)
 	})
-	return m, err
 }
 
 // Probe reads the server's mntr: its state, and whether it serves.
 func (r *Role) Probe(ctx context.Context) (agent.Health, error) {
 	m, err := r.read(ctx)
-	if cause, ok := reach.Foreign(err); ok {
-		return agent.Health{Unhealthy: cause}, nil
-	}
-	if err != nil {
-		return agent.Health{}, err
-	}
-	h := agent.Health{State: m.RoleState()}
-	if ok, cause := m.Health(); !ok {
-		h.Unhealthy = cause
-	}
-	return h, nil
+	return reach.Health(err, m.RoleState, m.Health)
 }
 
 // Collect reads the server's version and counts. A server that is not

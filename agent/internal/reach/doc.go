@@ -6,14 +6,16 @@
 // daemon does). The knowledge packages (yarn, hbase, elasticsearch,
 // zookeeper) read over HTTP and word their errors for people; Read learns
 // what happened on the wire from an httptrace of the exchange, not from
-// their messages. It also says when a knowledge package refused a daemon
-// of another cluster (Foreign), and gives the roles the HTTP client they
-// read a daemon on the same host with (Client) and their base URL (Base).
+// their messages. Health turns a read into the agent's Health: the
+// report's role state and health rules, or, when the knowledge package
+// refused a daemon of another cluster, unhealthy with a cause naming both.
+// Client is the HTTP client the roles read a daemon on the same host with,
+// Base their daemon's base URL.
 //
 // # Concurrency
 //
-// Read and Foreign keep no state; Read is safe for concurrent use as far
-// as the client its read function uses is (an *http.Client is).
+// Nothing here keeps state; Read is safe for concurrent use as far as the
+// client its read function uses is (an *http.Client is).
 //
 // # What it does not do
 //

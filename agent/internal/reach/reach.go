@@ -32,7 +32,8 @@ func Client() *http.Client {
 }
 
 // Read runs read, which makes one or more HTTP requests with the context
-// it is given, and returns its error in the agent's terms:
+// it is given, and returns its report, with its error in the agent's
+// terms:
 //   - nil when read succeeded;
 //   - an error wrapping agent.ErrRefused when a connection was refused:
 //     the daemon is not there (any connection it had was closed);
@@ -40,7 +41,7 @@ func Client() *http.Client {
 //     an idle one reused) and ctx ended before read had its answers: the
 //     daemon accepts but does not answer, as a paused one does;
 //   - else read's error unchanged.
-func Read(ctx context.Context, read func(ctx context.Context) error) error {
+func Read[T any](ctx context.Context, read func(ctx context.Context) (T, error)) (T, error) {
 	var connected, refused atomic.Bool
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 		GotConn: func(httptrace.GotConnInfo) { connected.Store(true) },
@@ -50,25 +51,44 @@ func Read(ctx context.Context, read func(ctx context.Context) error) error {
 			}
 		},
 	})
-	err := read(ctx)
+	v, err := read(ctx)
 	switch {
 	case err == nil:
-		return nil
+		return v, nil
 	case refused.Load():
 		// Even after an idle connection was reused: the daemon closed it
 		// and its port refused the new one.
-		return fmt.Errorf("%w: %w", agent.ErrRefused, err)
+		return v, fmt.Errorf("%w: %w", agent.ErrRefused, err)
 	case connected.Load() && ctx.Err() != nil:
-		return fmt.Errorf("%w: %w", agent.ErrNoAnswer, err)
+		return v, fmt.Errorf("%w: %w", agent.ErrNoAnswer, err)
 	}
-	return err
+	return v, err
 }
 
-// Foreign reports whether err is a knowledge package's refusal of a daemon
+// Health is what a probe of a daemon whose read ended with err says: a
+// daemon of another cluster is unhealthy with the cause foreign gives,
+// another error is the probe's error, and an answer is the report's role
+// state (state), unhealthy with its cause when health says so. health
+// is called only for an answer.
+func Health(err error, state func() string, health func() (bool, string)) (agent.Health, error) {
+	if cause, ok := foreign(err); ok {
+		return agent.Health{Unhealthy: cause}, nil
+	}
+	if err != nil {
+		return agent.Health{}, err
+	}
+	h := agent.Health{State: state()}
+	if ok, cause := health(); !ok {
+		h.Unhealthy = cause
+	}
+	return h, nil
+}
+
+// foreign reports whether err is a knowledge package's refusal of a daemon
 // of another cluster (an ECONFLICT heureka.Error: another cluster id,
 // cluster UUID or ensemble), and if so the cause a role registers: its
 // message, which names both clusters.
-func Foreign(err error) (cause string, ok bool) {
+func foreign(err error) (cause string, ok bool) {
 	if heureka.ErrorCode(err) != heureka.ECONFLICT {
 		return "", false
 	}

@@ -17,10 +17,9 @@ import (
 )
 
 // get reads url through fetch, as the knowledge packages do.
-func get(c *http.Client, url string) func(context.Context) error {
-	return func(ctx context.Context) error {
-		_, err := fetch.Get(ctx, c, url, "", 1<<10)
-		return err
+func get(c *http.Client, url string) func(context.Context) ([]byte, error) {
+	return func(ctx context.Context) ([]byte, error) {
+		return fetch.Get(ctx, c, url, "", 1<<10)
 	}
 }
 
@@ -52,29 +51,29 @@ func TestRead(t *testing.T) {
 	ln.Close()
 	c := Client()
 
-	if err := Read(context.Background(), get(c, srv.URL+"/ok")); err != nil {
+	if _, err := Read(context.Background(), get(c, srv.URL+"/ok")); err != nil {
 		t.Errorf("an answer: %v", err)
 	}
-	err = Read(context.Background(), get(c, dead+"/ok"))
+	_, err = Read(context.Background(), get(c, dead+"/ok"))
 	if !errors.Is(err, agent.ErrRefused) || errors.Is(err, agent.ErrNoAnswer) || !strings.Contains(err.Error(), dead) {
 		t.Errorf("a refused port: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	err = Read(ctx, get(c, srv.URL+"/hang"))
+	_, err = Read(ctx, get(c, srv.URL+"/hang"))
 	cancel()
 	if !errors.Is(err, agent.ErrNoAnswer) || errors.Is(err, agent.ErrRefused) {
 		t.Errorf("accepted, never answered: %v", err)
 	}
-	err = Read(context.Background(), get(c, srv.URL+"/missing"))
+	_, err = Read(context.Background(), get(c, srv.URL+"/missing"))
 	if errors.Is(err, agent.ErrNoAnswer) || errors.Is(err, agent.ErrRefused) || heureka.ErrorCode(err) != heureka.EUNAVAILABLE {
 		t.Errorf("an error answer: %v", err)
 	}
 	// The idle connection the first answer left is reused by a read that
 	// then goes unanswered: still a pause, not a refusal.
 	ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
-	err = Read(ctx, func(ctx context.Context) error {
-		if err := get(c, srv.URL+"/ok")(ctx); err != nil {
-			return err
+	_, err = Read(ctx, func(ctx context.Context) ([]byte, error) {
+		if _, err := get(c, srv.URL+"/ok")(ctx); err != nil {
+			return nil, err
 		}
 		return get(c, srv.URL+"/hang")(ctx)
 	})
@@ -86,23 +85,36 @@ func TestRead(t *testing.T) {
 	// found closed, and the new one refused.
 	died := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
 	u := died.URL
-	if err := Read(context.Background(), get(c, u+"/")); err != nil {
+	if _, err := Read(context.Background(), get(c, u+"/")); err != nil {
 		t.Fatal(err)
 	}
 	died.Close()
-	if err := Read(context.Background(), get(c, u+"/")); !errors.Is(err, agent.ErrRefused) {
+	if _, err := Read(context.Background(), get(c, u+"/")); !errors.Is(err, agent.ErrRefused) {
 		t.Errorf("answered, then died: %v", err)
 	}
 }
 
-func TestForeign(t *testing.T) {
-	cause, ok := Foreign(heureka.Errorf(heureka.ECONFLICT, "http://rm1:8088: the resourcemanager belongs to cluster %q, not %q", "b", "a"))
-	if !ok || !strings.Contains(cause, `cluster "b", not "a"`) || !strings.HasPrefix(cause, "another cluster's daemon: ") {
-		t.Errorf("Foreign(ECONFLICT) = %q, %v", cause, ok)
+// TestHealth: an answer gives its state and health; a daemon of another
+// cluster is unhealthy, naming both, without a state; another error is the
+// probe's, and health is then not asked.
+func TestHealth(t *testing.T) {
+	state := func() string { return "leader" }
+	well := func() (bool, string) { return true, "" }
+	ill := func() (bool, string) { return false, "no quorum" }
+	if h, err := Health(nil, state, well); err != nil || h != (agent.Health{State: "leader"}) {
+		t.Errorf("an answer: %+v, %v", h, err)
 	}
-	for _, err := range []error{nil, heureka.Errorf(heureka.EINVALID, "garbage"), errors.New("plain")} {
-		if cause, ok := Foreign(err); ok || cause != "" {
-			t.Errorf("Foreign(%v) = %q, %v", err, cause, ok)
+	if h, err := Health(nil, state, ill); err != nil || h != (agent.Health{State: "leader", Unhealthy: "no quorum"}) {
+		t.Errorf("an unwell answer: %+v, %v", h, err)
+	}
+	h, err := Health(heureka.Errorf(heureka.ECONFLICT, "http://rm1:8088: the resourcemanager belongs to cluster %q, not %q", "b", "a"), state, ill)
+	if err != nil || h.State != "" || !strings.Contains(h.Unhealthy, `cluster "b", not "a"`) || !strings.HasPrefix(h.Unhealthy, "another cluster's daemon: ") {
+		t.Errorf("another cluster's: %+v, %v", h, err)
+	}
+	asked := false
+	for _, e := range []error{heureka.Errorf(heureka.EINVALID, "garbage"), errors.New("plain")} {
+		if h, err := Health(e, state, func() (bool, string) { asked = true; return true, "" }); err != e || h != (agent.Health{}) || asked {
+			t.Errorf("Health(%v) = %+v, %v (health asked: %v)", e, h, err, asked)
 		}
 	}
 }
