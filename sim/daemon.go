@@ -34,15 +34,42 @@ type httpDaemon struct {
 	wg  *sync.WaitGroup
 
 	mu      sync.Mutex
-	address string        // fixed at the first start
-	srv     *http.Server  // nil while stopped
-	gate    chan struct{} // closed while answering, open while paused
+	address string       // fixed at the first start
+	srv     *http.Server // nil while stopped
+	gate    gate
+}
+
+// gate holds a paused daemon's work: closed (work passes) while it runs,
+// open (work waits) while it is paused. Its owner's mutex guards the
+// field that holds it.
+type gate chan struct{}
+
+// passing returns a closed gate.
+func passing() gate {
+	g := make(gate)
+	close(g)
+	return g
+}
+
+// paused reports whether work waits at g.
+func (g gate) paused() bool {
+	select {
+	case <-g:
+		return false
+	default:
+		return true
+	}
+}
+
+// release lets the work waiting at g pass.
+func (g gate) release() {
+	if g.paused() {
+		close(g)
+	}
 }
 
 func newHTTPDaemon(address string, h http.Handler, log *slog.Logger, wg *sync.WaitGroup) *httpDaemon {
-	gate := make(chan struct{})
-	close(gate)
-	return &httpDaemon{h: h, log: log, wg: wg, address: address, gate: gate}
+	return &httpDaemon{h: h, log: log, wg: wg, address: address, gate: passing()}
 }
 
 func (d *httpDaemon) start() error {
@@ -88,36 +115,21 @@ func (d *httpDaemon) stop() {
 	}
 	_ = d.srv.Close() // the listener and every connection
 	d.srv = nil
-	d.openGateLocked()
+	d.gate.release()
 }
 
 func (d *httpDaemon) pause() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.srv != nil && !d.pausedLocked() {
-		d.gate = make(chan struct{})
+	if d.srv != nil && !d.gate.paused() {
+		d.gate = make(gate)
 	}
 }
 
 func (d *httpDaemon) resume() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.openGateLocked()
-}
-
-func (d *httpDaemon) openGateLocked() {
-	if d.pausedLocked() {
-		close(d.gate)
-	}
-}
-
-func (d *httpDaemon) pausedLocked() bool {
-	select {
-	case <-d.gate:
-		return false
-	default:
-		return true
-	}
+	d.gate.release()
 }
 
 func (d *httpDaemon) addr() string {
@@ -135,5 +147,5 @@ func (d *httpDaemon) running() bool {
 func (d *httpDaemon) paused() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.pausedLocked()
+	return d.gate.paused()
 }

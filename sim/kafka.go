@@ -196,15 +196,13 @@ type kafkaListener struct {
 	mu     sync.Mutex
 	ln     net.Listener // nil while stopped
 	conns  map[*pausableConn]struct{}
-	gate   chan struct{} // closed while not paused
+	gate   gate
 	wake   chan struct{} // closed and replaced when ln is set or the listener closes
 	closed bool
 }
 
 func newKafkaListener() *kafkaListener {
-	gate := make(chan struct{})
-	close(gate)
-	return &kafkaListener{conns: map[*pausableConn]struct{}{}, gate: gate, wake: make(chan struct{})}
+	return &kafkaListener{conns: map[*pausableConn]struct{}{}, gate: passing(), wake: make(chan struct{})}
 }
 
 // bind gives the listener its first real listener, and so its address.
@@ -300,36 +298,21 @@ func (l *kafkaListener) stop() {
 		c.closeOnce()
 	}
 	clear(l.conns)
-	l.openGateLocked()
+	l.gate.release()
 }
 
 func (l *kafkaListener) pause() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.ln != nil && !l.pausedLocked() {
-		l.gate = make(chan struct{})
+	if l.ln != nil && !l.gate.paused() {
+		l.gate = make(gate)
 	}
 }
 
 func (l *kafkaListener) resume() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.openGateLocked()
-}
-
-func (l *kafkaListener) openGateLocked() {
-	if l.pausedLocked() {
-		close(l.gate)
-	}
-}
-
-func (l *kafkaListener) pausedLocked() bool {
-	select {
-	case <-l.gate:
-		return false
-	default:
-		return true
-	}
+	l.gate.release()
 }
 
 func (l *kafkaListener) addr() string {
@@ -347,7 +330,7 @@ func (l *kafkaListener) running() bool {
 func (l *kafkaListener) paused() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.pausedLocked()
+	return l.gate.paused()
 }
 
 // pausableConn is a broker's connection: what it reads waits while the

@@ -13,25 +13,11 @@ import (
 	"github.com/heureka-project/heureka/agent"
 	"github.com/heureka-project/heureka/elasticsearch"
 	"github.com/heureka-project/heureka/sim"
+	"github.com/heureka-project/heureka/sim/simtest"
 )
 
 func openSim(t *testing.T, uuid string) *sim.Cluster {
-	t.Helper()
-	cfg := sim.DefaultClusterConfig(sim.SystemElasticsearch)
-	cfg.ClusterID = uuid
-	c, err := sim.NewCluster(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Open(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		c.Close(ctx)
-	})
-	return c
+	return simtest.Open(t, sim.SystemElasticsearch, func(c *sim.ClusterConfig) { c.ClusterID = uuid })
 }
 
 func newRole(t *testing.T, c *sim.Cluster, member, uuid string) *Role {

@@ -13,25 +13,11 @@ import (
 	"github.com/heureka-project/heureka/agent"
 	"github.com/heureka-project/heureka/hbase"
 	"github.com/heureka-project/heureka/sim"
+	"github.com/heureka-project/heureka/sim/simtest"
 )
 
 func openSim(t *testing.T, clusterID string) *sim.Cluster {
-	t.Helper()
-	cfg := sim.DefaultClusterConfig(sim.SystemHBase)
-	cfg.ClusterID = clusterID
-	c, err := sim.NewCluster(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Open(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		c.Close(ctx)
-	})
-	return c
+	return simtest.Open(t, sim.SystemHBase, func(c *sim.ClusterConfig) { c.ClusterID = clusterID })
 }
 
 func addr(t *testing.T, c *sim.Cluster, member string) string {

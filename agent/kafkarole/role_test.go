@@ -12,6 +12,7 @@ import (
 	"github.com/heureka-project/heureka/agent"
 	"github.com/heureka-project/heureka/kafka"
 	"github.com/heureka-project/heureka/sim"
+	"github.com/heureka-project/heureka/sim/simtest"
 )
 
 func ctxFor(t *testing.T, d time.Duration) context.Context {
@@ -21,22 +22,7 @@ func ctxFor(t *testing.T, d time.Duration) context.Context {
 }
 
 func openSim(t *testing.T, id string) *sim.Cluster {
-	t.Helper()
-	cfg := sim.DefaultClusterConfig(sim.SystemKafka)
-	cfg.ClusterID = id
-	c, err := sim.NewCluster(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Open(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		c.Close(ctx)
-	})
-	return c
+	return simtest.Open(t, sim.SystemKafka, func(c *sim.ClusterConfig) { c.ClusterID = id })
 }
 
 func newRole(t *testing.T, c *sim.Cluster, member string, nodeID int32, id string) *Role {

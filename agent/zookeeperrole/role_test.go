@@ -10,6 +10,7 @@ import (
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/agent"
 	"github.com/heureka-project/heureka/sim"
+	"github.com/heureka-project/heureka/sim/simtest"
 	"github.com/heureka-project/heureka/zookeeper"
 	"github.com/heureka-project/heureka/zookeeper/zktest"
 )
@@ -21,22 +22,7 @@ func ctxFor(t *testing.T, d time.Duration) context.Context {
 }
 
 func openSim(t *testing.T, id string) *sim.Cluster {
-	t.Helper()
-	cfg := sim.DefaultClusterConfig(sim.SystemZooKeeper)
-	cfg.ClusterID = id
-	c, err := sim.NewCluster(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Open(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		c.Close(ctx)
-	})
-	return c
+	return simtest.Open(t, sim.SystemZooKeeper, func(c *sim.ClusterConfig) { c.ClusterID = id })
 }
 
 func newRole(t *testing.T, url, ensemble string) *Role {

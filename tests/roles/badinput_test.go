@@ -18,6 +18,7 @@ import (
 	"github.com/heureka-project/heureka/internal/proctest"
 	"github.com/heureka-project/heureka/kafka"
 	"github.com/heureka-project/heureka/sim"
+	"github.com/heureka-project/heureka/sim/simtest"
 	"github.com/heureka-project/heureka/yarn"
 	"github.com/heureka-project/heureka/zookeeper"
 )
@@ -86,12 +87,12 @@ func TestBadDaemons(t *testing.T) {
 	}
 	w := newWatcher(t, reg, apps...)
 
-	yarnOther := openSim(t, sim.SystemYARN, func(c *sim.ClusterConfig) { c.ClusterID = "yarn-other"; c.Members = 1 })
-	hbaseOther := openSim(t, sim.SystemHBase, func(c *sim.ClusterConfig) { c.ClusterID = "hbase-other"; c.Members, c.RegionServers = 1, 0 })
-	esOther := openSim(t, sim.SystemElasticsearch, func(c *sim.ClusterConfig) { c.ClusterID = "esOtherUUID"; c.Members = 1 })
-	zkProd := openSim(t, sim.SystemZooKeeper, func(c *sim.ClusterConfig) { c.ClusterID = "zk-prod" })
-	zkOther := openSim(t, sim.SystemZooKeeper, func(c *sim.ClusterConfig) { c.ClusterID = "zk-other" })
-	kafkaOther := openSim(t, sim.SystemKafka, func(c *sim.ClusterConfig) { c.ClusterID = "kafka-other"; c.Members = 1 })
+	yarnOther := simtest.Open(t, sim.SystemYARN, func(c *sim.ClusterConfig) { c.ClusterID = "yarn-other"; c.Members = 1 })
+	hbaseOther := simtest.Open(t, sim.SystemHBase, func(c *sim.ClusterConfig) { c.ClusterID = "hbase-other"; c.Members, c.RegionServers = 1, 0 })
+	esOther := simtest.Open(t, sim.SystemElasticsearch, func(c *sim.ClusterConfig) { c.ClusterID = "esOtherUUID"; c.Members = 1 })
+	zkProd := simtest.Open(t, sim.SystemZooKeeper, func(c *sim.ClusterConfig) { c.ClusterID = "zk-prod" })
+	zkOther := simtest.Open(t, sim.SystemZooKeeper, func(c *sim.ClusterConfig) { c.ClusterID = "zk-other" })
+	kafkaOther := simtest.Open(t, sim.SystemKafka, func(c *sim.ClusterConfig) { c.ClusterID = "kafka-other"; c.Members = 1 })
 	ensemble := zkProd.State().Ensemble
 
 	garbageKafka := tcpServer(t, func(c net.Conn) {
@@ -110,20 +111,20 @@ func TestBadDaemons(t *testing.T) {
 	hang := []string{"--hang-after", "2s"}
 	cases := []bad{
 		{yarn.RoleName, "yarn-garbage", []string{"--url", garbageHTTP(t)}, `probe failed`, `not the cluster-info JSON`},
-		{yarn.RoleName, "yarn-slow", append([]string{"--url", slowHTTP(t, addr(t, yarnOther, "rm1", true))}, hang...), `not answering`, `does not answer \(paused`},
-		{yarn.RoleName, "yarn-other", []string{"--url", addr(t, yarnOther, "rm1", true), "--cluster-id", "yarn-prod"}, `another cluster's daemon: .*"yarn-other".*"yarn-prod"`, `cause="another cluster's daemon`},
+		{yarn.RoleName, "yarn-slow", append([]string{"--url", slowHTTP(t, simtest.URL(t, yarnOther, "rm1"))}, hang...), `not answering`, `does not answer \(paused`},
+		{yarn.RoleName, "yarn-other", []string{"--url", simtest.URL(t, yarnOther, "rm1"), "--cluster-id", "yarn-prod"}, `another cluster's daemon: .*"yarn-other".*"yarn-prod"`, `cause="another cluster's daemon`},
 		{hbase.MasterRoleName, "hbase-garbage", []string{"--url", garbageHTTP(t)}, `probe failed`, `not /jmx JSON`},
-		{hbase.MasterRoleName, "hbase-slow", append([]string{"--url", slowHTTP(t, addr(t, hbaseOther, "master1", true))}, hang...), `not answering`, `does not answer \(paused`},
-		{hbase.MasterRoleName, "hbase-other", []string{"--url", addr(t, hbaseOther, "master1", true), "--cluster-id", "hbase-prod"}, `another cluster's daemon: .*"hbase-other".*"hbase-prod"`, `cause="another cluster's daemon`},
+		{hbase.MasterRoleName, "hbase-slow", append([]string{"--url", slowHTTP(t, simtest.URL(t, hbaseOther, "master1"))}, hang...), `not answering`, `does not answer \(paused`},
+		{hbase.MasterRoleName, "hbase-other", []string{"--url", simtest.URL(t, hbaseOther, "master1"), "--cluster-id", "hbase-prod"}, `another cluster's daemon: .*"hbase-other".*"hbase-prod"`, `cause="another cluster's daemon`},
 		{elasticsearch.RoleName, "es-garbage", []string{"--url", garbageHTTP(t), "--rack", "/r"}, `probe failed`, `not the nodes-info JSON`},
-		{elasticsearch.RoleName, "es-slow", append([]string{"--url", slowHTTP(t, addr(t, esOther, "es1", true)), "--rack", "/r"}, hang...), `not answering`, `does not answer \(paused`},
-		{elasticsearch.RoleName, "es-other", []string{"--url", addr(t, esOther, "es1", true), "--cluster-id", "esProdUUID", "--rack", "/r"}, `another cluster's daemon: .*esOtherUUID.*esProdUUID`, `cause="another cluster's daemon`},
+		{elasticsearch.RoleName, "es-slow", append([]string{"--url", slowHTTP(t, simtest.URL(t, esOther, "es1")), "--rack", "/r"}, hang...), `not answering`, `does not answer \(paused`},
+		{elasticsearch.RoleName, "es-other", []string{"--url", simtest.URL(t, esOther, "es1"), "--cluster-id", "esProdUUID", "--rack", "/r"}, `another cluster's daemon: .*esOtherUUID.*esProdUUID`, `cause="another cluster's daemon`},
 		{zookeeper.RoleName, "zk-garbage", []string{"--url", garbageHTTP(t), "--ensemble", ensemble}, `probe failed`, `not the AdminServer's JSON`},
-		{zookeeper.RoleName, "zk-slow", append([]string{"--url", slowHTTP(t, addr(t, zkProd, "zk1", true)), "--ensemble", ensemble}, hang...), `not answering`, `does not answer \(paused`},
-		{zookeeper.RoleName, "zk-other", []string{"--url", addr(t, zkOther, "zk1", true), "--ensemble", ensemble}, `another cluster's daemon: .*zk-other.*zk-prod`, `cause="another cluster's daemon`},
+		{zookeeper.RoleName, "zk-slow", append([]string{"--url", slowHTTP(t, simtest.URL(t, zkProd, "zk1")), "--ensemble", ensemble}, hang...), `not answering`, `does not answer \(paused`},
+		{zookeeper.RoleName, "zk-other", []string{"--url", simtest.URL(t, zkOther, "zk1"), "--ensemble", ensemble}, `another cluster's daemon: .*zk-other.*zk-prod`, `cause="another cluster's daemon`},
 		{kafka.RoleName, "kafka-garbage", []string{"--broker", garbageKafka, "--broker-id", "0", "--rack", "/r"}, `probe failed`, `ApiVersions`},
 		{kafka.RoleName, "kafka-slow", append([]string{"--broker", silentKafka, "--broker-id", "0", "--rack", "/r"}, hang...), `not answering`, `does not answer \(paused`},
-		{kafka.RoleName, "kafka-other", []string{"--broker", addr(t, kafkaOther, "broker0", false), "--broker-id", "0", "--cluster-id", "kafka-prod", "--rack", "/r"}, `another cluster's daemon: .*"kafka-other".*"kafka-prod"`, `cause="another cluster's daemon`},
+		{kafka.RoleName, "kafka-other", []string{"--broker", simtest.Addr(t, kafkaOther, "broker0"), "--broker-id", "0", "--cluster-id", "kafka-prod", "--rack", "/r"}, `another cluster's daemon: .*"kafka-other".*"kafka-prod"`, `cause="another cluster's daemon`},
 	}
 	agents := make([]*proctest.Proc, len(cases))
 	for i, c := range cases {

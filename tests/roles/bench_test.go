@@ -19,6 +19,7 @@ import (
 	"github.com/heureka-project/heureka/internal/proctest"
 	"github.com/heureka-project/heureka/kafka"
 	"github.com/heureka-project/heureka/sim"
+	"github.com/heureka-project/heureka/sim/simtest"
 	"github.com/heureka-project/heureka/yarn"
 	"github.com/heureka-project/heureka/zookeeper"
 	"github.com/heureka-project/heureka/zookeeper/zktest"
@@ -69,12 +70,12 @@ func phase() { time.Sleep(time.Duration(500+rand.IntN(1000)) * time.Millisecond)
 func TestFailoverBenchmark(t *testing.T) {
 	trials := benchOnly(t)
 	reg := startServer(t)
-	c := openSim(t, sim.SystemYARN, nil)
+	c := simtest.Open(t, sim.SystemYARN, nil)
 	app := heureka.RoleApp(yarn.RoleName, "prod")
 	w := newWatcher(t, reg, app)
 	ids := map[string]string{}
 	for _, rm := range []string{"rm1", "rm2"} {
-		startAgent(t, reg, yarn.RoleName, rm+".test", "--url", addr(t, c, rm, true))
+		startAgent(t, reg, yarn.RoleName, rm+".test", "--url", simtest.URL(t, c, rm))
 		ids[rm] = id(rm+".test", "")
 	}
 	w.await(t, 0, ids["rm1"], `^UP role_state=active$`, settle)
@@ -207,20 +208,20 @@ func TestAgentCostBenchmark(t *testing.T) {
 	m := dn.WaitFor(regexp.MustCompile(`heureka sim listening.* http=(\S+) port=(\S+)`), 20*time.Second)
 	_, dport, _ := net.SplitHostPort(m[2])
 	add("hdfs datanode", "datanode", "--jmx", "http://"+m[1], "--data-port", dport)
-	y := openSim(t, sim.SystemYARN, nil)
-	add("yarn-resourcemanager", yarn.RoleName, "--url", addr(t, y, "rm1", true))
-	hb := openSim(t, sim.SystemHBase, nil)
-	add("hbase-master", hbase.MasterRoleName, "--url", addr(t, hb, "master1", true))
-	add("hbase-regionserver", hbase.RegionServerRoleName, "--url", addr(t, hb, "rs1", true), "--masters", addr(t, hb, "master1", true)+","+addr(t, hb, "master2", true))
-	es := openSim(t, sim.SystemElasticsearch, nil)
-	add("elasticsearch", elasticsearch.RoleName, "--url", addr(t, es, "es1", true))
-	zk := openSim(t, sim.SystemZooKeeper, nil)
-	add("zookeeper sim", zookeeper.RoleName, "--url", addr(t, zk, "zk1", true), "--ensemble", zk.State().Ensemble)
+	y := simtest.Open(t, sim.SystemYARN, nil)
+	add("yarn-resourcemanager", yarn.RoleName, "--url", simtest.URL(t, y, "rm1"))
+	hb := simtest.Open(t, sim.SystemHBase, nil)
+	add("hbase-master", hbase.MasterRoleName, "--url", simtest.URL(t, hb, "master1"))
+	add("hbase-regionserver", hbase.RegionServerRoleName, "--url", simtest.URL(t, hb, "rs1"), "--masters", simtest.URL(t, hb, "master1")+","+simtest.URL(t, hb, "master2"))
+	es := simtest.Open(t, sim.SystemElasticsearch, nil)
+	add("elasticsearch", elasticsearch.RoleName, "--url", simtest.URL(t, es, "es1"))
+	zk := simtest.Open(t, sim.SystemZooKeeper, nil)
+	add("zookeeper sim", zookeeper.RoleName, "--url", simtest.URL(t, zk, "zk1"), "--ensemble", zk.State().Ensemble)
 	if zktest.Available() == "" {
 		add("zookeeper real", zookeeper.RoleName, "--url", zktest.StartStandalone(t).AdminURL)
 	}
-	k := openSim(t, sim.SystemKafka, nil)
-	add("kafka-broker", kafka.RoleName, "--broker", addr(t, k, "broker0", false), "--broker-id", "0")
+	k := simtest.Open(t, sim.SystemKafka, nil)
+	add("kafka-broker", kafka.RoleName, "--broker", simtest.Addr(t, k, "broker0"), "--broker-id", "0")
 	for _, r := range runs {
 		r.p.WaitFor(regexp.MustCompile(`msg=registered .*status=UP`), settle)
 	}

@@ -19,7 +19,6 @@ import (
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/internal/proctest"
-	"github.com/heureka-project/heureka/sim"
 )
 
 func TestMain(m *testing.M) { proctest.Main(m) }
@@ -37,42 +36,6 @@ func startServer(t *testing.T) *server {
 	t.Helper()
 	p := proctest.Start(t, "server", "server", "--listen", "127.0.0.1:0")
 	return &server{Proc: p, addr: p.WaitAddr(20 * time.Second)}
-}
-
-// openSim opens a simulated cluster of system, changed by mod, closed when
-// the test ends.
-func openSim(t *testing.T, system string, mod func(*sim.ClusterConfig)) *sim.Cluster {
-	t.Helper()
-	cfg := sim.DefaultClusterConfig(system)
-	if mod != nil {
-		mod(&cfg)
-	}
-	c, err := sim.NewCluster(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Open(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = c.Close(ctx)
-	})
-	return c
-}
-
-// addr is a simulated member's address, "http://" prepended for web ones.
-func addr(t *testing.T, c *sim.Cluster, member string, web bool) string {
-	t.Helper()
-	m, ok := c.Member(member)
-	if !ok {
-		t.Fatalf("no member %s", member)
-	}
-	if web {
-		return "http://" + m.Addr
-	}
-	return m.Addr
 }
 
 // startAgent runs `heureka agent --role role` registering host in cluster

@@ -10,6 +10,7 @@ import (
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/kafka"
 	"github.com/heureka-project/heureka/sim"
+	"github.com/heureka-project/heureka/sim/simtest"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -21,7 +22,7 @@ import (
 // registered.
 func TestKafkaBootstrap(t *testing.T) {
 	reg := startServer(t)
-	c := openSim(t, sim.SystemKafka, func(cfg *sim.ClusterConfig) { cfg.ClusterID = "kafka-prod" })
+	c := simtest.Open(t, sim.SystemKafka, func(cfg *sim.ClusterConfig) { cfg.ClusterID = "kafka-prod" })
 	cl := newClient(t, reg)
 	app := heureka.RoleApp(kafka.RoleName, "prod")
 	w := newWatcher(t, reg, app)
@@ -29,7 +30,7 @@ func TestKafkaBootstrap(t *testing.T) {
 	var ids []string
 	for i := range 3 {
 		b := "broker" + strconv.Itoa(i)
-		startAgent(t, reg, kafka.RoleName, b+".test", "--broker", addr(t, c, b, false), "--broker-id", strconv.Itoa(i), "--cluster-id", "kafka-prod")
+		startAgent(t, reg, kafka.RoleName, b+".test", "--broker", simtest.Addr(t, c, b), "--broker-id", strconv.Itoa(i), "--cluster-id", "kafka-prod")
 		ids = append(ids, id(b+".test", "/r"+strconv.Itoa(i+1)))
 	}
 	await(t, cl, app, ids[0], `^UP role_state=broker$`, settle)

@@ -12,6 +12,7 @@ import (
 	"github.com/heureka-project/heureka/hbase"
 	"github.com/heureka-project/heureka/internal/proctest"
 	"github.com/heureka-project/heureka/sim"
+	"github.com/heureka-project/heureka/sim/simtest"
 	"github.com/heureka-project/heureka/yarn"
 )
 
@@ -72,13 +73,13 @@ func lifecycle(t *testing.T, c *sim.Cluster, cl *client.Client, w *watcher, agen
 // a pause held, a drain.
 func TestYARN(t *testing.T) {
 	reg := startServer(t)
-	c := openSim(t, sim.SystemYARN, func(cfg *sim.ClusterConfig) { cfg.ClusterID = "yarn-prod" })
+	c := simtest.Open(t, sim.SystemYARN, func(cfg *sim.ClusterConfig) { cfg.ClusterID = "yarn-prod" })
 	cl := newClient(t, reg)
 	app := heureka.RoleApp(yarn.RoleName, "prod")
 	w := newWatcher(t, reg, app)
 	agents := map[string]*proctest.Proc{}
 	for _, rm := range []string{"rm1", "rm2"} {
-		agents[rm] = startAgent(t, reg, yarn.RoleName, rm+".test", "--url", addr(t, c, rm, true),
+		agents[rm] = startAgent(t, reg, yarn.RoleName, rm+".test", "--url", simtest.URL(t, c, rm),
 			"--cluster-id", "yarn-prod", "--rack", "/r1", "--drain", "1s")
 	}
 	rm1, rm2 := id("rm1.test", "/r1"), id("rm2.test", "/r1")
@@ -123,18 +124,18 @@ func TestYARN(t *testing.T) {
 // while it still answers), one that dies, a pause, a drain.
 func TestHBase(t *testing.T) {
 	reg := startServer(t)
-	c := openSim(t, sim.SystemHBase, nil)
+	c := simtest.Open(t, sim.SystemHBase, nil)
 	cid := c.State().ClusterID
 	cl := newClient(t, reg)
 	mApp, rsApp := heureka.RoleApp(hbase.MasterRoleName, "prod"), heureka.RoleApp(hbase.RegionServerRoleName, "prod")
 	w := newWatcher(t, reg, mApp, rsApp)
-	masters := addr(t, c, "master1", true) + "," + addr(t, c, "master2", true)
+	masters := simtest.URL(t, c, "master1") + "," + simtest.URL(t, c, "master2")
 	agents := map[string]*proctest.Proc{}
 	for _, m := range []string{"master1", "master2"} {
-		agents[m] = startAgent(t, reg, hbase.MasterRoleName, m+".test", "--url", addr(t, c, m, true), "--cluster-id", cid, "--drain", "1s")
+		agents[m] = startAgent(t, reg, hbase.MasterRoleName, m+".test", "--url", simtest.URL(t, c, m), "--cluster-id", cid, "--drain", "1s")
 	}
 	for _, rs := range []string{"rs1", "rs2"} {
-		agents[rs] = startAgent(t, reg, hbase.RegionServerRoleName, rs+".test", "--url", addr(t, c, rs, true), "--cluster-id", cid,
+		agents[rs] = startAgent(t, reg, hbase.RegionServerRoleName, rs+".test", "--url", simtest.URL(t, c, rs), "--cluster-id", cid,
 			"--masters", masters, "--master-check-interval", "200ms", "--drain", "1s")
 	}
 	m1, m2 := id("master1.test", ""), id("master2.test", "")
@@ -181,14 +182,14 @@ func TestHBase(t *testing.T) {
 // dies, a node that left the cluster, a pause, a drain.
 func TestElasticsearch(t *testing.T) {
 	reg := startServer(t)
-	c := openSim(t, sim.SystemElasticsearch, nil)
+	c := simtest.Open(t, sim.SystemElasticsearch, nil)
 	uuid := c.State().ClusterID
 	cl := newClient(t, reg)
 	app := heureka.RoleApp(elasticsearch.RoleName, "prod")
 	w := newWatcher(t, reg, app)
 	agents := map[string]*proctest.Proc{}
 	for _, n := range []string{"es1", "es2", "es3"} {
-		agents[n] = startAgent(t, reg, elasticsearch.RoleName, n+".test", "--url", addr(t, c, n, true), "--cluster-id", uuid, "--drain", "1s")
+		agents[n] = startAgent(t, reg, elasticsearch.RoleName, n+".test", "--url", simtest.URL(t, c, n), "--cluster-id", uuid, "--drain", "1s")
 	}
 	es1, es2, es3 := id("es1.test", "/r1"), id("es2.test", "/r2"), id("es3.test", "/r3")
 	in := await(t, cl, app, es1, `^UP role_state=master$`, settle)
