@@ -69,6 +69,12 @@ func (v *WatchView) Resync(listing *heureka.Applications) []Change {
 // heureka.WatchChange) into the view. It returns the change, its instance
 // as the change left it (for a deletion, as it was deleted), and the
 // instance it replaced (nil when there was none).
+//
+// The change's Action is the view's, as Resync's are: ADDED for an
+// instance the view did not hold, MODIFIED for one it did, DELETED as
+// sent. The server marks every registration ADDED, as Eureka's deltas do,
+// also an agent's registration again with a new status, which to a
+// follower that already holds the instance is a change of it.
 func (v *WatchView) Apply(data []byte) (c heureka.WatchChange, in, old *heureka.Instance, err error) {
 	if err := json.Unmarshal(data, &c); err != nil {
 		return c, nil, nil, fmt.Errorf("the watch stream sent a change that is not JSON: %w", err)
@@ -79,11 +85,16 @@ func (v *WatchView) Apply(data []byte) (c heureka.WatchChange, in, old *heureka.
 	}
 	k := watchKey(c.App, c.ID)
 	old = v.known[k]
-	if c.Action == heureka.ActionDeleted {
+	switch {
+	case c.Action == heureka.ActionDeleted:
 		delete(v.known, k)
-	} else {
-		v.known[k] = in
+		return c, in, old, nil
+	case old != nil:
+		c.Action = heureka.ActionModified
+	default:
+		c.Action = heureka.ActionAdded
 	}
+	v.known[k] = in
 	return c, in, old, nil
 }
 

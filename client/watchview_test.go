@@ -45,14 +45,20 @@ func TestWatchView(t *testing.T) {
 		t.Fatalf("Reset holds %d instances, want A's 2", n)
 	}
 
+	// a1's agent registers it again, DOWN: the server says ADDED, as
+	// Eureka does for every registration; to the view it is a change.
 	down := watchInstance("A", "a1", heureka.StatusDown, "rack", "/r1")
-	c, in, old, err := v.Apply(watchData(t, 7, heureka.ActionModified, down))
-	if err != nil || c.Seq != 7 || in.Status != heureka.StatusDown || old != a1 {
-		t.Fatalf("Apply: %+v %v %v %v", c, in, old, err)
+	c, in, old, err := v.Apply(watchData(t, 7, heureka.ActionAdded, down))
+	if err != nil || c.Seq != 7 || c.Action != heureka.ActionModified || in.Status != heureka.StatusDown || old != a1 {
+		t.Fatalf("Apply of a known instance registered again: %+v %v %v %v; want MODIFIED", c, in, old, err)
 	}
 	a3 := watchInstance("A", "a3", heureka.StatusUp)
-	if _, _, old, err := v.Apply(watchData(t, 8, heureka.ActionAdded, a3)); err != nil || old != nil {
-		t.Fatalf("Apply of a new instance: %v %v", old, err)
+	if c, _, old, err := v.Apply(watchData(t, 8, heureka.ActionModified, a3)); err != nil || old != nil || c.Action != heureka.ActionAdded {
+		t.Fatalf("Apply of an instance the view did not hold: %s %v %v; want ADDED", c.Action, old, err)
+	}
+	gone := watchInstance("A", "gone", heureka.StatusUp)
+	if c, _, old, err := v.Apply(watchData(t, 9, heureka.ActionDeleted, gone)); err != nil || old != nil || c.Action != heureka.ActionDeleted {
+		t.Fatalf("Apply of a deletion: %s %v %v; want DELETED as sent", c.Action, old, err)
 	}
 	if _, _, _, err := v.Apply([]byte(`{"seq":`)); err == nil {
 		t.Error("a change that is not JSON gave no error")

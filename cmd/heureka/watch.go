@@ -125,7 +125,7 @@ func (w *watcher) print(seq uint64, t time.Time, action string, cause heureka.Ca
 	}
 	st := string(in.Status)
 	if old != nil && old.Status != in.Status && action != string(heureka.ActionDeleted) {
-		st += " (was " + string(old.Status) + ")"
+		st = string(old.Status) + " → " + st // as `heureka events` writes a status change
 	}
 	var extra []string
 	if v.Rack != "" {
