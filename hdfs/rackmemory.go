@@ -9,14 +9,16 @@ import (
 	"github.com/heureka-project/heureka"
 )
 
-// DefaultRackMemorySize bounds a RackMemory: at about 50 bytes an entry,
-// the file stays near 1 MB and reads in a few milliseconds, which the
-// topology script pays on every call.
-const DefaultRackMemorySize = 20000
+// DefaultRackMemorySize bounds a RackMemory: 40,000 entries hold 20,000
+// nodes by both host name and IP address (AnswerRacks learns both), and at
+// about 50 bytes an entry the file stays near 2 MB and reads in a few
+// milliseconds, which the topology script pays on every call.
+const DefaultRackMemorySize = 40000
 
 // RackMemory is what a topology script remembers between calls for when
-// the registry cannot be read: the racks it last answered, by host as
-// asked, at most Max of them, the least recently changed forgotten first.
+// the registry cannot be read: the racks it last answered, by host name
+// or IP address, at most Max of them, the least recently changed
+// forgotten first.
 // It holds only answers that came from the registry; a host it does not
 // know gets DefaultRack as from the registry. The zero value is empty and
 // unbounded. It is not safe for concurrent use.
@@ -132,6 +134,17 @@ func (m *RackMemory) WriteTo(w io.Writer) (int64, error) {
 // TopologyRacks is TopologyLookup's answer as a slice: the rack of each of
 // args, in order, with known reporting which ones a node matched.
 func TopologyRacks(args []string, nodes []*heureka.Instance) (racks []string, known []bool) {
+	racks, by := matchRacks(args, nodes)
+	known = make([]bool, len(args))
+	for i, in := range by {
+		known[i] = in != nil
+	}
+	return racks, known
+}
+
+// matchRacks is TopologyRacks with the instance each argument matched (nil
+// for none).
+func matchRacks(args []string, nodes []*heureka.Instance) (racks []string, by []*heureka.Instance) {
 	type entry struct {
 		in   *heureka.Instance
 		rack string
@@ -162,7 +175,7 @@ func TopologyRacks(args []string, nodes []*heureka.Instance) (racks []string, kn
 		add("h:"+strings.ToLower(strings.TrimSpace(in.HostName)), in)
 		add("i:"+strings.TrimSpace(in.IPAddr), in)
 	}
-	racks, known = make([]string, len(args)), make([]bool, len(args))
+	racks, by = make([]string, len(args)), make([]*heureka.Instance, len(args))
 	for i, a := range args {
 		a = strings.TrimSpace(a)
 		racks[i] = DefaultRack
@@ -170,12 +183,12 @@ func TopologyRacks(args []string, nodes []*heureka.Instance) (racks []string, kn
 			continue
 		}
 		if e, ok := idx["i:"+a]; ok {
-			racks[i], known[i] = e.rack, true
+			racks[i], by[i] = e.rack, e.in
 		} else if e, ok := idx["h:"+strings.ToLower(a)]; ok {
-			racks[i], known[i] = e.rack, true
+			racks[i], by[i] = e.rack, e.in
 		}
 	}
-	return racks, known
+	return racks, by
 }
 
 // WriteRacks writes racks one per line, the topology script's output.

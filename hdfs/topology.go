@@ -3,6 +3,7 @@ package hdfs
 import (
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/heureka-project/heureka"
 )
@@ -43,17 +44,24 @@ const (
 // instances among hosts (nil when it could not be read), mem the memory
 // (nil when there is none).
 //
-// When nodes match any host, they answer, and mem learns their racks
-// (learnt says mem changed, so its owner can store it). When they match
-// none, the registry may have just restarted and not heard from its agents
-// yet, so mem answers if it knows any host. Otherwise every host is
-// DefaultRack.
+// When nodes match any host, they answer, and mem learns their racks under
+// every key a matched node carries, its host name and its IP address,
+// since Hadoop calls the script with either, and a node first asked by one
+// may be asked by the other once the registry is down (learnt says mem
+// changed, so its owner can store it). When they match none, the registry
+// may have just restarted and not heard from its agents yet, so mem
+// answers if it knows any host. Otherwise every host is DefaultRack.
 func AnswerRacks(hosts []string, nodes []*heureka.Instance, mem *RackMemory) (racks []string, src RackSource, learnt bool) {
-	racks, known := TopologyRacks(hosts, nodes)
-	if slices.Contains(known, true) {
-		for i, h := range hosts {
-			if known[i] && mem != nil && mem.Learn(h, racks[i]) {
-				learnt = true
+	racks, by := matchRacks(hosts, nodes)
+	if slices.ContainsFunc(by, func(in *heureka.Instance) bool { return in != nil }) {
+		for i, in := range by {
+			if in == nil || mem == nil {
+				continue
+			}
+			for _, k := range []string{in.HostName, in.IPAddr} {
+				if strings.TrimSpace(k) != "" && mem.Learn(k, racks[i]) {
+					learnt = true
+				}
 			}
 		}
 		return racks, RacksFromRegistry, learnt

@@ -131,8 +131,21 @@ func TestAnswerRacks(t *testing.T) {
 	if src != RacksFromRegistry || !learnt || fmt.Sprint(racks) != "[/dc1/rack-a /default-rack]" {
 		t.Fatalf("from the registry: %v %v %v", racks, src, learnt)
 	}
-	if r, ok := mem.Rack("10.0.1.1"); !ok || r != "/dc1/rack-a" || mem.Len() != 1 {
-		t.Errorf("the memory learnt %q %v (%d entries)", r, ok, mem.Len())
+	// Asked by address, it learns the node's name too, and the other way
+	// round: Hadoop calls the script with either.
+	if _, _, learnt := AnswerRacks([]string{"b1.example.net"}, nodes, mem); !learnt {
+		t.Error("learnt nothing from a second host")
+	}
+	for _, h := range []string{"10.0.1.1", "A1.example.NET", "b1.example.net", "10.0.2.1"} {
+		if r, ok := mem.Rack(h); !ok || !strings.HasPrefix(r, "/dc1/rack-") {
+			t.Errorf("the memory knows %s as %q %v", h, r, ok)
+		}
+	}
+	if mem.Len() != 4 {
+		t.Errorf("the memory holds %d entries, want 4: two nodes by name and address", mem.Len())
+	}
+	if racks, src, _ := AnswerRacks([]string{"a1.example.net", "10.0.2.1"}, nil, mem); src != RacksFromMemory || fmt.Sprint(racks) != "[/dc1/rack-a /dc1/rack-b]" {
+		t.Errorf("registry down, asked by the other key: %v %v", racks, src)
 	}
 	if _, _, learnt := AnswerRacks(hosts, nodes, mem); learnt {
 		t.Error("learnt the same answer twice")

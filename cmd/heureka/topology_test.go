@@ -130,8 +130,13 @@ func TestTopologyRegistryDown(t *testing.T) {
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("took %v with the registry down", took)
 	}
+	// Asked before by address and by name, now by the other: Hadoop calls
+	// the script with either.
+	other := []string{"dn01.example.net", "10.0.2.2", "10.9.0.2"}
+	code, out, errs := runHeureka(t, append([]string{"topology", "--registry", base, "--cache", cache, "--timeout", "2s"}, other...)...)
+	checkTopology(t, "registry down, cache, the other keys", other, code, out, errs)
 
-	code, out, errs := runHeureka(t, append([]string{"topology", "--registry", base, "--cache", filepath.Join(t.TempDir(), "none.json"), "--timeout", "1s"}, args...)...)
+	code, out, errs = runHeureka(t, append([]string{"topology", "--registry", base, "--cache", filepath.Join(t.TempDir(), "none.json"), "--timeout", "1s"}, args...)...)
 	if code != 0 || out != strings.Repeat(hdfs.DefaultRack+"\n", len(args)) || !strings.Contains(errs, "no registry and no cache") {
 		t.Errorf("no registry, no cache: exit %d %q\n%s", code, out, errs)
 	}
@@ -196,10 +201,10 @@ func TestTopologyCacheHoldsOnlyTheAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if mem.Len() != 2 {
-		t.Errorf("cache holds %d hosts, want the 2 the registry answered (of 42 registered)", mem.Len())
+	if mem.Len() != 4 {
+		t.Errorf("cache holds %d entries, want the 2 nodes the registry answered (of 42 registered), each by name and address", mem.Len())
 	}
-	for _, h := range args[:2] {
+	for _, h := range append(args[:2], "10.0.1.1", "dn02.example.net") { // the other key of each
 		if r, ok := mem.Rack(h); !ok || r != expectedRack(h) {
 			t.Errorf("cache: %s → %q, %v; want %q", h, r, ok, expectedRack(h))
 		}
