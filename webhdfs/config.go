@@ -24,6 +24,12 @@ type Config struct {
 	// concurrent use.
 	NameNodes func() []*heureka.Instance
 	DataNodes func() []*heureka.Instance
+	// Synced, when set, is closed once NameNodes and DataNodes reflect a
+	// full read of the registry (a client.Cache's Synced). From then on a
+	// cluster with no NameNode registered at all is answered at once, with
+	// a 503 that says so, rather than after FailoverWait; before, a
+	// request waits as for a failover. nil: the lists are always complete.
+	Synced <-chan struct{}
 
 	// RequestTimeout bounds each request to a NameNode, retries included.
 	RequestTimeout time.Duration

@@ -16,7 +16,10 @@
 //     refused connection, the two answers that prove the NameNode did
 //     nothing, is retried once, on the next NameNode the registry names
 //     active, waiting up to FailoverWait for the registry to name one.
-//     Nothing else is retried, so a write never reaches two NameNodes.
+//     Nothing else is retried, so a write never reaches two NameNodes. A
+//     cluster with no NameNode registered at all (once Config.Synced says
+//     the registry was read) is answered 503 at once, saying so; Server
+//     also logs a warning of it when it starts.
 //   - On CREATE and APPEND adds Hadoop's excludedatanodes parameter,
 //     listing as "ip:xferPort" the DataNodes the registry says are not UP,
 //     draining, over FullnessThreshold, or that failed the gateway's probe

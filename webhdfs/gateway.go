@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -260,10 +261,16 @@ func (g *Gateway) active(ctx context.Context, not *heureka.Instance) (*heureka.I
 	defer wait.Stop()
 	for {
 		changed := g.changes()
-		res, err := hdfs.ResolveNameNodes(g.cfg.NameNodes())
+		nns := g.cfg.NameNodes()
+		res, err := hdfs.ResolveNameNodes(nns)
 		if err == nil && (not == nil || res.Active.ID != not.ID) {
 			g.noteActive(res.Active)
 			return res.Active, nil
+		}
+		if len(nns) == 0 && g.synced() {
+			// Nothing to fail over to: waiting would only delay the 503.
+			return nil, newRemote(http.StatusServiceUnavailable, "org.apache.hadoop.ipc.RetriableException",
+				"%s; retry later", noNameNodes(g.cfg.Cluster))
 		}
 		select {
 		case <-changed:
@@ -282,6 +289,27 @@ func (g *Gateway) active(ctx context.Context, not *heureka.Instance) (*heureka.I
 		return nil, newRemote(http.StatusServiceUnavailable, "org.apache.hadoop.ipc.RetriableException",
 			"cluster %s has no active NameNode in the registry after %v (%s); retry later", g.cfg.Cluster, g.cfg.FailoverWait, msg)
 	}
+}
+
+// synced reports whether the NameNode list reflects a full read of the
+// registry (Config.Synced).
+func (g *Gateway) synced() bool {
+	if g.cfg.Synced == nil {
+		return true
+	}
+	select {
+	case <-g.cfg.Synced:
+		return true
+	default:
+		return false
+	}
+}
+
+// noNameNodes says that the registry has no NameNode of cluster, and what
+// to check: a gateway's cluster name, or its NameNodes' agents.
+func noNameNodes(cluster string) string {
+	return fmt.Sprintf("no NameNode of cluster %q is registered (application %s): check the gateway's cluster name, and that the NameNodes' agents run",
+		cluster, hdfs.AppName(hdfs.RoleNameNode, cluster))
 }
 
 // noteActive counts a change of active NameNode.

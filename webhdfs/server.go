@@ -158,6 +158,7 @@ func (s *Server) Open() error {
 	gcfg := s.Config.Gateway
 	gcfg.NameNodes = func() []*heureka.Instance { return cache.Instances(s.nnApp) }
 	gcfg.DataNodes = func() []*heureka.Instance { return cache.Instances(dnApp) }
+	gcfg.Synced = cache.Synced()
 	gcfg.Registerer, gcfg.Logger = metrics, s.Logger
 	gw, err := New(gcfg)
 	if err != nil {
@@ -221,7 +222,23 @@ func (s *Server) start() {
 	if store := s.Config.Gateway.Auth; store != nil {
 		g.Go("credentials", func(ctx context.Context) error { return store.Watch(ctx, s.Config.AuthPoll) })
 	}
+	g.Go("cluster check", s.warnWithoutNameNodes)
 	s.run = g.Start()
+}
+
+// warnWithoutNameNodes logs a warning once the registry has been read if
+// it has no NameNode of the cluster (a mistyped cluster name, or agents not
+// running), since every request then fails; it returns when ctx ends.
+func (s *Server) warnWithoutNameNodes(ctx context.Context) error {
+	select {
+	case <-s.cache.Synced():
+		if len(s.cache.Instances(s.nnApp)) == 0 {
+			s.Logger.Warn(noNameNodes(s.Config.Gateway.Cluster) + "; every request is answered 503 until one registers")
+		}
+	case <-ctx.Done():
+	}
+	<-ctx.Done()
+	return nil
 }
 
 // Ready reports why the gateway cannot forward requests yet, or nil: it

@@ -177,3 +177,36 @@ func TestServerConfig(t *testing.T) {
 		t.Error("a failed Open left actors running")
 	}
 }
+
+// TestServerWithoutNameNodes: a cluster the registry has no NameNode of (a
+// mistyped cluster name) is warned of once the registry is read, and each
+// request is answered 503 at once, saying so, not after FailoverWait.
+func TestServerWithoutNameNodes(t *testing.T) {
+	url, _ := openRegistry(t)
+	cfg := webhdfs.DefaultServerConfig()
+	cfg.Gateway.Cluster, cfg.Listen = "prdo", "127.0.0.1:0"
+	// Far longer than the client below waits: a request that waited for a
+	// failover would time out instead of being answered.
+	cfg.Gateway.RequestTimeout, cfg.Gateway.FailoverWait = time.Minute, 50*time.Second
+	cfg.Registry.URLs = []string{url}
+	var logs proctest.Buffer
+	srv := webhdfs.NewServer(cfg, slog.New(slog.NewTextHandler(&logs, nil)))
+	if err := srv.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close(context.Background())
+	proctest.Eventually(t, 20*time.Second, "the warning", func() bool {
+		return strings.Contains(logs.String(), `level=WARN msg="no NameNode of cluster \"prdo\" is registered (application hdfs-namenode.prdo)`)
+	})
+	hc := &http.Client{Timeout: 20 * time.Second}
+	resp, err := hc.Get("http://" + srv.Addr().String() + "/webhdfs/v1/tmp?op=GETFILESTATUS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), `"RemoteException"`) ||
+		!strings.Contains(string(b), `no NameNode of cluster \"prdo\" is registered`) || !strings.Contains(string(b), "cluster name") {
+		t.Errorf("a request for a cluster without NameNodes: %d %s", resp.StatusCode, b)
+	}
+}

@@ -104,7 +104,7 @@ func TestGatewayServesTLS(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 503 || !strings.Contains(string(b), `"RemoteException"`) || !strings.Contains(string(b), "no active NameNode") {
+	if resp.StatusCode != 503 || !strings.Contains(string(b), `"RemoteException"`) || !strings.Contains(string(b), `no NameNode of cluster \"prod\" is registered`) {
 		t.Errorf("over TLS with no NameNode: %d %s", resp.StatusCode, b)
 	}
 }
