@@ -34,7 +34,9 @@
 //     renewals and without resurrecting what was cancelled meanwhile;
 //   - at start, the registry is copied from the first peer that answers
 //     (bounded by SyncTimeout, then the server starts empty and says so);
-//     Ready reports when that is over, for /readyz.
+//     Ready reports when that is over, for /readyz. Then every other peer
+//     is called until it answers once (for up to AntiEntropyInterval), so
+//     that each peer's health is known within moments of start.
 //
 // The package owns both halves of the protocol and its wire types: the
 // sender (Replicator), the receive side (Receiver, which applies a batch

@@ -283,10 +283,14 @@ func (rp *Replicator) Run(ctx context.Context) error {
 			p.run(ctx)
 		}()
 	}
-	wg.Add(1)
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		rp.antiEntropyLoop(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		rp.firstContact(ctx)
 	}()
 	wg.Wait()
 	if c, ok := rp.client.(interface{ CloseIdleConnections() }); ok {
