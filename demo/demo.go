@@ -167,19 +167,48 @@ func (d *Cluster) Open(ctx context.Context) error {
 		return err
 	}
 	for i := range d.cfg.DataNodes {
-		if err := d.addNode(hdfs.RoleDataNode, "dn"+strconv.Itoa(i+1), Racks[i%len(Racks)], fullness[i%len(fullness)], ""); err != nil {
+		if err := d.openSim(hdfs.RoleDataNode, "dn"+strconv.Itoa(i+1), Racks[i%len(Racks)], fullness[i%len(fullness)], ""); err != nil {
 			return err
 		}
 	}
-	if err := d.addNode(hdfs.RoleNameNode, "nn1", Racks[0], 0, hdfs.HAActive); err != nil {
+	if err := d.openSim(hdfs.RoleNameNode, "nn1", Racks[0], 0, hdfs.HAActive); err != nil {
 		return err
 	}
-	if err := d.addNode(hdfs.RoleNameNode, "nn2", Racks[1], 0, hdfs.HAStandby); err != nil {
+	if err := d.openSim(hdfs.RoleNameNode, "nn2", Racks[1], 0, hdfs.HAStandby); err != nil {
 		return err
 	}
 	dns := d.nodes[:d.cfg.DataNodes:d.cfg.DataNodes]
 	d.nodes = append(slices.Clone(d.nodes[d.cfg.DataNodes:]), dns...)
+	if err := d.configureHA(); err != nil {
+		return err
+	}
+	for _, n := range d.nodes {
+		if err := d.startAgent(n); err != nil {
+			return err
+		}
+	}
 	return d.waitRegistered(ctx)
+}
+
+// configureHA gives the NameNodes their nameservice, named as the cluster,
+// with each NameNode's ID its node name (nn1, nn2), as their hdfs-site.xml
+// would: their agents learn the IDs from their /conf, as from Hadoop.
+func (d *Cluster) configureHA() error {
+	ha := sim.HA{Nameservice: d.cfg.Cluster}
+	var nns []*Node
+	for _, n := range d.nodes {
+		if st := n.Sim.State(); st.Role == hdfs.RoleNameNode {
+			_, port, _ := net.SplitHostPort(st.PortAddr)
+			ha.NameNodes = append(ha.NameNodes, sim.HANameNode{ID: n.Name, RPCAddr: net.JoinHostPort(st.Hostname, port)})
+			nns = append(nns, n)
+		}
+	}
+	for _, n := range nns {
+		if err := n.Sim.SetHA(ha); err != nil {
+			return fmt.Errorf("demo: simulated NameNode %s: %w", n.Name, err)
+		}
+	}
+	return nil
 }
 
 // openServers starts three registry servers, peers of each other.
@@ -237,8 +266,8 @@ func freePorts(base int) ([]int, error) {
 	return ports, nil
 }
 
-// addNode starts one simulated daemon, used percent full, and its agent.
-func (d *Cluster) addNode(role hdfs.Role, name, rack string, used int64, ha hdfs.HAState) error {
+// openSim starts one simulated daemon, used percent full.
+func (d *Cluster) openSim(role hdfs.Role, name, rack string, used int64, ha hdfs.HAState) error {
 	host := name + "." + d.cfg.Cluster
 	scfg := sim.DefaultConfig()
 	scfg.Role, scfg.Hostname, scfg.Logger = role, host, d.log
@@ -259,17 +288,23 @@ func (d *Cluster) addNode(role hdfs.Role, name, rack string, used int64, ha hdfs
 	if err := sm.Open(); err != nil {
 		return fmt.Errorf("demo: simulated %s %s: %w", role, host, err)
 	}
-	n := &Node{Name: name, Rack: rack, Sim: sm}
-	d.nodes = append(d.nodes, n)
+	d.nodes = append(d.nodes, &Node{Name: name, Rack: rack, Sim: sm})
 	if role == hdfs.RoleDataNode {
 		d.webDNs = append(d.webDNs, sim.DataNodeAddr{HTTP: sm.HTTPAddr(), Xfer: sm.PortAddr()})
 	}
-	if n.Agent, n.ID, err = d.newAgent(sm, role, host, rack); err != nil {
+	return nil
+}
+
+// startAgent starts the agent beside n's simulated daemon.
+func (d *Cluster) startAgent(n *Node) error {
+	st := n.Sim.State()
+	var err error
+	if n.Agent, n.ID, err = d.newAgent(n.Sim, st.Role, st.Hostname, n.Rack); err != nil {
 		return err
 	}
 	d.agentsGroup.Go(func() {
 		if err := n.Agent.Run(d.agentCtx); err != nil {
-			d.log.Warn("demo agent ended", "node", host, "err", err)
+			d.log.Warn("demo agent ended", "node", st.Hostname, "err", err)
 		}
 	})
 	return nil
@@ -286,7 +321,8 @@ func (d *Cluster) newAgent(sm *sim.Sim, role hdfs.Role, host, rack string) (*age
 	hcfg.HTTPPort, _ = strconv.Atoi(hport)
 	acfg.DrainPeriod = time.Second // a demo need not wait for polling clients
 	acfg.Logger = d.log
-	daemon, err := hdfsrole.NewJMXDaemon(hdfsrole.DaemonConfig{Role: role, JMXURL: "http://" + sm.HTTPAddr(), PortAddr: sm.PortAddr()})
+	daemon, err := hdfsrole.NewJMXDaemon(hdfsrole.DaemonConfig{Role: role, JMXURL: "http://" + sm.HTTPAddr(), PortAddr: sm.PortAddr(),
+		Logger: d.log})
 	if err != nil {
 		return nil, "", err
 	}

@@ -2,13 +2,17 @@ package demo_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/demo"
 	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/internal/proctest"
 )
 
 // TestOpenClose runs a demo with one DataNode on free ports: Open returns
@@ -41,6 +45,27 @@ func TestOpenClose(t *testing.T) {
 	}
 	if d.Node("dn1").ID != "t-dn1.t-dc1.rack-a" {
 		t.Errorf("dn1's ID %q", d.Node("dn1").ID)
+	}
+	// The NameNodes' agents learn their HA identity from the simulators'
+	// /conf, as from Hadoop's, and register it.
+	ccfg := client.DefaultConfig()
+	ccfg.URLs = d.URLs()
+	c, err := client.New(ccfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, name := range []string{"nn1", "nn2"} {
+		proctest.Retry(t, 10*time.Second, name+"'s NameNode ID", func() error {
+			in, err := c.InstanceByID(context.Background(), d.Node(name).ID)
+			if err != nil {
+				return err
+			}
+			if ns, id := in.Metadata.Get(hdfs.MetaNameservice), in.Metadata.Get(hdfs.MetaNameNodeID); ns != "t" || id != name {
+				return fmt.Errorf("nameservice %q, namenode_id %q; want t, %s", ns, id, name)
+			}
+			return nil
+		})
 	}
 	if err := d.Close(context.Background()); err != nil {
 		t.Fatal(err)

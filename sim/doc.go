@@ -28,6 +28,12 @@
 //     and some it does not, honouring ?qry=ObjectName patterns and
 //     ?get=Bean::Attribute. A NameNode with no capacity reports PercentUsed
 //     as a bare NaN, as Hadoop does, so readers meet that quirk too.
+//   - It serves /conf?format=json in Hadoop's shape (ConfServlet's
+//     {"properties": [...]}) with a few keys: where its RPC server listens
+//     and, for a NameNode given an HA nameservice (SetHA), the
+//     nameservice's dfs.nameservices, dfs.ha.namenodes.<ns> and
+//     dfs.namenode.rpc-address.<ns>.<id>, from which the agent learns the
+//     NameNode's ID as it would from Hadoop.
 //   - It listens on a TCP port standing for the DataNode's data-transfer
 //     port or the NameNode's client RPC port. Connections are accepted and
 //     held open until the peer closes them; nothing is spoken on them.

@@ -265,20 +265,24 @@ func (s *Sim) nameNodeBeans(st figures, rpcPort int) []bean {
 }
 
 // serveDaemon is the daemon's HTTP surface: /jmx, as Hadoop's
-// JMXJsonServlet answers it.
+// JMXJsonServlet answers it, and /conf (conf.go).
 func (s *Sim) serveDaemon(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Heureka-Simulator", "true")
 	if r.URL.Path == webhdfsPrefix || strings.HasPrefix(r.URL.Path, webhdfsPrefix+"/") {
 		s.serveWebHDFS(w, r)
 		return
 	}
-	if r.URL.Path != "/jmx" {
-		http.Error(w, "heureka sim serves only /jmx and /webhdfs/v1", http.StatusNotFound)
+	if r.URL.Path != "/jmx" && r.URL.Path != "/conf" {
+		http.Error(w, "heureka sim serves only /jmx, /conf and /webhdfs/v1", http.StatusNotFound)
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	if r.URL.Path == "/conf" {
+		s.serveConf(w, r)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf8")

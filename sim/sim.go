@@ -37,6 +37,7 @@ type Sim struct {
 	// WebHDFS writes received (DataNodes), see webhdfs.go.
 	writes int64
 	recent []string
+	ha     HA // a NameNode's HA nameservice, shown at /conf (conf.go)
 }
 
 // figures are the simulated daemon's changeable state.

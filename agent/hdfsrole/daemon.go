@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -56,16 +57,29 @@ type DaemonConfig struct {
 	// Transport sends the JMX requests; nil means a private transport
 	// that keeps one idle connection to the daemon.
 	Transport http.RoundTripper
+	// Logger receives what the daemon's reader has to say that is not an
+	// error of a call (a NameNode without HA identity, once); nil
+	// discards it.
+	Logger *slog.Logger
 }
 
-// JMXDaemon is a real HDFS daemon reached over HTTP (/jmx) and TCP.
+// JMXDaemon is a real HDFS daemon reached over HTTP (/jmx, and a
+// NameNode's /conf) and TCP.
 type JMXDaemon struct {
 	cfg     DaemonConfig
 	jmx     *url.URL
+	conf    *url.URL // /conf?format=json, beside /jmx
 	http    *http.Client
+	log     *slog.Logger
 	service string // "DataNode" or "NameNode"
 	probeQ  string // the one bean a probe reads
+
+	identity atomic.Pointer[haIdentity] // a NameNode's, once /conf answered
 }
+
+// haIdentity is a NameNode's nameservice and NameNode ID as its own
+// configuration gives them; both empty when it gives none.
+type haIdentity struct{ nameservice, id string }
 
 // NewJMXDaemon checks cfg and returns the daemon. It dials nothing.
 func NewJMXDaemon(cfg DaemonConfig) (*JMXDaemon, error) {
@@ -91,6 +105,13 @@ func NewJMXDaemon(cfg DaemonConfig) (*JMXDaemon, error) {
 		u.Path = strings.TrimRight(u.Path, "/") + "/jmx"
 	}
 	d.jmx = u
+	c := *u
+	c.Path, c.RawQuery = strings.TrimSuffix(u.Path, "/jmx")+"/conf", "format=json"
+	d.conf = &c
+	d.log = cfg.Logger
+	if d.log == nil {
+		d.log = slog.New(slog.DiscardHandler)
+	}
 	if cfg.PortAddr != "" {
 		if _, _, err := net.SplitHostPort(cfg.PortAddr); err != nil {
 			return nil, heureka.Errorf(heureka.EINVALID, "agent: port address %q is not host:port", cfg.PortAddr)
@@ -179,7 +200,11 @@ func (d *JMXDaemon) Collect(ctx context.Context) (hdfs.NodeInfo, error) {
 		if err != nil {
 			return hdfs.NodeInfo{}, err
 		}
-		return n.NodeInfo(), nil
+		info := n.NodeInfo()
+		if id := d.haIdentity(ctx, n.HostAndPort); id != nil {
+			info.Nameservice, info.NameNodeID = id.nameservice, id.id
+		}
+		return info, nil
 	}
 	dn, err := hdfs.ParseDataNodeJMX(body)
 	if err != nil {
@@ -194,6 +219,51 @@ func (d *JMXDaemon) Collect(ctx context.Context) (hdfs.NodeInfo, error) {
 		}
 	}
 	return info, nil
+}
+
+// haIdentity returns the NameNode's HA identity from its own
+// configuration (GET /conf?format=json, hdfs.NameNodeIdentity over self,
+// its RPC address), read once: nil until the NameNode has answered, empty
+// when it refuses to show its configuration (403, 404) or has no HA keys
+// that name self, which is logged at debug level once.
+func (d *JMXDaemon) haIdentity(ctx context.Context, self string) *haIdentity {
+	if id := d.identity.Load(); id != nil {
+		return id
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.conf.String(), nil)
+	if err != nil {
+		return nil
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := d.http.Do(req)
+	if err != nil {
+		return nil // not answering now: the next collect asks again
+	}
+	defer resp.Body.Close()
+	none := func(why string) *haIdentity {
+		d.log.Debug("the NameNode's configuration gives no HA identity; registering no NameNode ID", "conf", d.conf.Redacted(), "reason", why)
+		d.identity.Store(&haIdentity{})
+		return d.identity.Load()
+	}
+	switch {
+	case resp.StatusCode == http.StatusForbidden || resp.StatusCode == http.StatusNotFound:
+		return none(resp.Status)
+	case resp.StatusCode != http.StatusOK:
+		return nil
+	}
+	conf, err := hdfs.ParseConfJSON(resp.Body)
+	if err != nil {
+		if heureka.ErrorCode(err) == heureka.EUNAVAILABLE {
+			return nil // cut off mid-answer: ask again
+		}
+		return none(err.Error())
+	}
+	ns, id, err := hdfs.NameNodeIdentity(conf, self)
+	if err != nil {
+		return none(err.Error())
+	}
+	d.identity.Store(&haIdentity{ns, id})
+	return d.identity.Load()
 }
 
 // fetch GETs /jmx?qry=q; the caller closes the body.

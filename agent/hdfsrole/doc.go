@@ -17,15 +17,21 @@
 //     accepted but not answered (agent.ErrNoAnswer); a collect reads all
 //     of the daemon's own beans, and a DataNode whose JMX gives no
 //     capacity takes it from its data directories' filesystems
-//     (DiskUsage).
+//     (DiskUsage). A NameNode's collect also reads its configuration
+//     (/conf?format=json) until it has answered once, for the nameservice
+//     and NameNode ID Hadoop knows it by (hdfs.NameNodeIdentity); a 403
+//     or 404, or a configuration without HA keys that name it, leaves
+//     them empty and is logged at debug level once.
 //   - Role is the agent.Role over a Daemon. Its figures are the Meta*
 //     keys of hdfs.NodeInfo, with what Config decides over what the daemon
 //     says: the main port (a DataNode's data_port, a NameNode's rpc_port,
 //     also the Eureka port), http_port, and a DataNode's admin state as
 //     its status. A NameNode's HA state is its role state and is also
 //     registered as ha_state with ha_transition_time, from the probe,
-//     which owns it: the collect leaves it out. A change is material
-//     when version, status, ports or rack change; when the capacity
+//     which owns it: the collect leaves it out. A NameNode's HA identity
+//     is registered as nameservice and namenode_id, which
+//     hdfs.HDFSSiteHA uses as its ID. A change is material when version,
+//     status, ports, rack or HA identity change; when the capacity
 //     appears, vanishes or moves by more than DiskChange (1%) of itself;
 //     when disk use moves by more than DiskChange of the capacity; or when
 //     the block count appears, vanishes or moves by more than BlockChange
@@ -33,9 +39,10 @@
 //
 // # Concurrency
 //
-// A Role and a JMXDaemon keep no state that changes after New: their
-// methods are safe for concurrent use, as agent.Role asks. A JMXDaemon
-// keeps at most one idle connection to its daemon.
+// A Role keeps no state that changes after New; a JMXDaemon keeps only a
+// NameNode's HA identity once learnt, in an atomic pointer. Their methods
+// are safe for concurrent use, as agent.Role asks. A JMXDaemon keeps at
+// most one idle connection to its daemon.
 //
 // # What it does not do
 //

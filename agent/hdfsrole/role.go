@@ -135,7 +135,8 @@ func (r *Role) Collect(ctx context.Context) (agent.Figures, error) {
 func (r *Role) Static() agent.Figures { return r.figures(hdfs.NodeInfo{}) }
 
 // Material reports whether the registry must hear of the change at once:
-// any change of version, status, ports or rack; capacity becoming known or
+// any change of version, status, ports, rack or a NameNode's HA identity;
+// capacity becoming known or
 // unknown or moving by more than DiskChange of itself; disk use moving by
 // more than DiskChange of the capacity; the block count becoming known or
 // unknown or moving by more than BlockChange of itself.
@@ -172,13 +173,14 @@ func (r *Role) figures(info hdfs.NodeInfo) agent.Figures {
 
 // material reports whether new differs from old enough to tell the
 // registry: any change of rack, version, status, HA state or transition
-// time, or ports; capacity becoming known or unknown or moving by more than
+// time, HA identity (nameservice, NameNode ID), or ports; capacity becoming known or unknown or moving by more than
 // disk of itself; disk use moving by more than disk of the capacity; the
 // block count becoming known or unknown or moving by more than block of
 // itself.
 func material(old, new hdfs.NodeInfo, disk, block float64) bool {
 	if old.Rack != new.Rack || old.Version != new.Version || old.Status != new.Status ||
 		old.HAState != new.HAState || old.HATransitionTime != new.HATransitionTime ||
+		old.Nameservice != new.Nameservice || old.NameNodeID != new.NameNodeID ||
 		old.DataPort != new.DataPort || old.RPCPort != new.RPCPort || old.HTTPPort != new.HTTPPort {
 		return true
 	}

@@ -118,6 +118,7 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 		JMXURL:   f.jmx,
 		PortAddr: net.JoinHostPort(ju.Hostname(), strconv.Itoa(hcfg.Port)),
 		DataDirs: hdfsrole.ParseDataDirs(f.dataDirs...),
+		Logger:   logger,
 	})
 	if err != nil {
 		return &usageError{err.Error()}

@@ -1,6 +1,8 @@
 package tour
 
 import (
+	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -38,9 +40,11 @@ func hostOf(addr string) string {
 	return h
 }
 
-// TestHDFSSiteAcrossFailovers fails the demo's NameNodes over and back and
-// checks, with a real reader of the file, that each NameNode ID keeps its
-// host and that only dfs.ha.namenodes' order follows the active NameNode.
+// TestHDFSSiteAcrossFailovers checks that the demo's NameNodes register
+// the IDs their own configuration gives them, then fails them over and
+// back and checks, with a real reader of the file, that each NameNode ID
+// keeps its host and that only dfs.ha.namenodes' order follows the active
+// NameNode.
 func TestHDFSSiteAcrossFailovers(t *testing.T) {
 	needTools(t, "bash", "curl")
 	d := startDemo(t)
@@ -52,6 +56,26 @@ func TestHDFSSiteAcrossFailovers(t *testing.T) {
 			}
 		}
 	}
+	// The agents learnt each NameNode's ID from its own configuration (the
+	// simulator's /conf?format=json, in Hadoop's shape) and registered it.
+	eventually(t, 10*time.Second, "the NameNodes' registered IDs", func() string {
+		out, errs, code := shell(t, t.TempDir(), []string{"HEUREKA_REGISTRY=" + d.Registry},
+			heurekaBin+" instances hdfs-namenode.demo -o json")
+		var nns []struct {
+			HostName string            `json:"hostName"`
+			Metadata map[string]string `json:"metadata"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &nns) != nil || len(nns) != 2 {
+			return fmt.Sprintf("instances hdfs-namenode.demo: exit %d %s%s", code, out, errs)
+		}
+		for _, nn := range nns {
+			if name, _, _ := strings.Cut(nn.HostName, "."); nn.Metadata["namenode_id"] != name || nn.Metadata["nameservice"] != "demo" {
+				return fmt.Sprintf("%s registered nameservice %q, namenode_id %q; want demo, %s", nn.HostName,
+					nn.Metadata["nameservice"], nn.Metadata["namenode_id"], name)
+			}
+		}
+		return ""
+	})
 	var addrs []string // nn1's and nn2's addresses, as the first file has them
 	for i, step := range []struct {
 		name   string
