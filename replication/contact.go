@@ -2,6 +2,7 @@ package replication
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -18,29 +19,35 @@ import (
 // backoff and is not marked down: peers that start together come up within
 // moments of each other, and the rounds mark a peer down when it stays so.
 func (rp *Replicator) firstContact(ctx context.Context) {
-	deadline := rp.clock.Now().Add(rp.cfg.AntiEntropyInterval)
-	for attempt := 0; ; attempt++ {
-		left := 0
-		for _, p := range rp.peers {
-			if p.isSelf() || p.contacted() {
-				continue
-			}
-			switch body, err := p.get(ctx, p.origin+"/v1/replication/digest"); {
-			case err == nil && body != nil:
-				p.markUp()
-			case err != nil:
-				left++
-			}
+	var left []*peer
+	for _, p := range rp.peers {
+		if !p.isSelf() && !p.contacted() {
+			left = append(left, p)
 		}
-		if left == 0 || rp.clock.Now().After(deadline) {
+	}
+	deadline := rp.clock.Now().Add(rp.cfg.AntiEntropyInterval)
+	for attempt := 1; len(left) > 0; attempt++ {
+		left = slices.DeleteFunc(left, func(p *peer) bool { return p.answersDigest(ctx) })
+		if len(left) == 0 || rp.clock.Now().After(deadline) {
 			return
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-rp.clock.After(min(time.Duration(attempt+1)*200*time.Millisecond, 2*time.Second)):
+		case <-rp.clock.After(min(time.Duration(attempt)*200*time.Millisecond, 2*time.Second)):
 		}
 	}
+}
+
+// answersDigest asks the peer for its digest and reports whether it
+// answered: with a digest, which makes it reachable, or with nothing to
+// ask (it is this server, or serves no digest).
+func (p *peer) answersDigest(ctx context.Context) bool {
+	body, err := p.get(ctx, p.origin+"/v1/replication/digest")
+	if err == nil && body != nil {
+		p.markUp()
+	}
+	return err == nil
 }
 
 // contacted reports whether the peer has answered or failed a call since
