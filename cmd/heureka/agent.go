@@ -171,7 +171,7 @@ func (f *agentFlags) define(cfg *agent.Config, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&f.brokerID, "broker-id", -1, "kafka-broker: the broker's node `id` (broker.id, node.id); -1 finds it by --broker's address among the advertised ones")
 	fs.StringVar(&f.rackAttr, "rack-attribute", elasticsearch.DefaultRackAttribute, "elasticsearch: the node `attribute` holding its rack")
 	f.tls.addFlags(fs)
-	fs.StringVar(&f.registry, "registry", "", "comma-separated registry base `URLs`, e.g. http://127.0.0.1:8761/eureka (default $"+registryEnvVar+")")
+	fs.StringVar(&f.registry, "registry", "", "comma-separated registry base `URLs`, e.g. http://127.0.0.1:8761/eureka (default $"+registryEnv+")")
 	fs.StringVar(&f.jmx, "jmx", "", "the daemon's web `URL`, e.g. http://HOST:9864 (DataNode) or http://HOST:9870 (NameNode) (required)")
 	fs.IntVar(&f.dataPort, "data-port", 0, "DataNode data-transfer `port`, probed and registered (default 9866)")
 	fs.IntVar(&f.rpcPort, "rpc-port", 0, "NameNode client RPC `port`, probed and registered (default 8020)")
@@ -199,7 +199,7 @@ func (f *agentFlags) define(cfg *agent.Config, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&cfg.MetadataMaxAge, "metadata-max-age", cfg.MetadataMaxAge, "how old the registry's figures may grow before a drift too small to push at once (under 1% of capacity or blocks) is pushed; each push enters every delta poll for 3 minutes")
 	fs.DurationVar(&cfg.DrainPeriod, "drain", cfg.DrainPeriod, "how long to stay OUT_OF_SERVICE before deregistering on SIGTERM")
 	f.newLog = logFlags(fs, stderr)
-	setUsage(fs, "agent --role ROLE --cluster NAME --registry URL[,URL] --jmx URL|--url URL|--broker ADDR [flags]", agentHelp)
+	setUsage(fs, "agent --role ROLE --cluster NAME --registry URL[,URL] --jmx URL|--url URL|--broker ADDR [flags]", agentHelp, exitsProgram)
 	return fs
 }
 
@@ -314,10 +314,10 @@ func (f *agentFlags) common(cfg *agent.Config) ([]string, error) {
 	}
 	urls := commaList(f.registry)
 	if len(urls) == 0 {
-		urls = commaList(os.Getenv(registryEnvVar))
+		urls = commaList(os.Getenv(registryEnv))
 	}
 	if len(urls) == 0 {
-		return nil, bad("--registry is required (or set $%s)", registryEnvVar)
+		return nil, bad("--registry is required (or set $%s)", registryEnv)
 	}
 	if countNonEmpty(f.rack, f.table, f.script) > 1 {
 		return nil, bad("give at most one of --rack, --topology-table and --topology-script")

@@ -14,11 +14,12 @@ import (
 	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/hdfs"
 	"github.com/heureka-project/heureka/internal/proctest"
+	"github.com/heureka-project/heureka/server/servertest"
 	"github.com/heureka-project/heureka/sim"
 )
 
 func TestAgentCommandLine(t *testing.T) {
-	_, base := hdfsTestServer(t)
+	base := servertest.URL(servertest.Open(t, nil))
 	common := []string{"--cluster", "prod", "--registry", base, "--jmx", "http://127.0.0.1:1", "--host", "dn1", "--ip", "127.0.0.1"}
 	other := []string{"--cluster", "prod", "--registry", base, "--host", "h1", "--ip", "127.0.0.1"}
 	for _, c := range []struct {
@@ -58,8 +59,8 @@ func TestAgentCommandLine(t *testing.T) {
 		{append([]string{"agent", "--role", "cassandra"}, other...), 2, `"cassandra": want datanode`},
 		{[]string{"agent", "--role", "zookeeper", "--url", "http://h:1", "--registry", base}, 2, "--cluster"},
 	} {
-		t.Setenv(registryEnvVar, "")
-		code, _, errs := runHeureka(t, c.args...)
+		t.Setenv(registryEnv, "")
+		code, _, errs := runCLI(t, c.args...)
 		if code != c.code || !strings.Contains(errs, c.err) {
 			t.Errorf("%q: exit %d, stderr %q; want exit %d with %q", c.args, code, errs, c.code, c.err)
 		}
@@ -88,7 +89,7 @@ func TestAgentInProcess(t *testing.T) {
 	if _, err := os.Stat("/bin/sh"); err != nil {
 		t.Skip("no /bin/sh")
 	}
-	_, base := hdfsTestServer(t)
+	base := servertest.URL(servertest.Open(t, nil))
 	dn := openTestSim(t, hdfs.RoleDataNode)
 	_, port, _ := net.SplitHostPort(dn.PortAddr())
 	script := filepath.Join(t.TempDir(), "topo.sh")

@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/heureka-project/heureka/alert"
@@ -49,10 +46,10 @@ long, as a Prometheus rule's "for" does (repeatable; e.g.
 func runAlert(ctx context.Context, args []string, _, stderr io.Writer) error {
 	cfg := alert.DefaultConfig()
 	forFlag := durationsFlag{}
-	var o cliOptions
+	var c connFlags
 	var apps appsFlag
-	fs := newFlagSet("alert", "alert --alertmanager URL [--webhook URL] [flags]", alertHelp, stderr)
-	o.addFlags(fs, false)
+	fs := newFlagSet("alert", "alert --alertmanager URL [--webhook URL] [flags]", alertHelp, exitsProgram, stderr)
+	c.add(fs, 10*time.Second)
 	fs.StringVar(&cfg.Alertmanager, "alertmanager", "", "Alertmanager base `URL`, e.g. http://127.0.0.1:9093")
 	fs.StringVar(&cfg.Webhook, "webhook", "", "also POST every alert change, as JSON, to this `URL`")
 	fs.Var(&apps, "app", "only alert on this `APP` (repeatable, or comma-separated)")
@@ -61,14 +58,16 @@ func runAlert(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs.StringVar(&cfg.StateFile, "state", "", "keep the stream position and firing alerts in this `file`, to resume after a restart")
 	fs.Var(forFlag, "for", "hold `ALERT=DURATION` back until its condition has lasted that long (repeatable)")
 	newLog := logFlags(fs, stderr)
-	if err := o.parseNone(fs, args); err != nil {
+	if err := noArgs(fs, args); err != nil {
 		return err
 	}
-	cfg.Apps, cfg.Timeout, cfg.For = apps, o.timeout, forFlag
-	var err error
-	if cfg.Registry, err = o.clientConfig(); err != nil {
+	conn, err := c.open() // for its error messages
+	if err != nil {
 		return err
 	}
+	defer conn.Close()
+	rc := c.config()
+	cfg.Apps, cfg.Timeout, cfg.For, cfg.Registry = apps, rc.Timeout, forFlag, rc.ClientConfig()
 	if err := cfg.Validate(); err != nil {
 		return &usageError{"alert: " + err.Error()}
 	}
@@ -76,20 +75,15 @@ func runAlert(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if err != nil {
 		return &usageError{"alert: " + err.Error()}
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := untilSignal(ctx)
 	defer stop()
 	f, err := alert.New(cfg, logger)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	rc, err := o.connect() // for its error messages
-	if err != nil {
-		return err
-	}
-	defer rc.close()
 	if err := f.Run(ctx); err != nil {
-		return rc.explain(err, "alert")
+		return conn.Explain(err, "alert")
 	}
 	return nil
 }

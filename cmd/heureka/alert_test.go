@@ -15,8 +15,10 @@ import (
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/alert"
+	"github.com/heureka-project/heureka/internal/ctl"
 	"github.com/heureka-project/heureka/internal/proctest"
 	"github.com/heureka-project/heureka/server"
+	"github.com/heureka-project/heureka/server/servertest"
 )
 
 // hookReceiver is a webhook endpoint that records what it gets.
@@ -130,13 +132,10 @@ func (r *runningForwarder) stop(t *testing.T) {
 // applied to its config, and waits until it follows the event stream.
 func startForwarder(t *testing.T, s *server.Server, registry string, edit func(*alert.Config)) *runningForwarder {
 	t.Helper()
-	o := cliOptions{registry: registry, timeout: 5 * time.Second}
+	rc := ctl.DefaultConfig()
+	rc.URLs, rc.Timeout = []string{registry}, 5*time.Second
 	cfg := alert.DefaultConfig()
-	var err error
-	if cfg.Registry, err = o.clientConfig(); err != nil {
-		t.Fatal(err)
-	}
-	cfg.Timeout = o.timeout
+	cfg.Registry, cfg.Timeout = rc.ClientConfig(), rc.Timeout
 	cfg.StatusInterval = 50 * time.Millisecond
 	edit(&cfg)
 	f, err := alert.New(cfg, slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})))
@@ -154,7 +153,7 @@ func startForwarder(t *testing.T, s *server.Server, registry string, edit func(*
 }
 
 func TestAlertWebhookLifecycle(t *testing.T) {
-	s := openServerWith(t, nil)
+	s := servertest.Open(t, nil)
 	hook := newHookReceiver(t)
 	dn1 := testDataNode("dn1.example.com", "/dc1/rack-a", 40, 100, 300)
 	dn2 := testDataNode("dn2.example.com", "/dc1/rack-b", 40, 100, 300)
@@ -163,9 +162,9 @@ func TestAlertWebhookLifecycle(t *testing.T) {
 	// Already DOWN before the forwarder starts: found when it reads the registry.
 	nn.Status = heureka.StatusDown
 	for _, in := range []*heureka.Instance{dn1, dn2, nn} {
-		mustRegister(t, s, in)
+		servertest.Register(t, s, in)
 	}
-	startForwarder(t, s, eurekaURL(s), func(c *alert.Config) { c.Webhook = hook.URL })
+	startForwarder(t, s, servertest.URL(s), func(c *alert.Config) { c.Webhook = hook.URL })
 	hook.waitFor(t, "firing HeurekaInstanceDown prod-nn1")
 	if a := hook.got()[0]; a.Labels["severity"] != "critical" || a.Labels["app"] != "HDFS-NAMENODE.PROD" ||
 		a.StartsAt.IsZero() || !a.EndsAt.IsZero() || a.Annotations["summary"] != "NameNode prod-nn1 is DOWN" {
@@ -175,9 +174,9 @@ func TestAlertWebhookLifecycle(t *testing.T) {
 	// A DataNode reports DOWN, then UP again: one firing, one resolved.
 	down := dn1.Clone()
 	down.Status = heureka.StatusDown
-	mustRegister(t, s, down)
-	mustRegister(t, s, down) // the same status again changes nothing
-	mustRegister(t, s, dn1)
+	servertest.Register(t, s, down)
+	servertest.Register(t, s, down) // the same status again changes nothing
+	servertest.Register(t, s, dn1)
 	hook.waitFor(t, "firing HeurekaInstanceDown prod-nn1",
 		"firing HeurekaInstanceDown "+dn1.ID, "resolved HeurekaInstanceDown "+dn1.ID)
 	got := hook.got()
@@ -190,15 +189,15 @@ func TestAlertWebhookLifecycle(t *testing.T) {
 	}
 
 	// An operator's OUT_OF_SERVICE resolves a DOWN; deregistering too.
-	code, _, _ := runCLI(t, "status", "set", "prod-nn1", "OUT_OF_SERVICE", "--registry", eurekaURL(s))
+	code, _, _ := runCLI(t, "status", "set", "prod-nn1", "OUT_OF_SERVICE", "--registry", servertest.URL(s))
 	if code != 0 {
 		t.Fatalf("status set: exit %d", code)
 	}
 	hook.waitFor(t, "firing HeurekaInstanceDown prod-nn1",
 		"firing HeurekaInstanceDown "+dn1.ID, "resolved HeurekaInstanceDown "+dn1.ID,
 		"resolved HeurekaInstanceDown prod-nn1")
-	mustRegister(t, s, down)
-	if code, _, _ := runCLI(t, "deregister", dn1.ID, "--registry", eurekaURL(s)); code != 0 {
+	servertest.Register(t, s, down)
+	if code, _, _ := runCLI(t, "deregister", dn1.ID, "--registry", servertest.URL(s)); code != 0 {
 		t.Fatalf("deregister: exit %d", code)
 	}
 	hook.waitFor(t, "firing HeurekaInstanceDown prod-nn1",
@@ -208,27 +207,27 @@ func TestAlertWebhookLifecycle(t *testing.T) {
 }
 
 func TestAlertExpiredAndBack(t *testing.T) {
-	s := openServerWith(t, nil)
+	s := servertest.Open(t, nil)
 	hook := newHookReceiver(t)
 	for _, h := range []string{"dn1", "dn2", "dn3"} {
-		mustRegister(t, s, testDataNode(h+".example.com", "/dc1/rack-"+h, 40, 100, 300))
+		servertest.Register(t, s, testDataNode(h+".example.com", "/dc1/rack-"+h, 40, 100, 300))
 	}
-	startForwarder(t, s, eurekaURL(s), func(c *alert.Config) { c.Webhook = hook.URL })
+	startForwarder(t, s, servertest.URL(s), func(c *alert.Config) { c.Webhook = hook.URL })
 	// dn9 stops renewing: its one-second lease runs out.
 	dn9 := testDataNode("dn9.example.com", "/dc1/rack-b", 40, 100, 1)
-	mustRegister(t, s, dn9)
+	servertest.Register(t, s, dn9)
 	hook.waitFor(t, "firing HeurekaInstanceExpired "+dn9.ID)
 	if d := hook.got()[0].Annotations["description"]; !strings.Contains(d, "Lease expired (no renewal") {
 		t.Errorf("expired description: %q", d)
 	}
 	// Its agent comes back and registers again.
 	dn9.Lease.DurationSecs = 300
-	mustRegister(t, s, dn9)
+	servertest.Register(t, s, dn9)
 	hook.waitFor(t, "firing HeurekaInstanceExpired "+dn9.ID, "resolved HeurekaInstanceExpired "+dn9.ID)
 }
 
 func TestAlertSelfPreservation(t *testing.T) {
-	s := openServerWith(t, nil) // smart mode: a mass loss across racks and apps
+	s := servertest.Open(t, nil) // smart mode: a mass loss across racks and apps
 	hook := newHookReceiver(t)
 	var short []*heureka.Instance
 	for i, rack := range []string{"/r1", "/r2", "/r3", "/r1", "/r2", "/r3"} {
@@ -237,9 +236,9 @@ func TestAlertSelfPreservation(t *testing.T) {
 			in.App = "HDFS-DATANODE.OTHER"
 		}
 		short = append(short, in)
-		mustRegister(t, s, in)
+		servertest.Register(t, s, in)
 	}
-	startForwarder(t, s, eurekaURL(s), func(c *alert.Config) { c.Webhook = hook.URL })
+	startForwarder(t, s, servertest.URL(s), func(c *alert.Config) { c.Webhook = hook.URL })
 	host := s.Addr().String()
 	// The first lease to run out may be evicted alone before the others
 	// run out (a loss of one is not protected); only the mass loss counts.
@@ -255,7 +254,7 @@ func TestAlertSelfPreservation(t *testing.T) {
 	}
 	for _, in := range short { // they all come back
 		in.Lease.DurationSecs = 300
-		mustRegister(t, s, in)
+		servertest.Register(t, s, in)
 	}
 	hook.waitForNamed(t, alert.SelfPreservation, "firing HeurekaSelfPreservation "+host, "resolved HeurekaSelfPreservation "+host)
 }
@@ -264,19 +263,19 @@ func TestAlertSelfPreservation(t *testing.T) {
 // happen; the forwarder resumes from its last event and sends each change
 // once. Deliveries that fail are retried.
 func TestAlertResumesAfterDisconnect(t *testing.T) {
-	s := openServerWith(t, nil)
+	s := servertest.Open(t, nil)
 	hook := newHookReceiver(t)
 	proxy := proctest.NewCutProxy(t, s.Addr().String())
 	dns := []*heureka.Instance{}
 	for _, h := range []string{"dn1", "dn2", "dn3", "dn4"} {
 		in := testDataNode(h+".example.com", "/dc1/rack-a", 40, 100, 300)
 		dns = append(dns, in)
-		mustRegister(t, s, in)
+		servertest.Register(t, s, in)
 	}
 	setStatus := func(in *heureka.Instance, st heureka.Status) {
 		c := in.Clone()
 		c.Status = st
-		mustRegister(t, s, c)
+		servertest.Register(t, s, c)
 	}
 	r := startForwarder(t, s, "http://"+proxy.Addr()+"/eureka", func(c *alert.Config) { c.Webhook = hook.URL })
 	setStatus(dns[0], heureka.StatusDown)
@@ -308,26 +307,26 @@ func TestAlertResumesAfterDisconnect(t *testing.T) {
 // TestAlertStateFile stops the forwarder, changes things, and starts a new
 // one on the same state file: it reports exactly what changed meanwhile.
 func TestAlertStateFile(t *testing.T) {
-	s := openServerWith(t, nil)
+	s := servertest.Open(t, nil)
 	hook := newHookReceiver(t)
 	state := filepath.Join(t.TempDir(), "alert-state.json")
 	a := testDataNode("dn1.example.com", "/dc1/rack-a", 40, 100, 300)
 	b := testDataNode("dn2.example.com", "/dc1/rack-a", 40, 100, 300)
-	mustRegister(t, s, a)
-	mustRegister(t, s, b)
+	servertest.Register(t, s, a)
+	servertest.Register(t, s, b)
 	edit := func(c *alert.Config) { c.Webhook, c.StateFile = hook.URL, state }
-	r := startForwarder(t, s, eurekaURL(s), edit)
+	r := startForwarder(t, s, servertest.URL(s), edit)
 	downA := a.Clone()
 	downA.Status = heureka.StatusDown
-	mustRegister(t, s, downA)
+	servertest.Register(t, s, downA)
 	hook.waitFor(t, "firing HeurekaInstanceDown "+a.ID)
 	r.stop(t)
 
-	mustRegister(t, s, a) // a is back
+	servertest.Register(t, s, a) // a is back
 	downB := b.Clone()
 	downB.Status = heureka.StatusDown
-	mustRegister(t, s, downB) // b fails
-	startForwarder(t, s, eurekaURL(s), edit)
+	servertest.Register(t, s, downB) // b fails
+	startForwarder(t, s, servertest.URL(s), edit)
 	hook.waitFor(t, "firing HeurekaInstanceDown "+a.ID,
 		"resolved HeurekaInstanceDown "+a.ID, "firing HeurekaInstanceDown "+b.ID)
 }
@@ -366,13 +365,13 @@ func TestAlertAlertmanagerPayload(t *testing.T) {
 		mu.Unlock()
 	}))
 	defer am.Close()
-	s := openServerWith(t, nil)
+	s := servertest.Open(t, nil)
 	in := testDataNode("dn1.example.com", "/dc1/rack-a", 40, 100, 300)
 	in.Status = heureka.StatusDown
-	mustRegister(t, s, in)
-	startForwarder(t, s, eurekaURL(s), func(c *alert.Config) { c.Alertmanager = am.URL + "/" })
+	servertest.Register(t, s, in)
+	startForwarder(t, s, servertest.URL(s), func(c *alert.Config) { c.Alertmanager = am.URL + "/" })
 	in.Status = heureka.StatusUp
-	mustRegister(t, s, in)
+	servertest.Register(t, s, in)
 	proctest.Eventually(t, 10*time.Second, "two posts", func() bool {
 		mu.Lock()
 		defer mu.Unlock()

@@ -18,12 +18,12 @@ var stdin io.Reader = os.Stdin
 
 const authUsage = `Usage:
 
-	heureka auth hash [-cost N] [-token] < secret
+	heureka auth hash [--cost N] [--token] < secret
 	heureka auth token
 	heureka auth check FILE
 
 hash   reads one line (a password) from standard input and prints its bcrypt
-       hash for the "secrets" of a user in the credentials file; with -token,
+       hash for the "secrets" of a user in the credentials file; with --token,
        the sha256: form of a token instead.
 token  prints a new random token (256 bits) and its sha256: form: give the
        token to the client (Authorization: Bearer TOKEN, or as a basic-auth
@@ -40,7 +40,8 @@ The credentials file (heureka server --auth-file FILE):
 
 Roles: agent (writes to its apps' instances), operator (any write; audited),
 peer (replication), reader (reads). "reads": "open" or "authenticated".
-`
+
+` + exitsTool + "\n"
 
 func runAuth(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
@@ -55,32 +56,44 @@ func runAuth(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	case "hash":
 		return authHash(rest, stdout, stderr)
 	case "token":
-		if len(rest) > 0 {
-			return &usageError{fmt.Sprintf("auth token: unexpected argument %q", rest[0])}
+		fs := newFlagSet("auth token", "auth token", "Prints a new random token (256 bits) and its sha256: form.", exitsTool, stderr)
+		if err := noArgs(fs, rest); err != nil {
+			return err
 		}
 		tok := auth.NewToken()
 		fmt.Fprintf(stdout, "token:  %s\nsecret: %s\n", tok, auth.HashToken(tok))
 		return nil
 	case "check":
-		if len(rest) != 1 {
-			return &usageError{"auth check: want one FILE"}
-		}
-		b, err := os.ReadFile(rest[0])
-		if err != nil {
-			return err
-		}
-		f, err := auth.Parse(b)
-		if err != nil {
-			return fmt.Errorf("%s: %w", rest[0], err)
-		}
-		fmt.Fprintf(stdout, "%s: ok, %d users, reads %s\n", rest[0], len(f.Users), f.Reads)
-		return nil
+		return authCheck(rest, stdout, stderr)
 	}
 	return &usageError{fmt.Sprintf("auth: unknown subcommand %q: want hash, token or check", sub)}
 }
 
+// authCheck is `heureka auth check FILE`.
+func authCheck(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("auth check", "auth check FILE", "Parses and checks a credentials file as the server would.", exitsTool, stderr)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return &usageError{"auth check: want one FILE"}
+	}
+	b, err := os.ReadFile(pos[0])
+	if err != nil {
+		return err
+	}
+	f, err := auth.Parse(b)
+	if err != nil {
+		return fmt.Errorf("%s: %w", pos[0], err)
+	}
+	fmt.Fprintf(stdout, "%s: ok, %d users, reads %s\n", pos[0], len(f.Users), f.Reads)
+	return nil
+}
+
 func authHash(args []string, stdout, stderr io.Writer) error {
-	fs := commandFlags("auth hash", stderr)
+	fs := newFlagSet("auth hash", "auth hash [--cost N] [--token] < secret",
+		"Reads one line (a password) from standard input and prints its bcrypt hash, or with --token the sha256: form of a token.", exitsTool, stderr)
 	cost := fs.Int("cost", 10, "bcrypt cost (4 to 15); each step doubles the time of a check")
 	token := fs.Bool("token", false, "hash a high-entropy token (sha256: form) instead of a password")
 	pos, err := parseArgs(fs, args)

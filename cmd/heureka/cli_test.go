@@ -1,29 +1,27 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/internal/ctl"
 	"github.com/heureka-project/heureka/internal/proctest"
-	"github.com/heureka-project/heureka/server"
+	"github.com/heureka-project/heureka/server/servertest"
 )
 
 func TestOperatorCommands(t *testing.T) {
-	s := openServerWith(t, nil)
-	reg := eurekaURL(s)
+	s := servertest.Open(t, nil)
+	reg := servertest.URL(s)
 	dn1 := testDataNode("dn1.example.com", "/dc1/rack-a", 41, 120_034, 300)
 	dn2 := testDataNode("dn2.example.com", "/dc1/rack-b", 93, 220_710, 300)
 	orders := &heureka.Instance{ID: "orders-1", App: "ORDERS", HostName: "o1", IPAddr: "10.2.0.1", Status: heureka.StatusOutOfService}
 	for _, in := range []*heureka.Instance{dn1, dn2, orders} {
-		mustRegister(t, s, in)
+		servertest.Register(t, s, in)
 	}
 	t.Setenv("HEUREKA_REGISTRY", reg)
 
@@ -76,118 +74,21 @@ func TestOperatorCommands(t *testing.T) {
 	}
 
 	// -o json is machine-readable on every listing.
-	var apps []appSummary
+	var apps []ctl.AppSummary
 	if code, out, _ := runCLI(t, "apps", "-o", "json"); code != 0 || json.Unmarshal([]byte(out), &apps) != nil || len(apps) != 1 ||
 		apps[0].App != "HDFS-DATANODE.PROD" || apps[0].Statuses[heureka.StatusUp] != 2 {
 		t.Errorf("apps -o json: %d %s", code, out)
 	}
-	var ins []instanceView
+	var ins []ctl.View
 	if code, out, _ := runCLI(t, "instances", "HDFS-DATANODE.PROD", "--output=json"); code != 0 || json.Unmarshal([]byte(out), &ins) != nil ||
 		len(ins) != 2 || ins[0].ID != dn1.ID || ins[0].Rack != "/dc1/rack-a" || ins[0].Blocks != 120_034 || *ins[0].DiskPercent != 41 ||
 		ins[0].Version != "3.3.6" || ins[0].LastRenewal == nil {
 		t.Errorf("instances -o json: %d %s", code, out)
 	}
-	var one instanceView
+	var one ctl.View
 	if code, out, _ := runCLI(t, "show", "-o", "json", dn2.ID); code != 0 || json.Unmarshal([]byte(out), &one) != nil || one.ID != dn2.ID ||
 		one.Metadata.Get("block_count") != "220710" {
 		t.Errorf("show -o json: %d %s", code, out)
-	}
-}
-
-// TestWatchAndEvents follows both streams while things change, then
-// restarts the server under them: watch re-reads the registry and prints
-// what differs.
-func TestWatchAndEvents(t *testing.T) {
-	s := openServerWith(t, nil)
-	addr := s.Addr().String()
-	dn1 := testDataNode("dn1.example.com", "/dc1/rack-a", 41, 1, 300)
-	mustRegister(t, s, dn1)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var watchOut, watchErr, evOut, evErr, jsonOut proctest.Buffer
-	done := make(chan int, 3)
-	go func() { done <- run(ctx, []string{"watch", "--registry", eurekaURL(s)}, &watchOut, &watchErr) }()
-	go func() {
-		done <- run(ctx, []string{"events", "--since", "0", "--registry", eurekaURL(s)}, &evOut, &evErr)
-	}()
-	go func() {
-		done <- run(ctx, []string{"events", "-o", "json", "--app", "hdfs-datanode.prod", "--registry", eurekaURL(s)}, &jsonOut, &evErr)
-	}()
-	proctest.Eventually(t, 10*time.Second, "three streams", func() bool { return s.API.Watchers() == 3 })
-
-	down := dn1.Clone()
-	down.Status = heureka.StatusDown
-	mustRegister(t, s, down)
-	mustRegister(t, s, &heureka.Instance{ID: "orders-1", App: "ORDERS", HostName: "o1", IPAddr: "10.2.0.1", Status: heureka.StatusUp})
-	defer func() {
-		if t.Failed() {
-			t.Logf("watch:\n%s\n%s\nevents:\n%s\n%s", watchOut.String(), watchErr.String(), evOut.String(), evErr.String())
-		}
-	}()
-	proctest.Eventually(t, 10*time.Second, "watch lines", func() bool {
-		return strings.Contains(watchOut.String(), "ORDERS/orders-1  UP  cause=register")
-	})
-	// dn1's registration again with DOWN is a change of an instance the
-	// watch knew: MODIFIED, with the status change written as events do.
-	if w := watchOut.String(); !strings.Contains(w, "MODIFIED HDFS-DATANODE.PROD/"+dn1.ID+"  UP → DOWN  cause=register  rack=/dc1/rack-a disk=41.0%") {
-		t.Errorf("watch output:\n%s", w)
-	}
-	proctest.Eventually(t, 10*time.Second, "event lines", func() bool { return strings.Contains(evOut.String(), "ORDERS/orders-1") })
-	e := evOut.String()
-	for _, want := range []string{"#1      registered       HDFS-DATANODE.PROD/" + dn1.ID, "status_changed   HDFS-DATANODE.PROD/" + dn1.ID + "  UP → DOWN by instance"} {
-		if !strings.Contains(e, want) {
-			t.Errorf("events output lacks %q:\n%s", want, e)
-		}
-	}
-	proctest.Eventually(t, 10*time.Second, "a JSON event", func() bool { return strings.Contains(jsonOut.String(), "\n") })
-	var ev map[string]any
-	if line, _, _ := strings.Cut(jsonOut.String(), "\n"); json.Unmarshal([]byte(line), &ev) != nil || ev["type"] != "status_changed" || ev["oldStatus"] != "UP" {
-		t.Errorf("events -o json: %q", jsonOut.String())
-	}
-	if strings.Contains(jsonOut.String(), "ORDERS") {
-		t.Errorf("--app filter let ORDERS through: %s", jsonOut.String())
-	}
-
-	// A new server process takes over the address: it knows only dn2.
-	cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer ccancel()
-	if err := s.Close(cctx); err != nil {
-		t.Fatal(err)
-	}
-	s2 := openServerWith(t, func(c *server.Config) { c.Listen = addr })
-	http.DefaultClient.CloseIdleConnections() // they led to the old server
-	dn2 := testDataNode("dn2.example.com", "/dc1/rack-b", 10, 1, 300)
-	mustRegister(t, s2, dn2)
-	proctest.Eventually(t, 20*time.Second, "watch to resync", func() bool { return strings.Contains(watchOut.String(), "cause=resync") })
-	proctest.Eventually(t, 5*time.Second, "the whole resync", func() bool { return strings.Count(watchOut.String(), "cause=resync") == 3 })
-	w := watchOut.String()
-	for _, want := range []string{
-		"DELETED  HDFS-DATANODE.PROD/" + dn1.ID + "  DOWN  cause=resync",
-		"DELETED  ORDERS/orders-1  UP  cause=resync",
-		"ADDED    HDFS-DATANODE.PROD/" + dn2.ID + "  UP  cause=resync",
-	} {
-		if !strings.Contains(w, want) {
-			t.Errorf("watch output after the restart lacks %q:\n%s", want, w)
-		}
-	}
-	if !strings.Contains(watchErr.String(), "another server process") {
-		t.Errorf("watch did not say why it resynced:\n%s", watchErr.String())
-	}
-	// Changes on the new server follow.
-	mustRegister(t, s2, dn1)
-	proctest.Eventually(t, 10*time.Second, "watch to follow the new server", func() bool {
-		return strings.Contains(watchOut.String(), "ADDED    HDFS-DATANODE.PROD/"+dn1.ID+"  UP  cause=register")
-	})
-	proctest.Eventually(t, 10*time.Second, "events to follow the new server", func() bool {
-		return strings.Contains(evOut.String(), "registered       HDFS-DATANODE.PROD/"+dn1.ID+"  registered UP") &&
-			strings.Count(evOut.String(), "registered       HDFS-DATANODE.PROD/"+dn1.ID) == 2
-	})
-	cancel()
-	for range 3 {
-		if code := <-done; code != 0 {
-			t.Errorf("a stream command exited %d; stderr:\n%s\n%s", code, watchErr.String(), evErr.String())
-		}
 	}
 }
 
@@ -230,10 +131,10 @@ func TestCompletion(t *testing.T) {
 	}
 
 	// Dynamic lists come from the registry.
-	s := openServerWith(t, nil)
+	s := servertest.Open(t, nil)
 	dn := testDataNode("dn1.example.com", "/r1", 1, 1, 300)
-	mustRegister(t, s, dn)
-	t.Setenv("HEUREKA_REGISTRY", eurekaURL(s))
+	servertest.Register(t, s, dn)
+	t.Setenv("HEUREKA_REGISTRY", servertest.URL(s))
 	if code, out, _ := runCLI(t, "completion", "--list", "ids"); code != 0 || strings.TrimSpace(out) != dn.ID {
 		t.Errorf("completion --list ids: %d %q", code, out)
 	}
@@ -258,7 +159,7 @@ COMP_CWORD=1
 _heureka
 printf '%s\n' "${COMPREPLY[@]}"`
 	cmd := exec.Command(bash, "-c", script)
-	cmd.Env = append(os.Environ(), "BIN="+bin, "HEUREKA_REGISTRY="+eurekaURL(s))
+	cmd.Env = append(os.Environ(), "BIN="+bin, "HEUREKA_REGISTRY="+servertest.URL(s))
 	out, err := cmd.CombinedOutput()
 	if err != nil || string(out) != dn.ID+"\ninstances\n" {
 		t.Errorf("bash completion: %v %q", err, out)
@@ -268,15 +169,15 @@ printf '%s\n' "${COMPREPLY[@]}"`
 // TestExitCodesOfTheBinary checks that the process itself exits 3 and 1.
 func TestExitCodesOfTheBinary(t *testing.T) {
 	bin := proctest.Bin(t)
-	s := openServerWith(t, nil)
+	s := servertest.Open(t, nil)
 	for _, c := range []struct {
 		args []string
 		code int
 	}{
-		{[]string{"show", "ghost", "--registry", eurekaURL(s)}, 3},
+		{[]string{"show", "ghost", "--registry", servertest.URL(s)}, 3},
 		{[]string{"apps", "--registry", "http://127.0.0.1:1/eureka"}, 1},
 		{[]string{"apps", "--bogus"}, 2},
-		{[]string{"apps", "--registry", eurekaURL(s)}, 0},
+		{[]string{"apps", "--registry", servertest.URL(s)}, 0},
 	} {
 		err := exec.Command(bin, c.args...).Run()
 		code := 0

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"crypto/tls"
 	"flag"
 	"os"
 	"strings"
@@ -27,10 +26,4 @@ func (t *clientTLS) addFlags(fs *flag.FlagSet) {
 func (t *clientTLS) apply(cfg *client.Config) {
 	cfg.CAFile, cfg.CertFile, cfg.KeyFile = t.caFile, t.certFile, t.keyFile
 	cfg.BearerToken = strings.TrimSpace(os.Getenv(tokenEnv))
-}
-
-// config is the TLS configuration for callers that build their own
-// transport; nil when nothing is configured.
-func (t *clientTLS) config() (*tls.Config, error) {
-	return client.Config{CAFile: t.caFile, CertFile: t.certFile, KeyFile: t.keyFile}.TLSConfig()
 }

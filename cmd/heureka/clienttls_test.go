@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heureka-project/heureka/eureka"
 	"github.com/heureka-project/heureka/internal/auth"
 	"github.com/heureka-project/heureka/internal/auth/authtest"
 	"github.com/heureka-project/heureka/server"
@@ -44,6 +45,22 @@ func TestCLIReachesASecureRegistry(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "ORDERS") {
 		t.Fatalf("apps with CA and token: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
+	// The Hadoop commands take the same connection flags.
+	dn := testDataNode("dn1.example.com", "/dc1/rack-a", 10, 1, 300)
+	ops := []string{"Authorization", "Bearer " + secOps.Password, "Content-Type", "application/json"}
+	if code, body, _ := authtest.Call(t, c, "POST", base+"/eureka/apps/"+dn.App, string(eureka.EncodeInstance(eureka.JSON, dn)), ops...); code != 204 {
+		t.Fatalf("register %s: %d %s", dn, code, body)
+	}
+	for _, args := range [][]string{
+		{"hadoop", "hosts", "--cluster", "prod", "--registry", registry, "--ca-file", ca.CertFile},
+		{"topology", "--cache", filepath.Join(t.TempDir(), "t.json"), "--registry", registry, "--ca-file", ca.CertFile, "dn1.example.com"},
+	} {
+		want := map[string]string{"hadoop": "dn1.example.com\n", "topology": "/dc1/rack-a\n"}[args[0]]
+		if code, out, errOut := runCLI(secOps.Password, args...); code != 0 || out != want {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want %q", args, code, out, errOut, want)
+		}
+	}
+
 	code, _, errOut = runCLI(secOps.Password, "apps", "--registry", registry)
 	if code != 1 || !strings.Contains(errOut, "certificate") {
 		t.Fatalf("apps without the CA: exit %d, stderr %q; want 1 and a word about the certificate", code, errOut)

@@ -8,10 +8,10 @@ import (
 	"maps"
 	"regexp"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/heureka-project/heureka/internal/completion"
+	"github.com/heureka-project/heureka/internal/ctl"
 )
 
 const completionHelp = `Usage: heureka completion bash|zsh
@@ -23,7 +23,8 @@ Tab).
   bash:  source <(heureka completion bash)          # in ~/.bashrc
   zsh:   source <(heureka completion zsh)           # in ~/.zshrc, after compinit
          or: heureka completion zsh > "${fpath[1]}/_heureka"
-`
+
+` + exitsTool + "\n"
 
 func runCompletion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
@@ -49,36 +50,23 @@ func runCompletion(ctx context.Context, args []string, stdout, stderr io.Writer)
 }
 
 // completionList prints application names or instance IDs, one a line, for
-// the scripts' dynamic completion. It is quiet and quick on failure.
+// the scripts' dynamic completion. It is quiet and quick on failure:
+// someone is waiting on Tab.
 func completionList(ctx context.Context, what string, stdout io.Writer) error {
 	if what != "apps" && what != "ids" {
 		return &usageError{"completion --list: want apps or ids"}
 	}
-	var o cliOptions
-	o.addFlags(newFlagSet("completion", "", "", io.Discard), false)
-	o.timeout = 2 * time.Second // someone is waiting on Tab
-	rc, ctx, done, err := o.session(ctx)
+	c := connFlags{timeout: 2 * time.Second}
+	conn, err := c.open()
 	if err != nil {
 		return nil
 	}
-	defer done()
-	apps, _, err := rc.listing(ctx)
-	if err != nil {
-		return nil
-	}
-	for _, a := range apps.Apps {
-		if what == "apps" {
-			fmt.Fprintln(stdout, strings.ToLower(a.Name))
-			continue
-		}
-		for _, in := range a.Instances {
-			fmt.Fprintln(stdout, in.ID)
-		}
-	}
+	defer conn.Close()
+	_ = ctl.List(ctx, conn, stdout, what)
 	return nil
 }
 
-var flagLine = regexp.MustCompile(`(?m)^\s+-([A-Za-z0-9][A-Za-z0-9-]*)`)
+var flagLine = regexp.MustCompile(`(?m)^  --?([A-Za-z0-9][A-Za-z0-9-]*)`)
 
 // completionSpec lists every subcommand with its flags, read from the
 // command's own help (run with -h, with a context that is already

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/heureka-project/heureka/demo"
@@ -32,7 +30,7 @@ NameNode over, drain a node. Ctrl-C drains the agents and stops everything.
 
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := demo.DefaultConfig()
-	fs := newFlagSet("demo", "demo [flags]", demoHelp, stderr)
+	fs := newFlagSet("demo", "demo [flags]", demoHelp, exitsProgram, stderr)
 	fs.IntVar(&cfg.BasePort, "base-port", cfg.BasePort, "`port` of the first registry server; the others use the next two (0: any free ports)")
 	fs.IntVar(&cfg.DNSPort, "dns-port", cfg.DNSPort, "`port` of the first registry server's DNS (UDP and TCP); the others use the next two (free ports with --base-port 0)")
 	fs.IntVar(&cfg.DataNodes, "datanodes", cfg.DataNodes, "how many simulated DataNodes to run (1-50)")
@@ -49,7 +47,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return &usageError{"demo: " + err.Error()}
 	}
 
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := untilSignal(ctx)
 	defer stop()
 	d := demo.New(cfg)
 	if err := d.Open(ctx); err != nil {

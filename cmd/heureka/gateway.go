@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/heureka-project/heureka/internal/auth"
@@ -19,7 +17,7 @@ import (
 // runGateway is `heureka gateway --cluster C --listen ADDR`: flags and
 // wiring only; the gateway is package webhdfs.
 func runGateway(ctx context.Context, args []string, _, stderr io.Writer) error {
-	var o cliOptions
+	var c connFlags
 	cfg := webhdfs.DefaultServerConfig()
 	fs := newFlagSet("gateway", "gateway --cluster NAME [--listen ADDR] [flags]", `
 Serves the WebHDFS REST API (/webhdfs/v1/PATH?op=...) for one HDFS cluster and
@@ -27,8 +25,9 @@ forwards each request to the NameNode the registry says is active, adding
 excludedatanodes for DataNodes that are down, draining, full or failing, and
 checking every redirect before passing it on. Clients send file data straight
 to the DataNode the redirect names. Prometheus metrics are on /metrics.
-It logs one line "heureka gateway listening addr=ADDR".`, stderr)
-	o.addFlags(fs, false)
+It logs one line "heureka gateway listening addr=ADDR". A --cluster the
+registry has no NameNode of is warned of once the registry is read.`, exitsProgram, stderr)
+	c.add(fs, cfg.Registry.ReadTimeout)
 	g := &cfg.Gateway
 	fs.StringVar(&g.Cluster, "cluster", "", "HDFS cluster `name`, as the agents register it (hdfs-namenode.NAME)")
 	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "TCP `address` to serve WebHDFS on (HttpFS's port by default)")
@@ -40,10 +39,7 @@ It logs one line "heureka gateway listening addr=ADDR".`, stderr)
 	var st serverTLSFlags
 	st.add(fs)
 	newLog := logFlags(fs, stderr)
-	if _, err := parseArgs(fs, args); err != nil {
-		return err
-	}
-	if err := o.validate(); err != nil {
+	if err := noArgs(fs, args); err != nil {
 		return err
 	}
 	logger, err := newLog()
@@ -53,11 +49,15 @@ It logs one line "heureka gateway listening addr=ADDR".`, stderr)
 	if g.Cluster == "" {
 		return &usageError{"gateway: --cluster is required: the name the agents register (hdfs-namenode.NAME)"}
 	}
-	cfg.Registry.URLs = splitURLs(o.registry)
-	o.tls.apply(&cfg.Registry)
-	if err := cfg.Registry.Validate(); err != nil {
-		return &usageError{"gateway: --registry: " + err.Error()}
+	rc := c.config()
+	if err := rc.Validate(); err != nil {
+		return flagError(err, connFields)
 	}
+	// The gateway's own client: retries and timeouts for a long-lived
+	// cache, with the registry, TLS and token the flags give.
+	r := &cfg.Registry
+	r.URLs, r.ReadTimeout = rc.URLs, rc.Timeout
+	r.CAFile, r.CertFile, r.KeyFile, r.BearerToken = rc.CAFile, rc.CertFile, rc.KeyFile, rc.Token
 	if cfg.TLS, g.Auth, err = st.load(logger); err != nil {
 		return &usageError{"gateway: " + err.Error()}
 	}
@@ -68,7 +68,7 @@ It logs one line "heureka gateway listening addr=ADDR".`, stderr)
 	if err := srv.Open(); err != nil {
 		return fmt.Errorf("gateway: %w", err)
 	}
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := untilSignal(ctx)
 	defer stop()
 	select {
 	case <-ctx.Done():

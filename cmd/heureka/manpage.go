@@ -36,7 +36,7 @@ func manDoc(ctx context.Context, name string) manpage.Doc {
 	}
 	for _, u := range d.Usage {
 		fields := strings.Fields(u)
-		if len(fields) < 3 || fields[1] != name || strings.ContainsAny(fields[2], "-[|<") || strings.ToUpper(fields[2]) == fields[2] {
+		if len(fields) < 3 || fields[1] != name || strings.HasPrefix(fields[2], "-") || strings.ContainsAny(fields[2], "[|<") || strings.ToUpper(fields[2]) == fields[2] {
 			continue
 		}
 		sub := fields[2]

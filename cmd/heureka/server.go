@@ -65,7 +65,7 @@ func runServer(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}
 	serverGC(&cfg)
 
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := untilSignal(ctx)
 	defer stop()
 	srv := server.New(cfg, logger)
 	if err := srv.Open(); err != nil {
@@ -129,7 +129,7 @@ func (f *serverFlags) define(cfg *server.Config, stderr io.Writer) *flag.FlagSet
 	fs.StringVar(&f.dnsAllow, "dns-allow", "", "comma-separated `networks` (CIDR) or addresses that may ask DNS; required with --auth-file (DNS carries no credentials); default: anyone")
 	fs.Float64Var(&cfg.DNS.Rate, "dns-rate", cfg.DNS.Rate, "UDP DNS queries a second allowed to each source address (loopback exempt); past it half get an empty truncated reply and half are dropped; 0 turns the limit off")
 	fs.StringVar(&f.debugListen, "debug-listen", "", "serve Go's profiler (/debug/pprof/) on this loopback `address`, for diagnosing CPU and lock waits, and a clock that tests can step and skew (/debug/clock), which the registry and replication then read; off by default")
-	setUsage(fs, "server [flags]", serverHelp)
+	setUsage(fs, "server [flags]", serverHelp, exitsProgram)
 	return fs
 }
 

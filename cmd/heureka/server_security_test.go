@@ -19,28 +19,16 @@ import (
 	"github.com/heureka-project/heureka/internal/auth/authtest"
 	"github.com/heureka-project/heureka/internal/proctest"
 	"github.com/heureka-project/heureka/server"
+	"github.com/heureka-project/heureka/server/servertest"
 )
 
 // openSecureServer opens the real wiring with cfg changed by edit, logging
 // to the returned buffer.
 func openSecureServer(t *testing.T, edit func(*server.Config)) (*server.Server, *proctest.Buffer) {
 	t.Helper()
-	cfg := server.DefaultConfig()
-	cfg.Listen = "127.0.0.1:0"
-	edit(&cfg)
 	logs := &proctest.Buffer{}
-	s := server.New(cfg, slog.New(slog.NewTextHandler(io.MultiWriter(logs, t.Output()), &slog.HandlerOptions{Level: slog.LevelInfo})))
-	if err := s.Open(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := s.Close(ctx); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return s, logs
+	logger := slog.New(slog.NewTextHandler(io.MultiWriter(logs, t.Output()), &slog.HandlerOptions{Level: slog.LevelInfo}))
+	return servertest.OpenLogged(t, edit, logger), logs
 }
 
 // tlsClient trusts ca, opens a new connection per request (so that every

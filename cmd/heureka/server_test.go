@@ -18,6 +18,7 @@ import (
 
 	"github.com/heureka-project/heureka/internal/proctest"
 	"github.com/heureka-project/heureka/server"
+	"github.com/heureka-project/heureka/server/servertest"
 )
 
 const registerBody = `{"instance":{
@@ -25,26 +26,6 @@ const registerBody = `{"instance":{
   "status":"UP","port":{"$":8080,"@enabled":"true"},"securePort":{"$":443,"@enabled":"false"},
   "dataCenterInfo":{"@class":"com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo","name":"MyOwn"},
   "vipAddress":"orders"}}`
-
-// mustOpenServer runs the real wiring on a free loopback port.
-func mustOpenServer(t *testing.T) *server.Server {
-	t.Helper()
-	cfg := server.DefaultConfig()
-	cfg.Listen = "127.0.0.1:0"
-	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	s := server.New(cfg, logger)
-	if err := s.Open(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := s.Close(ctx); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return s
-}
 
 func request(t *testing.T, method, url, body string, hdr ...string) (int, string, http.Header) {
 	t.Helper()
@@ -69,7 +50,7 @@ func request(t *testing.T, method, url, body string, hdr ...string) (int, string
 }
 
 func TestServerRegisterReadClose(t *testing.T) {
-	s := mustOpenServer(t)
+	s := servertest.Open(t, nil)
 	base := "http://" + s.Addr().String()
 
 	if code, body, _ := request(t, "POST", base+"/eureka/apps/ORDERS", registerBody, "Content-Type", "application/json"); code != 204 {
@@ -105,7 +86,7 @@ func TestServerRegisterReadClose(t *testing.T) {
 }
 
 func TestServerOpenErrors(t *testing.T) {
-	s := mustOpenServer(t)
+	s := servertest.Open(t, nil)
 	if err := s.Open(); err == nil {
 		t.Error("second Open succeeded")
 	}
@@ -192,7 +173,7 @@ func TestBinary(t *testing.T) {
 // that asks again later than ResponseTimeout is still answered.
 func TestServerBoundsSlowClients(t *testing.T) {
 	const answer = 500 * time.Millisecond
-	s := openServerWith(t, func(c *server.Config) { c.ReadTimeout, c.ResponseTimeout = 2*time.Second, answer })
+	s := servertest.Open(t, func(c *server.Config) { c.ReadTimeout, c.ResponseTimeout = 2*time.Second, answer })
 	// ~1.3 KB each: a listing of ~25 MB, more than loopback's socket
 	// buffers hold, so that the server's write blocks on a client that
 	// stops reading. Registered before the first read, which encodes them
@@ -210,7 +191,7 @@ func TestServerBoundsSlowClients(t *testing.T) {
 	want := strconv.FormatUint(s.Registry.Snapshot().Version, 10)
 	start := time.Now()
 	for {
-		code, body, h := request(t, "GET", eurekaURL(s)+"/apps", "", "Accept", "application/json")
+		code, body, h := request(t, "GET", servertest.URL(s)+"/apps", "", "Accept", "application/json")
 		if code != http.StatusOK {
 			t.Fatalf("GET /apps: %d %s", code, body)
 		}

@@ -123,7 +123,7 @@ func (f *simFlags) define(cfg *sim.Config, stderr io.Writer) *flag.FlagSet {
 	fs.Var(&f.webDNs, "webhdfs-datanode", "a namenode's DataNode to redirect CREATE/APPEND/OPEN to, as `HTTP_ADDR=XFER_ADDR` (repeatable)")
 	fs.BoolVar(&cfg.Stopped, "stopped", false, "start stopped: only the control API answers until POST /sim/start")
 	f.newLog = logFlags(fs, stderr)
-	setUsage(fs, "sim datanode|namenode [flags]", simHelp)
+	setUsage(fs, "sim datanode|namenode [flags]", simHelp, exitsProgram)
 	return fs
 }
 

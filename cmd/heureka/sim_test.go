@@ -27,12 +27,12 @@ func TestSimCommand(t *testing.T) {
 		{[]string{"sim", "namenode", "--ha-state", "leader"}, 2, "HAState"},
 		{[]string{"sim", "datanode", "extra"}, 2, "unexpected argument"},
 	} {
-		code, _, errs := runHeureka(t, c.args...)
+		code, _, errs := runCLI(t, c.args...)
 		if code != c.code || !strings.Contains(errs, c.err) {
 			t.Errorf("%q: exit %d, stderr %q; want %d with %q", c.args, code, errs, c.code, c.err)
 		}
 	}
-	if code, out, _ := runHeureka(t, "help", "sim"); code != 0 || !strings.Contains(out, "/sim/stop") {
+	if code, out, _ := runCLI(t, "help", "sim"); code != 0 || !strings.Contains(out, "/sim/stop") {
 		t.Errorf("help sim: %d %s", code, out)
 	}
 }

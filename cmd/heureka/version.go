@@ -12,17 +12,14 @@ import (
 // otherwise the module version from the build info is used.
 var version = ""
 
-// runVersion is `heureka version`.
-func runVersion(_ context.Context, args []string, stdout, _ io.Writer) error {
-	if len(args) > 0 && args[0] == "-h" {
-		fmt.Fprintln(stdout, "Usage: heureka version")
-		return nil
+// runVersion is `heureka version`, also `heureka --version`.
+func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("version", "version", "Prints heureka's version and the Go release it was built with.", exitsTool, stderr)
+	if err := noArgs(fs, args); err != nil {
+		return err
 	}
-	if len(args) > 0 {
-		return &usageError{"version takes no arguments"}
-	}
-	fmt.Fprintf(stdout, "heureka %s (%s)\n", versionString(), runtime.Version())
-	return nil
+	_, err := fmt.Fprintf(stdout, "heureka %s (%s)\n", versionString(), runtime.Version())
+	return err
 }
 
 func versionString() string {

@@ -28,7 +28,7 @@ type SubFlags struct {
 
 var (
 	usageRe    = regexp.MustCompile(`^\s*(?:Usage:)?\s*(heureka\s.*)$`)
-	flagNameRe = regexp.MustCompile(`^  -([A-Za-z0-9][A-Za-z0-9-]*)(?: (.*))?$`)
+	flagNameRe = regexp.MustCompile(`^  --?([A-Za-z0-9][A-Za-z0-9-]*)(?: (.*))?$`)
 )
 
 // Parse takes one command's help text apart.
