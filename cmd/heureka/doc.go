@@ -1,30 +1,36 @@
-// Command heureka is the one heureka binary. Each subcommand lives in a
-// file of its own as a run function (runServer in server.go, ...); the
-// command table in main.go's init lists every one of them by name, in
-// one place.
+// Command heureka is the one heureka binary. The command table in
+// main.go's init lists every subcommand by name with its run function, in
+// one place: the programs each in a file of their own (runServer in
+// server.go, runAgent in agent.go, ...), the operator commands in
+// operator.go, pick.go, hadoop.go and topology.go.
 //
 //	heureka server      the Eureka-compatible registry server (package server)
 //	heureka agent       the agent beside one DataNode or NameNode (agent, agent/hdfsrole)
 //	heureka sim         a simulated DataNode or NameNode, for tests and demos (sim)
 //	heureka apps, instances, show, status, deregister, watch, events
-//	                    operator commands against --registry or HEUREKA_REGISTRY (client)
+//	                    operator commands against the registry (internal/ctl)
 //	heureka alert       node failures and self-preservation to Alertmanager or a webhook (alert)
-//	heureka topology    Hadoop's topology-script protocol, answered from the registry (hdfs.AnswerRacks)
-//	heureka hadoop      hdfs-site HA properties and hosts files from the registry (hdfs)
-//	heureka pick        DataNodes for a write, placed as HDFS places blocks (hdfs.Picker)
+//	heureka topology    Hadoop's topology-script protocol, answered from the registry (internal/ctl)
+//	heureka hadoop      hdfs-site HA properties and hosts files from the registry (internal/ctl)
+//	heureka pick        DataNodes for a write, placed as HDFS places blocks (internal/ctl)
 //	heureka gateway     a WebHDFS endpoint following the active NameNode (webhdfs.Server)
 //	heureka demo        a local three-peer registry with a simulated HDFS cluster (demo)
 //	heureka completion  a bash or zsh completion script (internal/completion)
 //	heureka man         the manual pages, from each command's help (internal/manpage)
-//	heureka version, help
+//	heureka version, help (also heureka --version)
 //
-// Each run function turns its flags into a package's Config (checking
-// them, and naming a flag in each usage error, exit 2), calls the
-// package's New/Open (or Run), waits for SIGINT or SIGTERM, and calls
-// Close. Flags, the environment, signals and exit codes are read and set
-// here only; the packages take plain Config structs, and the programs that
-// run until a signal (server, gateway, demo, sim, agent, alert) are those
-// packages' types, so tests run the same wiring on port 0.
+// Each run function defines its flags on a flag set of commandFlags (every
+// command that reads the registry takes the same --registry, --timeout and
+// TLS flags, connFlags), turns them into a package's Config or options, and
+// calls the package: New/Open, a run until SIGINT or SIGTERM, and Close for
+// the programs (server, gateway, demo, sim, agent, alert), or one call of
+// internal/ctl for the operator commands. A Config's *heureka.ConfigError
+// is reported under the flag that sets its field (flagError). Flags, the
+// environment, signals and exit codes are read and set here only.
+//
+// Exit codes: 0 ok (or stopped by a signal), 1 failure, 2 usage error
+// (*usageError, or a Config's error), 3 not found (*ctl.NotFoundError);
+// each command's help ends with the ones that apply to it.
 //
 // # Concurrency
 //
