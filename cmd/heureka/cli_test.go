@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/heureka-project/heureka"
-	"github.com/heureka-project/heureka/internal/ctl"
+	"github.com/heureka-project/heureka/ctl"
 	"github.com/heureka-project/heureka/internal/proctest"
 	"github.com/heureka-project/heureka/server/servertest"
 )

@@ -10,8 +10,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/heureka-project/heureka/ctl"
 	"github.com/heureka-project/heureka/internal/completion"
-	"github.com/heureka-project/heureka/internal/ctl"
 )
 
 const completionHelp = `Usage: heureka completion bash|zsh

@@ -8,11 +8,11 @@
 //	heureka agent       the agent beside one DataNode or NameNode (agent, agent/hdfsrole)
 //	heureka sim         a simulated DataNode or NameNode, for tests and demos (sim)
 //	heureka apps, instances, show, status, deregister, watch, events
-//	                    operator commands against the registry (internal/ctl)
+//	                    operator commands against the registry (ctl)
 //	heureka alert       node failures and self-preservation to Alertmanager or a webhook (alert)
-//	heureka topology    Hadoop's topology-script protocol, answered from the registry (internal/ctl)
-//	heureka hadoop      hdfs-site HA properties and hosts files from the registry (internal/ctl)
-//	heureka pick        DataNodes for a write, placed as HDFS places blocks (internal/ctl)
+//	heureka topology    Hadoop's topology-script protocol, answered from the registry (ctl)
+//	heureka hadoop      hdfs-site HA properties and hosts files from the registry (ctl)
+//	heureka pick        DataNodes for a write, placed as HDFS places blocks (ctl)
 //	heureka gateway     a WebHDFS endpoint following the active NameNode (webhdfs.Server)
 //	heureka demo        a local three-peer registry with a simulated HDFS cluster (demo)
 //	heureka completion  a bash or zsh completion script (internal/completion)
@@ -24,8 +24,8 @@
 // TLS flags, connFlags), turns them into a package's Config or options, and
 // calls the package: New/Open, a run until SIGINT or SIGTERM, and Close for
 // the programs (server, gateway, demo, sim, agent, alert), or one call of
-// internal/ctl for the operator commands. A Config's *heureka.ConfigError
-// is reported under the flag that sets its field (flagError). Flags, the
+// package ctl for the operator commands. A Config's *heureka.ConfigError is
+// reported under the flag that sets its field (flagError). Flags, the
 // environment, signals and exit codes are read and set here only.
 //
 // Exit codes: 0 ok (or stopped by a signal), 1 failure, 2 usage error

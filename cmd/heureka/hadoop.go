@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/heureka-project/heureka/internal/ctl"
+	"github.com/heureka-project/heureka/ctl"
 )
 
 const hadoopHelp = `Usage:

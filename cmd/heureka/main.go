@@ -11,7 +11,7 @@ import (
 	"slices"
 	"syscall"
 
-	"github.com/heureka-project/heureka/internal/ctl"
+	"github.com/heureka-project/heureka/ctl"
 )
 
 // command is one subcommand. run gets the arguments after the subcommand's

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/heureka-project/heureka/internal/ctl"
+	"github.com/heureka-project/heureka/ctl"
 )
 
 // helpOf is what `heureka ARGS... -h` prints, and its exit code.

@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka"
-	"github.com/heureka-project/heureka/internal/ctl"
+	"github.com/heureka-project/heureka/ctl"
 )
 
 // The operator commands: apps, instances, show, status, deregister,
-// watch and events. Each turns its flags into internal/ctl's options and
+// watch and events. Each turns its flags into ctl's options and
 // calls the command there.
 
 // opFlags are an operator command's flags: the connection's and, for a

@@ -4,7 +4,7 @@ import (
 	"context"
 	"io"
 
-	"github.com/heureka-project/heureka/internal/ctl"
+	"github.com/heureka-project/heureka/ctl"
 )
 
 func runPick(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -9,14 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heureka-project/heureka/ctl"
 	"github.com/heureka-project/heureka/internal/auth/authtest"
-	"github.com/heureka-project/heureka/internal/ctl"
 	"github.com/heureka-project/heureka/internal/proctest"
 	"github.com/heureka-project/heureka/server/servertest"
 )
 
 // TestPickCommand: the command's flags and exit codes; what pick chooses
-// is internal/ctl's test.
+// is ctl's test.
 func TestPickCommand(t *testing.T) {
 	s := servertest.Open(t, nil)
 	servertest.Register(t, s, testDataNode("dn1.test", "/r1", 30, 10, 90), testDataNode("dn2.test", "/r2", 40, 10, 90),

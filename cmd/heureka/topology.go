@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/heureka-project/heureka/ctl"
 	"github.com/heureka-project/heureka/hdfs"
-	"github.com/heureka-project/heureka/internal/ctl"
 )
 
 // runTopology is `heureka topology HOST|IP ...`, Hadoop's topology script
