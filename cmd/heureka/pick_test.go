@@ -90,6 +90,11 @@ func TestGatewayServesTLS(t *testing.T) {
 		}
 		return m != nil
 	})
+	// Once it has read the registry it warns that the cluster has no
+	// NameNode, and answers so at once.
+	proctest.Eventually(t, 10*time.Second, "the warning of no NameNode", func() bool {
+		return strings.Contains(logs.String(), `"level":"WARN","msg":"no NameNode of cluster \"prod\" is registered`)
+	})
 	hc := tlsClient(ca, nil)
 	resp, err := hc.Get("https://" + addr + "/webhdfs/v1/?op=GETFILESTATUS")
 	if err != nil {
