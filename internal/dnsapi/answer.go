@@ -7,9 +7,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/registry"
 	"github.com/miekg/dns"
 )
 
@@ -18,10 +20,21 @@ import (
 // the access list, the rate limit and the metrics.
 type responder struct {
 	zone      string // lower case, fully qualified
+	zoneWire  []byte // zone in wire form
 	ttl       uint32
 	maxUDP    int
 	views     views
 	anonymous func() bool
+}
+
+// newResponder returns a responder for cfg's zone, TTL, UDP size and
+// anonymous check, answering from reg.
+func newResponder(cfg Config, reg *registry.Registry) *responder {
+	zone := cfg.zone()
+	wire := make([]byte, len(zone)+1)
+	n, _ := dns.PackDomainName(zone, wire, 0, nil, false) // Validate checked it
+	return &responder{zone: zone, zoneWire: wire[:n], ttl: uint32(cfg.TTL / time.Second), maxUDP: cfg.MaxUDPSize,
+		views: views{reg: reg}, anonymous: cfg.Anonymous}
 }
 
 // minRRSize is the least an answer record can take in a compressed
@@ -425,12 +438,19 @@ func (r *responder) hostsOf(a netip.Addr) []string {
 // 32 bits), and its minimum, the TTL of negative answers, is the TTL.
 func (r *responder) soa(v *view) dns.RR {
 	return &dns.SOA{
-		Hdr:    dns.RR_Header{Name: r.zone, Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: r.ttl},
-		Ns:     "ns." + r.zone,
-		Mbox:   "hostmaster." + r.zone,
-		Serial: uint32(v.snap.Version),
-		// Secondaries are refused transfers; these only need to be sane.
-		Refresh: 3600, Retry: 600, Expire: 86400,
+		Hdr:     dns.RR_Header{Name: r.zone, Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: r.ttl},
+		Ns:      "ns." + r.zone,
+		Mbox:    "hostmaster." + r.zone,
+		Serial:  uint32(v.snap.Version),
+		Refresh: soaRefresh, Retry: soaRetry, Expire: soaExpire,
 		Minttl: r.ttl,
 	}
 }
+
+// The SOA's timers. Secondaries are refused transfers; these only need to
+// be sane.
+const (
+	soaRefresh = 3600
+	soaRetry   = 600
+	soaExpire  = 86400
+)

@@ -1,7 +1,9 @@
 package dnsapi
 
 import (
+	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 
@@ -101,7 +103,7 @@ func FuzzRespond(f *testing.F) {
 		f.Fatal(err)
 	}
 	version := reg.Snapshot().Version
-	r := &responder{zone: "heureka.", maxUDP: 1232, views: views{reg: reg}}
+	r := newResponder(testConfig(), reg)
 
 	seed := func(name string, qtype uint16, edns uint16) {
 		m := new(dns.Msg)
@@ -148,4 +150,161 @@ func FuzzRespond(f *testing.F) {
 			t.Fatalf("reply does not parse back: %v", err)
 		}
 	})
+}
+
+// fastFixture is a registry for the fast path's tests: NameNodes (a
+// ranked answer), DataNodes on racks, an application of 300 (answers cut
+// to size), one of IPv6 only (NODATA for A), and one whose ranks are
+// split over two blocks.
+// It returns the registry and the rank of each NameNode's address, by the
+// name of its application's answer.
+func fastFixture(t testing.TB) (*registry.Registry, map[string]map[string]int) {
+	reg, err := registry.New(registry.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins := append(nameNodes(), dataNodes("HDFS-DATANODE.PROD", 300)...)
+	for i := range 40 {
+		ins = append(ins, instance("WEB6", fmt.Sprintf("w%d", i), fmt.Sprintf("2001:db8::%x", i+1), "rack", "/A.b/c_d"))
+	}
+	big, small := map[string]int{}, map[string]int{}
+	for i := range 2 * registry.BlockSize {
+		ip := fmt.Sprintf("192.0.3.%d", i%250+1)
+		if i >= 250 {
+			ip = fmt.Sprintf("2001:db8:1::%x", i)
+		}
+		st := []string{"active", "standby", "observer", "initializing"}[i%4]
+		ins = append(ins, instance("HDFS-NAMENODE.BIG", fmt.Sprintf("nn%03d", i), ip, "role_state", st))
+		big[ip] = nameNodeRank(st)
+	}
+	for _, in := range ins {
+		if err := reg.Register(in, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, in := range nameNodes() {
+		small[in.IPAddr] = nameNodeRank(roleState(in))
+	}
+	return reg, map[string]map[string]int{"hdfs-namenode.big.service.heureka.": big, ServiceName(nnApp, "heureka."): small}
+}
+
+// FuzzFast: whatever the fast path answers, miekg/dns reads the same
+// query, and the fast answer parsed back is respond's, packed by
+// miekg/dns and parsed back: the same header, question, authority and
+// additional records, as many answers, within the client's size, each
+// one of the name's records and none twice, in rank order where the
+// order means something, and all of them when none was left out.
+func FuzzFast(f *testing.F) {
+	reg, ranks := fastFixture(f)
+	r := newResponder(testConfig(), reg)
+	sc := newScratch(1232)
+	seed := func(name string, qtype uint16, edns uint16, opts ...dns.EDNS0) {
+		m := new(dns.Msg)
+		m.SetQuestion(name, qtype)
+		if edns > 0 {
+			m.SetEdns0(edns, true)
+			m.IsEdns0().Option = opts
+		}
+		b, err := m.Pack()
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	for _, name := range []string{"hdfs-namenode.prod.service.heureka.", "HDFS-NameNode.Prod.Service.HEUREKA.",
+		"hdfs-namenode.big.service.heureka.", "standby.hdfs-namenode.big.service.heureka.",
+		"hdfs-datanode.prod.service.heureka.", "dc1.rack-1.rack.hdfs-datanode.prod.service.heureka.",
+		"web6.service.heureka.", "_41_2eb.c_5fd.rack.web6.service.heureka.", "nope.service.heureka.", "example.org."} {
+		for _, qtype := range []uint16{dns.TypeA, dns.TypeAAAA, dns.TypeSRV} {
+			seed(name, qtype, 0)
+			seed(name, qtype, 1232, &dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE, Cookie: "0123456789abcdef"})
+			seed(name, qtype, 600)
+		}
+	}
+	seed("hdfs-datanode.prod.service.heureka.", dns.TypeA, 4096, &dns.EDNS0_NSID{Code: dns.EDNS0NSID}, &dns.EDNS0_PADDING{Padding: make([]byte, 9)})
+
+	f.Fuzz(func(t *testing.T, b []byte) {
+		q, ok := parseQuery(b, sc.name)
+		if !ok {
+			return
+		}
+		req := new(dns.Msg)
+		if err := req.Unpack(b); err != nil {
+			t.Fatalf("the fast path reads a query miekg/dns does not: %v", err)
+		}
+		if len(req.Question) != 1 || !strings.EqualFold(req.Question[0].Name, string(q.name)) || req.Question[0].Qtype != q.qtype ||
+			(req.IsEdns0() != nil) != q.edns {
+			t.Fatalf("the fast path reads %q %d edns=%v; miekg/dns %v", q.name, q.qtype, q.edns, req)
+		}
+		out, ok := r.fast(&q, sc)
+		if !ok {
+			return
+		}
+		var got dns.Msg
+		if err := got.Unpack(out); err != nil {
+			t.Fatalf("fast answer does not parse: %v", err)
+		}
+		want := packed(t, r.respond(req, true))
+		size := 512
+		if q.edns {
+			size = max(512, min(q.udpSize, 1232))
+		}
+		if len(out) > size {
+			t.Fatalf("fast answer of %d bytes; the client's size is %d", len(out), size)
+		}
+		if got.MsgHdr != want.MsgHdr || !slices.Equal(got.Question, want.Question) || len(got.Answer) != len(want.Answer) ||
+			!slices.Equal(rrStrings(got.Ns), rrStrings(want.Ns)) || !slices.Equal(rrStrings(got.Extra), rrStrings(want.Extra)) {
+			t.Fatalf("fast answer\n%v\nrespond's\n%v", &got, want)
+		}
+		all := rrStrings(packed(t, r.respond(req, false)).Answer)
+		seen := map[string]bool{}
+		for _, s := range rrStrings(got.Answer) {
+			if !slices.Contains(all, s) || seen[s] {
+				t.Fatalf("fast answer record %s: not one of the name's, or twice", s)
+			}
+			seen[s] = true
+		}
+		if !got.Truncated && len(got.Answer) != len(all) {
+			t.Fatalf("fast answer of %d records without TC; the name has %d", len(got.Answer), len(all))
+		}
+		if rank, ok := ranks[string(q.name)]; ok {
+			ips := addrs(got.Answer)
+			if !slices.IsSortedFunc(ips, func(a, b string) int { return rank[a] - rank[b] }) {
+				t.Fatalf("NameNodes out of rank order: %v", ips)
+			}
+			if !got.Truncated {
+				return
+			}
+			// Cut to size, the answer is every instance of the better
+			// ranks and some of the worst one it reaches.
+			last := rank[ips[len(ips)-1]]
+			for ip, rk := range rank {
+				if rk < last && strings.Contains(ip, ":") == (q.qtype == dns.TypeAAAA) && !slices.Contains(ips, ip) {
+					t.Fatalf("cut to %d, the answer leaves out %s of rank %d before rank %d", len(ips), ip, rk, last)
+				}
+			}
+		}
+	})
+}
+
+// packed returns m as miekg/dns packs it, parsed back.
+func packed(t testing.TB, m *dns.Msg) *dns.Msg {
+	t.Helper()
+	b, err := m.Pack()
+	if err != nil {
+		t.Fatalf("respond's answer does not pack: %v", err)
+	}
+	var back dns.Msg
+	if err := back.Unpack(b); err != nil {
+		t.Fatalf("respond's answer does not parse: %v", err)
+	}
+	return &back
+}
+
+func rrStrings(rrs []dns.RR) []string {
+	out := make([]string, len(rrs))
+	for i, rr := range rrs {
+		out[i] = rr.String()
+	}
+	return out
 }

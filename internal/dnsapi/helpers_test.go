@@ -142,3 +142,11 @@ func rawUDP(t testing.TB, addr string, b []byte, wait time.Duration) []byte {
 	}
 	return buf[:n]
 }
+
+// testConfig is the default configuration with DNS on, as the responder
+// tests and benchmarks use it.
+func testConfig() Config {
+	cfg := DefaultConfig()
+	cfg.Listen = "127.0.0.1:0"
+	return cfg
+}

@@ -35,6 +35,7 @@ const (
 	answer verdict = iota
 	slip           // send an empty truncated reply
 	drop           // send nothing
+	refuse         // REFUSED: the source is not on the access list
 )
 
 func newLimiter(r float64, burst, max int) *limiter {

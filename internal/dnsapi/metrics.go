@@ -16,7 +16,16 @@ type metrics struct {
 	limited   *prometheus.CounterVec // by action: slip, drop
 	malformed prometheus.Counter
 	total     atomic.Uint64 // for Status
+
+	// The children of queries and seconds, made when first used, so that
+	// counting a query looks no labels up.
+	byTypeRcode [len(qtypes) + 2][rcodeSlots]atomic.Pointer[prometheus.Counter]
+	udpSeconds  atomic.Pointer[prometheus.Observer]
 }
+
+// rcodeSlots indexes the rcodes by value, the last slot standing for every
+// rcode past it.
+const rcodeSlots = dns.RcodeBadCookie + 2
 
 func newMetrics() *metrics {
 	return &metrics{
@@ -63,30 +72,79 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 	m.malformed.Collect(ch)
 }
 
-// qtypeLabel bounds the query-type label to the types heureka answers and
-// a few a client is likely to ask; any other is "other".
-func qtypeLabel(t uint16) string {
-	switch t {
-	case dns.TypeA, dns.TypeAAAA, dns.TypeSRV, dns.TypeTXT, dns.TypePTR, dns.TypeSOA, dns.TypeNS,
-		dns.TypeANY, dns.TypeAXFR, dns.TypeIXFR, dns.TypeHTTPS, dns.TypeCNAME, dns.TypeMX:
-		return dns.TypeToString[t]
-	}
-	return "other"
+// qtypes are the query types counted under their own label: those heureka
+// answers and a few a client is likely to ask; any other is "other", and a
+// message without one question "none".
+var qtypes = [...]uint16{dns.TypeA, dns.TypeAAAA, dns.TypeSRV, dns.TypeTXT, dns.TypePTR, dns.TypeSOA, dns.TypeNS,
+	dns.TypeANY, dns.TypeAXFR, dns.TypeIXFR, dns.TypeHTTPS, dns.TypeCNAME, dns.TypeMX}
+
+// observation is what is counted of one query answered.
+type observation struct {
+	qtype     uint16
+	question  bool // the query had one question (of qtype)
+	rcode     int
+	truncated bool
 }
 
-func (m *metrics) observe(req, resp *dns.Msg, transport string, took time.Duration) {
-	qt := "none"
+// observeMsg is the observation of req answered with resp.
+func observeMsg(req, resp *dns.Msg) observation {
+	o := observation{rcode: resp.Rcode, truncated: resp.Truncated}
 	if len(req.Question) == 1 {
-		qt = qtypeLabel(req.Question[0].Qtype)
+		o.qtype, o.question = req.Question[0].Qtype, true
 	}
-	rc, ok := dns.RcodeToString[resp.Rcode]
-	if !ok {
-		rc = "other"
-	}
-	m.queries.WithLabelValues(qt, rc).Inc()
-	m.seconds.WithLabelValues(transport).Observe(took.Seconds())
-	if resp.Truncated {
+	return o
+}
+
+func (m *metrics) observe(o observation, transport string, took time.Duration) {
+	m.counter(o).Inc()
+	m.histogram(transport).Observe(took.Seconds())
+	if o.truncated {
 		m.truncated.Inc()
 	}
 	m.total.Add(1)
+}
+
+// counter returns the query counter of o's type and rcode.
+func (m *metrics) counter(o observation) prometheus.Counter {
+	t := len(qtypes) + 1 // none
+	if o.question {
+		t = len(qtypes) // other
+		for i, q := range qtypes {
+			if q == o.qtype {
+				t = i
+			}
+		}
+	}
+	rc := min(max(o.rcode, 0), rcodeSlots-1)
+	slot := &m.byTypeRcode[t][rc]
+	if c := slot.Load(); c != nil {
+		return *c
+	}
+	qt := "none"
+	switch {
+	case t < len(qtypes):
+		qt = dns.TypeToString[qtypes[t]]
+	case t == len(qtypes):
+		qt = "other"
+	}
+	rcode, ok := dns.RcodeToString[o.rcode]
+	if !ok {
+		rcode = "other"
+	}
+	c := m.queries.WithLabelValues(qt, rcode)
+	slot.Store(&c)
+	return c
+}
+
+// histogram returns the latency histogram of a transport.
+func (m *metrics) histogram(transport string) prometheus.Observer {
+	if transport != "udp" {
+		return m.seconds.WithLabelValues(transport)
+	}
+	if h := m.udpSeconds.Load(); h != nil {
+		return *h
+	}
+	h := m.seconds.WithLabelValues(transport)
+	m.udpSeconds.Store(&h)
+	return h
 }

@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/heureka-project/heureka/registry"
@@ -30,9 +32,9 @@ type Server struct {
 	lim    *limiter
 	met    *metrics
 
-	pc       net.PacketConn
-	ln       net.Listener
-	udp, tcp *dns.Server
+	pc  *net.UDPConn
+	ln  net.Listener
+	tcp *dns.Server
 }
 
 // New returns a server for cfg answering from reg. cfg.Listen must be set.
@@ -49,10 +51,9 @@ func New(cfg Config, reg *registry.Registry, logger *slog.Logger) (*Server, erro
 	return &Server{
 		cfg:    cfg,
 		logger: logger.With("subsystem", "dns"),
-		resp: &responder{zone: cfg.zone(), ttl: uint32(cfg.TTL / time.Second), maxUDP: cfg.MaxUDPSize,
-			views: views{reg: reg}, anonymous: cfg.Anonymous},
-		lim: newLimiter(cfg.Rate, cfg.Burst, cfg.MaxSources),
-		met: newMetrics(),
+		resp:   newResponder(cfg, reg),
+		lim:    newLimiter(cfg.Rate, cfg.Burst, cfg.MaxSources),
+		met:    newMetrics(),
 	}, nil
 }
 
@@ -61,10 +62,12 @@ func New(cfg Config, reg *registry.Registry, logger *slog.Logger) (*Server, erro
 func (s *Server) Open() error {
 	var err error
 	for range 10 {
-		s.pc, err = net.ListenPacket("udp", s.cfg.Listen)
+		var pc net.PacketConn
+		pc, err = net.ListenPacket("udp", s.cfg.Listen)
 		if err != nil {
 			return fmt.Errorf("dns-listen %s: %w", s.cfg.Listen, err)
 		}
+		s.pc = pc.(*net.UDPConn)
 		s.ln, err = net.Listen("tcp", s.pc.LocalAddr().String())
 		if err == nil {
 			break
@@ -77,12 +80,9 @@ func (s *Server) Open() error {
 	if err != nil {
 		return fmt.Errorf("dns-listen %s (tcp): %w", s.cfg.Listen, err)
 	}
-	invalid := func([]byte, error) { s.met.malformed.Inc() }
-	s.udp = &dns.Server{PacketConn: s.pc, Handler: dns.HandlerFunc(s.serve("udp")), UDPSize: readSize,
-		MsgInvalidFunc: invalid}
-	s.tcp = &dns.Server{Listener: netutil.LimitListener(s.ln, s.cfg.MaxTCPConns), Handler: dns.HandlerFunc(s.serve("tcp")),
+	s.tcp = &dns.Server{Listener: netutil.LimitListener(s.ln, s.cfg.MaxTCPConns), Handler: dns.HandlerFunc(s.serveTCP),
 		ReadTimeout: s.cfg.ReadTimeout, WriteTimeout: s.cfg.ReadTimeout, IdleTimeout: func() time.Duration { return s.cfg.IdleTimeout },
-		MsgInvalidFunc: invalid}
+		MsgInvalidFunc: func([]byte, error) { s.met.malformed.Inc() }}
 	return nil
 }
 
@@ -90,10 +90,14 @@ func (s *Server) Open() error {
 func (s *Server) Addr() string { return s.pc.LocalAddr().String() }
 
 // Run serves until ctx ends, then stops both listeners; the first serving
-// error ends it too.
+// error ends it too. UDP is served by udpWorkers goroutines, each reading
+// and answering on its own; TCP by miekg/dns's server.
 func (s *Server) Run(ctx context.Context) error {
-	errc := make(chan error, 2)
-	go func() { errc <- s.udp.ActivateAndServe() }()
+	errc := make(chan error, udpWorkers()+1)
+	var wg sync.WaitGroup
+	for range udpWorkers() {
+		wg.Go(func() { errc <- s.serveUDP() })
+	}
 	go func() { errc <- s.tcp.ActivateAndServe() }()
 	var err error
 	select {
@@ -101,11 +105,45 @@ func (s *Server) Run(ctx context.Context) error {
 	case err = <-errc:
 		err = fmt.Errorf("dns: %w", err)
 	}
+	s.pc.Close()
+	wg.Wait()
 	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	_ = s.udp.ShutdownContext(sctx)
 	_ = s.tcp.ShutdownContext(sctx)
 	return err
+}
+
+// udpWorkers is how many goroutines serve UDP: one per CPU the process
+// may use, and at least two, so that a query that takes long (the first
+// after a change rebuilds its application's view) holds up no other.
+func udpWorkers() int { return max(2, runtime.GOMAXPROCS(0)) }
+
+// serveUDP reads and answers UDP queries until the socket is closed.
+func (s *Server) serveUDP() error {
+	sc := newScratch(s.cfg.MaxUDPSize)
+	buf := make([]byte, readSize)
+	for {
+		n, from, err := s.pc.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+				continue
+			}
+			return fmt.Errorf("udp read: %w", err)
+		}
+		start := time.Now()
+		reply, o, counted := s.answerUDP(buf[:n], from.Addr().Unmap(), sc)
+		if reply != nil {
+			if _, err := s.pc.WriteToUDPAddrPort(reply, from); err != nil {
+				s.logger.Debug("dns answer not sent", "to", from.String(), "err", err)
+			}
+		}
+		if counted {
+			s.met.observe(o, "udp", time.Since(start))
+		}
+	}
 }
 
 // Collector returns the DNS metrics, for GET /metrics.
@@ -117,38 +155,40 @@ func (s *Server) Status() map[string]any {
 	return map[string]any{"listen": s.Addr(), "domain": s.resp.zone, "queries": s.met.total.Load()}
 }
 
-// serve is the handler for one transport: the access list, the rate
-// limit (UDP), the answer, and its metrics.
-func (s *Server) serve(transport string) func(dns.ResponseWriter, *dns.Msg) {
-	return func(w dns.ResponseWriter, req *dns.Msg) {
-		start := time.Now()
-		src := remoteAddr(w.RemoteAddr())
-		if transport == "udp" {
-			switch s.lim.check(src) {
-			case slip:
-				s.met.limited.WithLabelValues("slip").Inc()
-				m := new(dns.Msg)
-				m.SetReply(req)
-				m.Truncated = true
-				_ = w.WriteMsg(m)
-				return
-			case drop:
-				s.met.limited.WithLabelValues("drop").Inc()
-				return
-			}
+// admit applies the rate limit (to UDP) and the access list to a query
+// from src.
+func (s *Server) admit(src netip.Addr, udp bool) verdict {
+	if udp {
+		switch v := s.lim.check(src); v {
+		case slip:
+			s.met.limited.WithLabelValues("slip").Inc()
+			return v
+		case drop:
+			s.met.limited.WithLabelValues("drop").Inc()
+			return v
 		}
-		var m *dns.Msg
-		if len(s.cfg.Allow) > 0 && !slices.ContainsFunc(s.cfg.Allow, func(p netip.Prefix) bool { return p.Contains(src) }) {
-			m = new(dns.Msg)
-			m.SetRcode(req, dns.RcodeRefused)
-		} else {
-			m = s.resp.respond(req, transport == "udp")
-		}
-		if err := w.WriteMsg(m); err != nil {
-			s.logger.Debug("dns answer not sent", "to", w.RemoteAddr().String(), "err", err)
-		}
-		s.met.observe(req, m, transport, time.Since(start))
 	}
+	if len(s.cfg.Allow) > 0 && !slices.ContainsFunc(s.cfg.Allow, func(p netip.Prefix) bool { return p.Contains(src) }) {
+		return refuse
+	}
+	return answer
+}
+
+// serveTCP is miekg/dns's handler for TCP: the access list, the answer,
+// and its metrics.
+func (s *Server) serveTCP(w dns.ResponseWriter, req *dns.Msg) {
+	start := time.Now()
+	var m *dns.Msg
+	if s.admit(remoteAddr(w.RemoteAddr()), false) == refuse {
+		m = new(dns.Msg)
+		m.SetRcode(req, dns.RcodeRefused)
+	} else {
+		m = s.resp.respond(req, false)
+	}
+	if err := w.WriteMsg(m); err != nil {
+		s.logger.Debug("dns answer not sent", "to", w.RemoteAddr().String(), "err", err)
+	}
+	s.met.observe(observeMsg(req, m), "tcp", time.Since(start))
 }
 
 func remoteAddr(a net.Addr) netip.Addr {

@@ -83,6 +83,9 @@ type view struct {
 
 	mu   sync.Mutex
 	apps map[string]*appView // by upper-case name
+
+	namesMu sync.RWMutex
+	names   map[string]*group // by lower-case name: the groups the fast path has looked up (fast.go)
 }
 
 // appView is one application's part of a view: a part per registry block,
@@ -125,6 +128,9 @@ type set struct {
 
 	once    sync.Once
 	a, aaaa []dns.RR // v4's and v6's address records, index for index
+
+	wireOnce sync.Once
+	w4, w6   []byte // the same records packed (wire.go), index for index
 }
 
 func (s *set) add(e entry) {
@@ -154,16 +160,38 @@ func (s *set) records(owner string, ttl uint32) (a, aaaa []dns.RR) {
 	return s.a, s.aaaa
 }
 
+// packed returns s's address records in wire form, made the first time
+// with TTL ttl: owned by the question's name (a pointer to it), so one
+// form serves every answer whatever the case it was asked in.
+func (s *set) packed(v6 bool, ttl uint32) []byte {
+	s.wireOnce.Do(func() {
+		s.w4 = make([]byte, 0, len(s.v4)*aAnswerSize)
+		for _, e := range s.v4 {
+			s.w4 = appendAddrRecord(s.w4, e.addr, ttl)
+		}
+		s.w6 = make([]byte, 0, len(s.v6)*aaaaAnswerSize)
+		for _, e := range s.v6 {
+			s.w6 = appendAddrRecord(s.w6, e.addr, ttl)
+		}
+	})
+	if v6 {
+		return s.w6
+	}
+	return s.w4
+}
+
 // group is the instances one name answers: the sets of one key, one per
 // block that has any, in block order, with the running counts that find
 // the i-th instance of a family. In a ranked group (a NameNode
-// application's plain name) answers are in rank order.
+// application's plain name) answers are in rank order: its instances are
+// one set in rank order, and runs4 and runs6 end each rank's run.
 type group struct {
-	app    string
-	ranked bool
-	sets   []*set
-	ends4  []int // ends4[j]: v4 instances in sets[:j+1]
-	ends6  []int
+	app          string
+	ranked       bool
+	sets         []*set
+	ends4        []int // ends4[j]: v4 instances in sets[:j+1]
+	ends6        []int
+	runs4, runs6 []int // ranked: the end of each rank's run of v4 and v6 instances
 }
 
 // count returns the number of instances of a family (v6: IPv6).
@@ -224,7 +252,7 @@ func (vs *views) current() *view {
 	if old != nil && old.snap == snap {
 		return old
 	}
-	v := &view{snap: snap, apps: map[string]*appView{}, prev: map[string]*appView{}}
+	v := &view{snap: snap, apps: map[string]*appView{}, prev: map[string]*appView{}, names: map[string]*group{}}
 	if old != nil {
 		// Every part built so far is carried forward, not only the ones
 		// asked for under the last view, unless its application is gone.
@@ -309,17 +337,13 @@ func buildPart(b *registry.Block, nameNode bool) *blockPart {
 			add(groupKey{kindState, e.state}, e)
 		}
 	}
-	if nameNode {
-		byRank := func(x, y entry) int { return x.rank - y.rank }
-		for _, s := range p.sets {
-			slices.SortStableFunc(s.v4, byRank)
-			slices.SortStableFunc(s.v6, byRank)
-		}
-	}
 	return p
 }
 
 // group returns the group k, made from the blocks' parts when first asked.
+// An empty group is made again each time and not kept: names of racks and
+// states nobody is on are the asker's to choose, and would otherwise fill
+// the application's part without bound.
 func (a *appView) group(k groupKey) *group {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -327,19 +351,56 @@ func (a *appView) group(k groupKey) *group {
 		return g
 	}
 	g := &group{app: a.name, ranked: a.nameNode && k.kind == kindAll}
-	n4, n6 := 0, 0
+	var sets []*set
 	for _, b := range a.blocks {
-		s := a.parts[b].sets[k]
-		if s == nil {
-			continue
+		if s := a.parts[b].sets[k]; s != nil {
+			sets = append(sets, s)
 		}
+	}
+	if len(sets) == 0 {
+		return g
+	}
+	if g.ranked {
+		sets = []*set{mergeRanked(sets)}
+	}
+	n4, n6 := 0, 0
+	for _, s := range sets {
 		n4, n6 = n4+len(s.v4), n6+len(s.v6)
 		g.sets = append(g.sets, s)
 		g.ends4 = append(g.ends4, n4)
 		g.ends6 = append(g.ends6, n6)
 	}
+	if g.ranked {
+		g.runs4, g.runs6 = rankRuns(g.sets[0].v4), rankRuns(g.sets[0].v6)
+	}
 	a.groups[k] = g
 	return g
+}
+
+// mergeRanked returns the instances of sets as one set in rank order, each
+// rank's instances in set order.
+func mergeRanked(sets []*set) *set {
+	m := &set{}
+	for _, s := range sets {
+		m.v4 = append(m.v4, s.v4...)
+		m.v6 = append(m.v6, s.v6...)
+	}
+	byRank := func(x, y entry) int { return x.rank - y.rank }
+	slices.SortStableFunc(m.v4, byRank)
+	slices.SortStableFunc(m.v6, byRank)
+	return m
+}
+
+// rankRuns returns where each rank's run ends in es, which is in rank
+// order.
+func rankRuns(es []entry) []int {
+	var ends []int
+	for i := range es {
+		if i+1 == len(es) || es[i+1].rank != es[i].rank {
+			ends = append(ends, i+1)
+		}
+	}
+	return ends
 }
 
 // find returns the application named by the longest run of trailing labels
