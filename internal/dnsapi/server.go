@@ -118,12 +118,19 @@ func (s *Server) Run(ctx context.Context) error {
 // after a change rebuilds its application's view) holds up no other.
 func udpWorkers() int { return max(2, runtime.GOMAXPROCS(0)) }
 
-// serveUDP reads and answers UDP queries until the socket is closed.
+// serveUDP reads and answers UDP queries until the socket is closed: a
+// batch of the datagrams waiting at a time, their replies sent together.
 func (s *Server) serveUDP() error {
+	b := newBatch(batchSize, s.cfg.MaxUDPSize)
+	bc, err := newBatchConn(s.pc, b)
+	if err != nil {
+		return err
+	}
 	sc := newScratch(s.cfg.MaxUDPSize)
-	buf := make([]byte, readSize)
+	obs := make([]observation, len(b.in))
+	counted := make([]bool, len(b.in))
 	for {
-		n, from, err := s.pc.ReadFromUDPAddrPort(buf)
+		n, err := bc.readBatch()
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return nil
@@ -134,14 +141,19 @@ func (s *Server) serveUDP() error {
 			return fmt.Errorf("udp read: %w", err)
 		}
 		start := time.Now()
-		reply, o, counted := s.answerUDP(buf[:n], from.Addr().Unmap(), sc)
-		if reply != nil {
-			if _, err := s.pc.WriteToUDPAddrPort(reply, from); err != nil {
-				s.logger.Debug("dns answer not sent", "to", from.String(), "err", err)
-			}
+		for i := range n {
+			sc.out = b.buf[i]
+			b.out[i], obs[i], counted[i] = s.answerUDP(b.in[i][:b.n[i]], b.from[i].Addr().Unmap(), sc)
+			b.buf[i] = sc.out[:0]
 		}
-		if counted {
-			s.met.observe(o, "udp", time.Since(start))
+		if err := bc.writeBatch(n); err != nil {
+			s.logger.Debug("dns answer not sent", "err", err)
+		}
+		took := time.Since(start)
+		for i := range n {
+			if counted[i] {
+				s.met.observe(obs[i], "udp", took)
+			}
 		}
 	}
 }
