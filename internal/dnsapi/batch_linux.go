@@ -6,15 +6,17 @@ import (
 	"net"
 	"net/netip"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
 // batchConn reads and writes a UDP socket's datagrams in batches, with
-// recvmmsg and sendmmsg. It is one worker's and not safe for concurrent
-// use; the structures the kernel reads and writes are made once, so a
-// batch allocates nothing.
+// recvmmsg and sendmmsg, and has the kernel tell when each arrived
+// (SO_TIMESTAMPNS). It is one worker's and not safe for concurrent use;
+// the structures the kernel reads and writes are made once, so a batch
+// allocates nothing.
 type batchConn struct {
 	rc    syscall.RawConn
 	hdrs  []unix.Mmsghdr // for recvmmsg: one per datagram
@@ -22,6 +24,7 @@ type batchConn struct {
 	iovs  []unix.Iovec
 	wiovs []unix.Iovec
 	names []unix.RawSockaddrInet6 // the senders' addresses, big enough for either family
+	ctls  [][]byte                // the arrival times, as control messages
 
 	read, write func(fd uintptr) bool // the calls, made once
 	b           *batch
@@ -38,8 +41,15 @@ func newBatchConn(c *net.UDPConn, b *batch) (*batchConn, error) {
 	}
 	k := len(b.in)
 	bc := &batchConn{rc: rc, b: b, hdrs: make([]unix.Mmsghdr, k), whdrs: make([]unix.Mmsghdr, k),
-		iovs: make([]unix.Iovec, k), wiovs: make([]unix.Iovec, k), names: make([]unix.RawSockaddrInet6, k)}
+		iovs: make([]unix.Iovec, k), wiovs: make([]unix.Iovec, k), names: make([]unix.RawSockaddrInet6, k),
+		ctls: make([][]byte, k)}
+	for i := range bc.ctls {
+		bc.ctls[i] = make([]byte, unix.CmsgSpace(sizeofTimespec))
+	}
 	bc.read, bc.write = bc.recvmmsg, bc.sendmmsg
+	// Without the option, arrival times are unknown and a query is timed
+	// from its read.
+	_ = rc.Control(func(fd uintptr) { _ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) })
 	return bc, nil
 }
 
@@ -54,6 +64,8 @@ func (c *batchConn) readBatch() (int, error) {
 		h.Namelen = unix.SizeofSockaddrInet6
 		h.Iov = &c.iovs[i]
 		h.SetIovlen(1)
+		h.Control = &c.ctls[i][0]
+		h.SetControllen(len(c.ctls[i]))
 	}
 	c.n, c.err = 0, nil
 	if err := c.rc.Read(c.read); err != nil {
@@ -65,8 +77,27 @@ func (c *batchConn) readBatch() (int, error) {
 	for i := range c.n {
 		c.b.n[i] = int(c.hdrs[i].Len)
 		c.b.from[i] = sockaddrPort(&c.names[i], c.hdrs[i].Hdr.Namelen)
+		c.b.at[i] = arrival(c.ctls[i][:c.hdrs[i].Hdr.Controllen])
 	}
 	return c.n, nil
+}
+
+// sizeofTimespec is the size of the kernel's timespec, the data of an
+// SCM_TIMESTAMPNS message.
+const sizeofTimespec = int(unsafe.Sizeof(unix.Timespec{}))
+
+// arrival reads a datagram's arrival time from its control messages, as
+// SO_TIMESTAMPNS has the kernel write it; zero when it is not there.
+func arrival(ctl []byte) time.Time {
+	if len(ctl) < unix.CmsgLen(sizeofTimespec) {
+		return time.Time{}
+	}
+	h := (*unix.Cmsghdr)(unsafe.Pointer(&ctl[0]))
+	if h.Level != unix.SOL_SOCKET || h.Type != unix.SCM_TIMESTAMPNS {
+		return time.Time{}
+	}
+	ts := (*unix.Timespec)(unsafe.Pointer(&ctl[unix.CmsgLen(0)]))
+	return time.Unix(int64(ts.Sec), int64(ts.Nsec))
 }
 
 func (c *batchConn) recvmmsg(fd uintptr) bool {

@@ -35,7 +35,7 @@ func newMetrics() *metrics {
 		}, []string{"qtype", "rcode"}),
 		seconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "heureka_dns_query_seconds",
-			Help: "Time to make and send a DNS answer, by transport.",
+			Help: "Time from a DNS query's arrival (over UDP on Linux, the kernel's receipt; else its read) to its answer sent, by transport.",
 			// An answer from the snapshot takes microseconds; a large
 			// TCP answer or a rebuilt application view, milliseconds.
 			Buckets: []float64{25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 100e-3},

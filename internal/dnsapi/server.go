@@ -149,11 +149,18 @@ func (s *Server) serveUDP() error {
 		if err := bc.writeBatch(n); err != nil {
 			s.logger.Debug("dns answer not sent", "err", err)
 		}
-		took := time.Since(start)
+		end := time.Now()
 		for i := range n {
-			if counted[i] {
-				s.met.observe(obs[i], "udp", took)
+			if !counted[i] {
+				continue
 			}
+			// From the query's arrival where the kernel told it, so the
+			// time it waited to be read counts too.
+			from := start
+			if at := b.at[i]; !at.IsZero() && at.Before(start) {
+				from = at
+			}
+			s.met.observe(obs[i], "udp", end.Sub(from))
 		}
 	}
 }
