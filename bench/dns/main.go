@@ -7,21 +7,31 @@
 //	 1. compare: one heureka with -datanodes DataNodes (over -racks racks)
 //	    and a 3-NameNode application; Knot serving the zone rendered from
 //	    it; dnsperf's peak queries/s against each, for the NameNode name and
-//	    for one rack's DataNodes;
+//	    for one rack's DataNodes, and the CPU time each server spent a
+//	    query (/proc/PID/stat), which the generator's own limits do not
+//	    bound;
 //	 2. latency: dnsperf at half of heureka's peak for each name, every
-//	    answer's latency (dnsperf -v), the percentiles;
+//	    answer's latency (dnsperf -v), the percentiles, against heureka and
+//	    then Knot at the same rate; and heureka's own p99 from its
+//	    heureka_dns_query_seconds histogram (read to reply sent);
 //	 3. change: -changes times, a DataNode drained (then back), and a UDP
 //	    query repeated until the answer shows it: the time from the write
 //	    sent, and from the write acknowledged, to that answer;
-//	 4. renewals: a fresh heureka with -big instances; renewals at -renew-rate
-//	    for -duration without DNS load, then again with dnsperf at half of
-//	    the peak on the NameNode name: lost renewals and the latency
-//	    percentiles of each.
+//	 4. renewals: a fresh heureka with -big instances; -renew-pairs times,
+//	    renewals at -renew-rate for -duration without DNS load, then again
+//	    with dnsperf at half of the peak on the NameNode name: lost
+//	    renewals, the latency percentiles the generator saw, the p99 the
+//	    server saw (heureka_http_request_duration_seconds, handler only),
+//	    and the server's CPU.
 //
 // The servers run on -server-cpus and the generators (dnsperf and this
 // program) on -gen-cpus (taskset), so on a 2-core machine they never share
-// a core. Every figure is printed with the load average at its start.
-// Only 127.0.0.1 is used; every process is stopped at the end.
+// a core. Everything runs at niceness -nice (-10: ahead of the machine's
+// other work), except dnsperf beside the renewals, which runs at 0, so
+// that on the generators' CPU the renewal load comes first and what its
+// latency shows is the server's. Every figure is printed with the load
+// average at its start. Only 127.0.0.1 is used; every process is stopped
+// at the end.
 package main
 
 import (
@@ -42,9 +52,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/bench/internal/procstat"
 	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/internal/dnsapi"
 	"github.com/heureka-project/heureka/internal/proc"
@@ -54,6 +66,7 @@ import (
 
 type options struct {
 	datanodes, racks, big, changes int
+	renewPairs, nice               int
 	renewRate                      float64
 	duration                       time.Duration
 	serverCPUs, genCPUs            string
@@ -79,11 +92,16 @@ func main() {
 	flag.StringVar(&o.genCPUs, "gen-cpus", "0", "CPUs for dnsperf and this program; empty: no pinning")
 	flag.StringVar(&o.bin, "bin", "", "heureka binary to run (default: build ../cmd/heureka)")
 	flag.StringVar(&o.repo, "repo", "..", "the heureka repository, to build from")
+	flag.IntVar(&o.renewPairs, "renew-pairs", 2, "renewal windows without and with DNS load, in turn")
+	flag.IntVar(&o.nice, "nice", -10, "niceness of the servers, dnsperf and this program (below 0 needs root or CAP_SYS_NICE); 0: as started")
 	flag.Parse()
 	if o.renewRate == 0 {
 		o.renewRate = float64(o.big) / 30
 	}
 	if err := proc.PinSelf(o.genCPUs, "HEUREKA_DNS_BENCH_PINNED"); err != nil {
+		fatal(err)
+	}
+	if err := reniceSelf(o.nice); err != nil {
 		fatal(err)
 	}
 	if err := run(context.Background(), o); err != nil {
@@ -117,8 +135,8 @@ func run(ctx context.Context, o options) error {
 			return err
 		}
 	}
-	fmt.Printf("# bench/dns: %d DataNodes over %d racks + 3 NameNodes; servers on CPUs %q, generators on %q; %v a run\n",
-		o.datanodes, o.racks, o.serverCPUs, o.genCPUs, o.duration)
+	fmt.Printf("# bench/dns: %d DataNodes over %d racks + 3 NameNodes; servers on CPUs %q, generators on %q; niceness %d; %v a run\n",
+		o.datanodes, o.racks, o.serverCPUs, o.genCPUs, o.nice, o.duration)
 
 	// 1. compare.
 	h, err := startHeureka(ctx, bin, dir, "compare", o.serverCPUs)
@@ -140,41 +158,67 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer knot.stop()
+	servers := []struct {
+		what, addr string
+		pid        int
+	}{{"heureka", h.dns, h.p.Pid()}, {"knot", knot.addr, knot.p.Pid()}}
 	peak := map[string]float64{}
 	for _, name := range []string{nnName, rackName} {
-		for _, srv := range []struct{ what, addr string }{{"heureka", h.dns}, {"knot", knot.addr}} {
-			r, err := dnsperf(ctx, o, srv.addr, name, 0, false)
+		for _, srv := range servers {
+			load := loadavg()
+			before, _ := procstat.Read(srv.pid)
+			r, err := dnsperf(ctx, o, srv.addr, name, 0, false, 0)
 			if err != nil {
 				return fmt.Errorf("dnsperf %s %s: %w", srv.what, name, err)
 			}
-			fmt.Printf("peak\t%s\t%s\t%.0f q/s\tlost %d\trcodes %s\tload %s\n", srv.what, name, r.qps, r.lost, r.rcodes, loadavg())
+			after, _ := procstat.Read(srv.pid)
+			cpu := after.CPU - before.CPU
+			fmt.Printf("peak\t%s\t%s\t%.0f q/s\tlost %d\trcodes %s\tserver CPU %.2f µs/q (%.0f%% of a core)\tload %s\n", srv.what, name, r.qps, r.lost,
+				r.rcodes, cpu.Seconds()*1e6/(r.qps*o.duration.Seconds()), 100*cpu.Seconds()/o.duration.Seconds(), load)
 			peak[srv.what+name] = r.qps
 		}
 		fmt.Printf("ratio\t%s\theureka/knot %.2f\n", name, peak["heureka"+name]/peak["knot"+name])
 	}
-	knot.stop()
 
-	// 2. latency at half of heureka's peak.
+	// 2. latency at half of heureka's peak, heureka's and then Knot's at
+	// the same rate.
 	for _, name := range []string{nnName, rackName} {
 		rate := peak["heureka"+name] / 2
-		r, err := dnsperf(ctx, o, h.dns, name, rate, true)
-		if err != nil {
-			return err
+		for _, srv := range servers {
+			load := loadavg()
+			hist := func() histogram { return histogram{} }
+			if srv.what == "heureka" {
+				hist = func() histogram {
+					hg, _ := scrapeHistogram(h.metrics, "heureka_dns_query_seconds", map[string]string{"transport": "udp"})
+					return hg
+				}
+			}
+			before := hist()
+			r, err := dnsperf(ctx, o, srv.addr, name, rate, true, 0)
+			if err != nil {
+				return err
+			}
+			own := ""
+			if srv.what == "heureka" {
+				own = "\tserver's own p99 " + bound(hist().since(before).quantile(0.99))
+			}
+			fmt.Printf("latency\t%s\t%s\tat %.0f q/s (achieved %.0f)\tp50 %v p99 %v p99.9 %v max %v\tlost %d%s\tload %s\n", srv.what, name, rate, r.qps,
+				pct(r.lat, 50), pct(r.lat, 99), pct(r.lat, 99.9), pct(r.lat, 100), r.lost, own, load)
 		}
-		fmt.Printf("latency\theureka\t%s\tat %.0f q/s (achieved %.0f)\tp50 %v p99 %v p99.9 %v max %v\tlost %d\tload %s\n", name, rate, r.qps,
-			pct(r.lat, 50), pct(r.lat, 99), pct(r.lat, 99.9), pct(r.lat, 100), r.lost, loadavg())
 	}
+	knot.stop()
 
 	// 3. change → answer.
+	load := loadavg()
 	fromSent, fromAck, err := changes(ctx, h, ins, o)
 	if err != nil {
 		return err
 	}
 	fmt.Printf("change\t%d changes\tfrom the write sent: p50 %v p99 %v max %v\tfrom its answer: p50 %v p99 %v max %v\tload %s\n", len(fromSent),
-		pct(fromSent, 50), pct(fromSent, 99), pct(fromSent, 100), pct(fromAck, 50), pct(fromAck, 99), pct(fromAck, 100), loadavg())
+		pct(fromSent, 50), pct(fromSent, 99), pct(fromSent, 100), pct(fromAck, 50), pct(fromAck, 99), pct(fromAck, 100), load)
 	h.stop()
 
-	// 4. renewals on a big registry, without and with DNS load.
+	// 4. renewals on a big registry, without and with DNS load, in turn.
 	b, err := startHeureka(ctx, bin, dir, "renewals", o.serverCPUs)
 	if err != nil {
 		return err
@@ -184,26 +228,55 @@ func run(ctx context.Context, o options) error {
 	if err := registerAll(ctx, b.client, big); err != nil {
 		return err
 	}
-	quiet := renewals(ctx, b, big, o, nil)
-	fmt.Printf("renew\t%d instances\twithout DNS\t%d sent, %d lost\tp50 %v p99 %v max %v\tload %s\n", o.big, quiet.sent, quiet.lost,
-		pct(quiet.lat, 50), pct(quiet.lat, 99), pct(quiet.lat, 100), loadavg())
 	rate := peak["heureka"+nnName] / 2
-	var dnsLoad dnsperfResult
-	loaded := renewals(ctx, b, big, o, func(ctx context.Context) {
-		dnsLoad, _ = dnsperf(ctx, o, b.dns, nnName, rate, false)
-	})
-	fmt.Printf("renew\t%d instances\twith DNS at %.0f q/s (achieved %.0f, lost %d)\t%d sent, %d lost\tp50 %v p99 %v max %v\tp99 ratio %.2f\tload %s\n",
-		o.big, rate, dnsLoad.qps, dnsLoad.lost, loaded.sent, loaded.lost, pct(loaded.lat, 50), pct(loaded.lat, 99), pct(loaded.lat, 100),
-		float64(pct(loaded.lat, 99))/float64(pct(quiet.lat, 99)), loadavg())
+	for pair := range o.renewPairs {
+		load := loadavg()
+		quiet := renewals(ctx, b, big, o, nil)
+		fmt.Printf("renew\t%d/%d\t%d instances\twithout DNS\t%d sent, %d lost\tp50 %v p99 %v max %v\tserver's own p99 %s\tserver CPU %.0f%% of a core\tload %s\n",
+			pair+1, o.renewPairs, o.big, quiet.sent, quiet.lost, pct(quiet.lat, 50), pct(quiet.lat, 99), pct(quiet.lat, 100), bound(quiet.server.quantile(0.99)),
+			100*quiet.cpu.Seconds()/o.duration.Seconds(), load)
+		load = loadavg()
+		var dnsLoad dnsperfResult
+		loaded := renewals(ctx, b, big, o, func(ctx context.Context) {
+			dnsLoad, _ = dnsperf(ctx, o, b.dns, nnName, rate, false, -o.nice)
+		})
+		fmt.Printf("renew\t%d/%d\t%d instances\twith DNS at %.0f q/s (achieved %.0f, lost %d)\t%d sent, %d lost\tp50 %v p99 %v max %v\tserver's own p99 %s\tserver CPU %.0f%% of a core\tp99 ratio %.2f\tload %s\n",
+			pair+1, o.renewPairs, o.big, rate, dnsLoad.qps, dnsLoad.lost, loaded.sent, loaded.lost, pct(loaded.lat, 50), pct(loaded.lat, 99), pct(loaded.lat, 100),
+			bound(loaded.server.quantile(0.99)), 100*loaded.cpu.Seconds()/o.duration.Seconds(), float64(pct(loaded.lat, 99))/float64(pct(quiet.lat, 99)), load)
+	}
+	return nil
+}
+
+// reniceSelf sets this process's niceness: every thread's, as Linux keeps
+// it per thread, and threads started later inherit it. Processes started
+// from it inherit it too.
+func reniceSelf(n int) error {
+	if n == 0 {
+		return nil
+	}
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return err
+	}
+	for _, t := range tasks {
+		tid, err := strconv.Atoi(t.Name())
+		if err != nil {
+			continue
+		}
+		if err := syscall.Setpriority(syscall.PRIO_PROCESS, tid, n); err != nil {
+			return fmt.Errorf("niceness %d: %w (below 0 needs root or CAP_SYS_NICE; -nice 0 runs as started)", n, err)
+		}
+	}
 	return nil
 }
 
 // heurekaProc is a running `heureka server` with DNS on.
 type heurekaProc struct {
-	p      *proc.Proc
-	base   string // Eureka base URL
-	dns    string
-	client *client.Client
+	p       *proc.Proc
+	base    string // Eureka base URL
+	metrics string // its /metrics URL
+	dns     string
+	client  *client.Client
 }
 
 func startHeureka(ctx context.Context, bin, dir, name, cpus string) (*heurekaProc, error) {
@@ -245,7 +318,7 @@ func startHeureka(ctx context.Context, bin, dir, name, cpus string) (*heurekaPro
 		p.Stop(5 * time.Second)
 		return nil, err
 	}
-	return &heurekaProc{p: p, base: "http://" + addr + "/eureka", dns: d, client: c}, nil
+	return &heurekaProc{p: p, base: "http://" + addr + "/eureka", metrics: "http://" + addr + "/metrics", dns: d, client: c}, nil
 }
 
 var dnsLineRE = regexp.MustCompile(`heureka server listening.* dns=(\S+)`)
@@ -432,8 +505,9 @@ var (
 
 // dnsperf runs dnsperf on the generator CPUs against addr, asking name A
 // over UDP with EDNS0 for o.duration; at rate q/s when rate > 0, else as
-// fast as it gets answers. verbose collects every answer's latency.
-func dnsperf(ctx context.Context, o options, addr, name string, rate float64, verbose bool) (dnsperfResult, error) {
+// fast as it gets answers. verbose collects every answer's latency. nice
+// adds to its niceness.
+func dnsperf(ctx context.Context, o options, addr, name string, rate float64, verbose bool, nice int) (dnsperfResult, error) {
 	host, port, _ := strings.Cut(addr, ":")
 	data, err := os.CreateTemp("", "dnsperf-*.txt")
 	if err != nil {
@@ -450,10 +524,11 @@ func dnsperf(ctx context.Context, o options, addr, name string, rate float64, ve
 	if verbose {
 		args = append(args, "-v")
 	}
-	cmd := exec.CommandContext(ctx, "taskset", append([]string{"-c", o.genCPUs}, args...)...)
-	if o.genCPUs == "" {
-		cmd = exec.CommandContext(ctx, args[0], args[1:]...)
+	argv := proc.Taskset(o.genCPUs, args...)
+	if nice != 0 {
+		argv = append([]string{"nice", "-n", strconv.Itoa(nice)}, argv...)
 	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	out, err := cmd.Output()
 	if err != nil {
 		return dnsperfResult{}, fmt.Errorf("%v: %w\n%s", args, err, out)
@@ -543,12 +618,35 @@ func changes(ctx context.Context, h *heurekaProc, ins []*heureka.Instance, o opt
 type renewResult struct {
 	sent, lost int
 	lat        []time.Duration
+	server     histogram     // the server's own times of the renewals answered 200
+	cpu        time.Duration // the server's CPU time
+}
+
+// renewHistogram reads the server's histogram of renewals answered 200.
+func renewHistogram(h *heurekaProc) histogram {
+	hg, _ := scrapeHistogram(h.metrics, "heureka_http_request_duration_seconds",
+		map[string]string{"route": "/apps/{app}/{id}", "method": "PUT", "code": "200"})
+	return hg
 }
 
 // renewals renews ins at o.renewRate for o.duration, from 32 connections,
 // and times each; during runs alongside when set. A renewal answered
 // other than 200 is lost.
 func renewals(ctx context.Context, h *heurekaProc, ins []*heureka.Instance, o options, during func(context.Context)) renewResult {
+	hist, use := renewHistogram(h), procUsage(h.p.Pid())
+	res := renewLoad(ctx, h, ins, o, during)
+	res.server = renewHistogram(h).since(hist)
+	res.cpu = procUsage(h.p.Pid()) - use
+	return res
+}
+
+func procUsage(pid int) time.Duration {
+	u, _ := procstat.Read(pid)
+	return u.CPU
+}
+
+// renewLoad is renewals' load and its timing by the generator.
+func renewLoad(ctx context.Context, h *heurekaProc, ins []*heureka.Instance, o options, during func(context.Context)) renewResult {
 	tr := &http.Transport{MaxIdleConnsPerHost: 64}
 	hc := &http.Client{Transport: tr, Timeout: 10 * time.Second}
 	defer tr.CloseIdleConnections()
