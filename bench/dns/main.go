@@ -18,11 +18,13 @@
 //	    query repeated until the answer shows it: the time from the write
 //	    sent, and from the write acknowledged, to that answer;
 //	 4. renewals: a fresh heureka with -big instances; -renew-pairs times,
-//	    renewals at -renew-rate for -duration without DNS load, then again
-//	    with dnsperf at half of the peak on the NameNode name: lost
-//	    renewals, the latency percentiles the generator saw, the p99 the
-//	    server saw (heureka_http_request_duration_seconds, handler only),
-//	    and the server's CPU.
+//	    renewals at -renew-rate for -duration without DNS load, then with
+//	    dnsperf at half of the peak on the NameNode name aimed at a Knot on
+//	    the generators' CPU (what the DNS load costs the generator alone),
+//	    then aimed at heureka: lost renewals, the latency percentiles the
+//	    generator saw, the p99 the server saw
+//	    (heureka_http_request_duration_seconds, its handler's time), the
+//	    server's CPU and garbage collections.
 //
 // The servers run on -server-cpus and the generators (dnsperf and this
 // program) on -gen-cpus (taskset), so on a 2-core machine they never share
@@ -68,6 +70,7 @@ type options struct {
 	datanodes, racks, big, changes int
 	renewPairs, nice               int
 	renewRate                      float64
+	skip                           map[string]bool
 	duration                       time.Duration
 	serverCPUs, genCPUs            string
 	bin, repo                      string
@@ -94,7 +97,18 @@ func main() {
 	flag.StringVar(&o.repo, "repo", "..", "the heureka repository, to build from")
 	flag.IntVar(&o.renewPairs, "renew-pairs", 2, "renewal windows without and with DNS load, in turn")
 	flag.IntVar(&o.nice, "nice", -10, "niceness of the servers, dnsperf and this program (below 0 needs root or CAP_SYS_NICE); 0: as started")
+	skip := flag.String("skip", "", "phases to leave out, comma-separated: latency, change, renewals (compare always runs: it sets the rates)")
 	flag.Parse()
+	o.skip = map[string]bool{}
+	for p := range strings.SplitSeq(*skip, ",") {
+		switch p = strings.TrimSpace(p); p {
+		case "":
+		case "latency", "change", "renewals":
+			o.skip[p] = true
+		default:
+			fatal(fmt.Errorf("-skip %q: not a phase; want latency, change or renewals", p))
+		}
+	}
 	if o.renewRate == 0 {
 		o.renewRate = float64(o.big) / 30
 	}
@@ -183,40 +197,49 @@ func run(ctx context.Context, o options) error {
 	// 2. latency at half of heureka's peak, heureka's and then Knot's at
 	// the same rate.
 	for _, name := range []string{nnName, rackName} {
+		if o.skip["latency"] {
+			break
+		}
 		rate := peak["heureka"+name] / 2
 		for _, srv := range servers {
 			load := loadavg()
 			hist := func() histogram { return histogram{} }
 			if srv.what == "heureka" {
 				hist = func() histogram {
-					hg, _ := scrapeHistogram(h.metrics, "heureka_dns_query_seconds", map[string]string{"transport": "udp"})
-					return hg
+					f, _ := scrape(h.metrics)
+					return histogramOf(f, "heureka_dns_query_seconds", map[string]string{"transport": "udp"})
 				}
 			}
-			before := hist()
+			before, waited := hist(), procWaited(srv.pid)
 			r, err := dnsperf(ctx, o, srv.addr, name, rate, true, 0)
 			if err != nil {
 				return err
 			}
+			waited = procWaited(srv.pid) - waited
 			own := ""
 			if srv.what == "heureka" {
 				own = "\tserver's own p99 " + bound(hist().since(before).quantile(0.99))
 			}
-			fmt.Printf("latency\t%s\t%s\tat %.0f q/s (achieved %.0f)\tp50 %v p99 %v p99.9 %v max %v\tlost %d%s\tload %s\n", srv.what, name, rate, r.qps,
-				pct(r.lat, 50), pct(r.lat, 99), pct(r.lat, 99.9), pct(r.lat, 100), r.lost, own, load)
+			fmt.Printf("latency\t%s\t%s\tat %.0f q/s (achieved %.0f)\tp50 %v p99 %v p99.9 %v max %v\tlost %d%s\tserver waited for a CPU %s\tload %s\n", srv.what, name, rate, r.qps,
+				pct(r.lat, 50), pct(r.lat, 99), pct(r.lat, 99.9), pct(r.lat, 100), r.lost, own, perSecond(waited, o.duration), load)
 		}
 	}
 	knot.stop()
 
 	// 3. change → answer.
-	load := loadavg()
-	fromSent, fromAck, err := changes(ctx, h, ins, o)
-	if err != nil {
-		return err
+	if !o.skip["change"] {
+		load := loadavg()
+		fromSent, fromAck, err := changes(ctx, h, ins, o)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("change\t%d changes\tfrom the write sent: p50 %v p99 %v max %v\tfrom its answer: p50 %v p99 %v max %v\tload %s\n", len(fromSent),
+			pct(fromSent, 50), pct(fromSent, 99), pct(fromSent, 100), pct(fromAck, 50), pct(fromAck, 99), pct(fromAck, 100), load)
 	}
-	fmt.Printf("change\t%d changes\tfrom the write sent: p50 %v p99 %v max %v\tfrom its answer: p50 %v p99 %v max %v\tload %s\n", len(fromSent),
-		pct(fromSent, 50), pct(fromSent, 99), pct(fromSent, 100), pct(fromAck, 50), pct(fromAck, 99), pct(fromAck, 100), load)
 	h.stop()
+	if o.skip["renewals"] {
+		return nil
+	}
 
 	// 4. renewals on a big registry, without and with DNS load, in turn.
 	b, err := startHeureka(ctx, bin, dir, "renewals", o.serverCPUs)
@@ -228,23 +251,39 @@ func run(ctx context.Context, o options) error {
 	if err := registerAll(ctx, b.client, big); err != nil {
 		return err
 	}
+	// The same DNS load aimed at Knot on the generators' CPU: what the
+	// load costs the renewal generator, with no DNS work on the server.
+	genKnot, err := startKnot(ctx, dir, zoneFile, o.genCPUs)
+	if err != nil {
+		return err
+	}
+	defer genKnot.stop()
 	rate := peak["heureka"+nnName] / 2
 	for pair := range o.renewPairs {
 		load := loadavg()
 		quiet := renewals(ctx, b, big, o, nil)
-		fmt.Printf("renew\t%d/%d\t%d instances\twithout DNS\t%d sent, %d lost\tp50 %v p99 %v max %v\tserver's own p99 %s\tserver CPU %.0f%% of a core\tload %s\n",
-			pair+1, o.renewPairs, o.big, quiet.sent, quiet.lost, pct(quiet.lat, 50), pct(quiet.lat, 99), pct(quiet.lat, 100), bound(quiet.server.quantile(0.99)),
-			100*quiet.cpu.Seconds()/o.duration.Seconds(), load)
-		load = loadavg()
-		var dnsLoad dnsperfResult
-		loaded := renewals(ctx, b, big, o, func(ctx context.Context) {
-			dnsLoad, _ = dnsperf(ctx, o, b.dns, nnName, rate, false, -o.nice)
-		})
-		fmt.Printf("renew\t%d/%d\t%d instances\twith DNS at %.0f q/s (achieved %.0f, lost %d)\t%d sent, %d lost\tp50 %v p99 %v max %v\tserver's own p99 %s\tserver CPU %.0f%% of a core\tp99 ratio %.2f\tload %s\n",
-			pair+1, o.renewPairs, o.big, rate, dnsLoad.qps, dnsLoad.lost, loaded.sent, loaded.lost, pct(loaded.lat, 50), pct(loaded.lat, 99), pct(loaded.lat, 100),
-			bound(loaded.server.quantile(0.99)), 100*loaded.cpu.Seconds()/o.duration.Seconds(), float64(pct(loaded.lat, 99))/float64(pct(quiet.lat, 99)), load)
+		printRenew(o, pair, "without DNS", quiet, quiet, load)
+		for _, target := range []struct{ what, addr string }{
+			{"with DNS at Knot on the generators' CPU", genKnot.addr},
+			{"with DNS at heureka", b.dns},
+		} {
+			load := loadavg()
+			var dnsLoad dnsperfResult
+			loaded := renewals(ctx, b, big, o, func(ctx context.Context) {
+				dnsLoad, _ = dnsperf(ctx, o, target.addr, nnName, rate, false, -o.nice)
+			})
+			printRenew(o, pair, fmt.Sprintf("%s, %.0f q/s (achieved %.0f, lost %d)", target.what, rate, dnsLoad.qps, dnsLoad.lost), loaded, quiet, load)
+		}
 	}
 	return nil
+}
+
+// printRenew prints one renewal window, its p99 against quiet's.
+func printRenew(o options, pair int, what string, r, quiet renewResult, load string) {
+	fmt.Printf("renew\t%d/%d\t%d instances\t%s\t%d sent, %d lost\tp50 %v p99 %v max %v\tp99 ratio %.2f\tserver's own p99 %s\tserver CPU %.0f%% of a core, %d GCs\twaited for a CPU: server %s, generator %s\tload %s\n",
+		pair+1, o.renewPairs, o.big, what, r.sent, r.lost, pct(r.lat, 50), pct(r.lat, 99), pct(r.lat, 100),
+		float64(pct(r.lat, 99))/float64(pct(quiet.lat, 99)), bound(r.server.quantile(0.99)), 100*r.cpu.Seconds()/o.duration.Seconds(), r.gcs,
+		perSecond(r.srvWait, o.duration), perSecond(r.genWait, o.duration), load)
 }
 
 // reniceSelf sets this process's niceness: every thread's, as Linux keeps
@@ -620,29 +659,50 @@ type renewResult struct {
 	lat        []time.Duration
 	server     histogram     // the server's own times of the renewals answered 200
 	cpu        time.Duration // the server's CPU time
+	gcs        uint64        // the server's garbage collections
+	srvWait    time.Duration // the server's threads' time ready to run without a CPU
+	genWait    time.Duration // this program's
 }
 
-// renewHistogram reads the server's histogram of renewals answered 200.
-func renewHistogram(h *heurekaProc) histogram {
-	hg, _ := scrapeHistogram(h.metrics, "heureka_http_request_duration_seconds",
-		map[string]string{"route": "/apps/{app}/{id}", "method": "PUT", "code": "200"})
-	return hg
+// serverState reads what renewals reports of the server: its histogram of
+// renewals answered 200, its garbage collections and its CPU time.
+func serverState(h *heurekaProc) renewResult {
+	f, _ := scrape(h.metrics)
+	return renewResult{
+		server: histogramOf(f, "heureka_http_request_duration_seconds",
+			map[string]string{"route": "/apps/{app}/{id}", "method": "PUT", "code": "200"}),
+		gcs:     summaryCount(f, "go_gc_duration_seconds"),
+		cpu:     procUsage(h.p.Pid()),
+		srvWait: procWaited(h.p.Pid()),
+		genWait: procWaited(os.Getpid()),
+	}
 }
 
 // renewals renews ins at o.renewRate for o.duration, from 32 connections,
 // and times each; during runs alongside when set. A renewal answered
 // other than 200 is lost.
 func renewals(ctx context.Context, h *heurekaProc, ins []*heureka.Instance, o options, during func(context.Context)) renewResult {
-	hist, use := renewHistogram(h), procUsage(h.p.Pid())
+	before := serverState(h)
 	res := renewLoad(ctx, h, ins, o, during)
-	res.server = renewHistogram(h).since(hist)
-	res.cpu = procUsage(h.p.Pid()) - use
+	after := serverState(h)
+	res.server, res.gcs, res.cpu = after.server.since(before.server), after.gcs-before.gcs, after.cpu-before.cpu
+	res.srvWait, res.genWait = after.srvWait-before.srvWait, after.genWait-before.genWait
 	return res
 }
 
 func procUsage(pid int) time.Duration {
 	u, _ := procstat.Read(pid)
 	return u.CPU
+}
+
+func procWaited(pid int) time.Duration {
+	w, _ := procstat.Waited(pid)
+	return w
+}
+
+// perSecond formats time waited over a window as milliseconds a second.
+func perSecond(d, window time.Duration) string {
+	return fmt.Sprintf("%.1f ms/s", float64(d.Milliseconds())/window.Seconds())
 }
 
 // renewLoad is renewals' load and its timing by the generator.

@@ -19,24 +19,25 @@ type histogram struct {
 	total  uint64
 }
 
-// scrapeHistogram reads the series of histogram name whose labels include
-// every pair of labels from the /metrics at url.
-func scrapeHistogram(url, name string, labels map[string]string) (histogram, error) {
+// scrape reads the metric families of the /metrics at url.
+func scrape(url string) (map[string]*dto.MetricFamily, error) {
 	resp, err := http.Get(url)
 	if err != nil {
-		return histogram{}, err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := p.TextToMetricFamilies(resp.Body)
 	if err != nil {
-		return histogram{}, fmt.Errorf("%s: %w", url, err)
+		return nil, fmt.Errorf("%s: %w", url, err)
 	}
-	f, ok := families[name]
-	if !ok {
-		return histogram{}, nil // nothing observed yet
-	}
-	for _, m := range f.GetMetric() {
+	return families, nil
+}
+
+// histogramOf returns the series of histogram name whose labels include
+// every pair of labels (empty when there is none yet).
+func histogramOf(families map[string]*dto.MetricFamily, name string, labels map[string]string) histogram {
+	for _, m := range families[name].GetMetric() {
 		if !hasLabels(m, labels) {
 			continue
 		}
@@ -46,9 +47,18 @@ func scrapeHistogram(url, name string, labels map[string]string) (histogram, err
 			h.counts = append(h.counts, b.GetCumulativeCount())
 		}
 		h.total = m.GetHistogram().GetSampleCount()
-		return h, nil
+		return h
 	}
-	return histogram{}, nil
+	return histogram{}
+}
+
+// summaryCount returns the number of observations of summary name (the
+// first series).
+func summaryCount(families map[string]*dto.MetricFamily, name string) uint64 {
+	for _, m := range families[name].GetMetric() {
+		return m.GetSummary().GetSampleCount()
+	}
+	return 0
 }
 
 func hasLabels(m *dto.Metric, want map[string]string) bool {

@@ -72,3 +72,32 @@ func Read(pid int) (Usage, error) {
 	}
 	return u, sc.Err()
 }
+
+// Waited returns how long the process's threads have waited on a run queue
+// so far: ready to run with no CPU free for them, summed over its threads
+// (the second field of /proc/PID/task/TID/schedstat). A thread that has
+// exited no longer counts.
+func Waited(pid int) (time.Duration, error) {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	var sum time.Duration
+	for _, t := range tasks {
+		b, err := os.ReadFile(dir + "/" + t.Name() + "/schedstat")
+		if err != nil {
+			continue // the thread has exited
+		}
+		f := strings.Fields(string(b))
+		if len(f) < 2 {
+			return 0, fmt.Errorf("%s/%s/schedstat: %q, want three fields", dir, t.Name(), b)
+		}
+		ns, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s/%s/schedstat: %w", dir, t.Name(), err)
+		}
+		sum += time.Duration(ns)
+	}
+	return sum, nil
+}
