@@ -12,8 +12,11 @@
 //	    bound;
 //	 2. latency: dnsperf at half of heureka's peak for each name, every
 //	    answer's latency (dnsperf -v), the percentiles, against heureka and
-//	    then Knot at the same rate; and heureka's own p99 from its
-//	    heureka_dns_query_seconds histogram (read to reply sent);
+//	    then Knot at the same rate, each at the run's niceness and then
+//	    with the server and dnsperf real-time (-rt: SCHED_FIFO, which the
+//	    machine's other work does not delay); heureka's own p99 from its
+//	    heureka_dns_query_seconds histogram (the query's arrival to its
+//	    reply sent), and the time the server's threads waited for a CPU;
 //	 3. change: -changes times, a DataNode drained (then back), and a UDP
 //	    query repeated until the answer shows it: the time from the write
 //	    sent, and from the write acknowledged, to that answer;
@@ -68,7 +71,7 @@ import (
 
 type options struct {
 	datanodes, racks, big, changes int
-	renewPairs, nice               int
+	renewPairs, nice, rt           int
 	renewRate                      float64
 	skip                           map[string]bool
 	duration                       time.Duration
@@ -97,6 +100,7 @@ func main() {
 	flag.StringVar(&o.repo, "repo", "..", "the heureka repository, to build from")
 	flag.IntVar(&o.renewPairs, "renew-pairs", 2, "renewal windows without and with DNS load, in turn")
 	flag.IntVar(&o.nice, "nice", -10, "niceness of the servers, dnsperf and this program (below 0 needs root or CAP_SYS_NICE); 0: as started")
+	flag.IntVar(&o.rt, "rt", 10, "SCHED_FIFO priority of the servers and dnsperf in a second latency run of each (root only); 0: no such run")
 	skip := flag.String("skip", "", "phases to leave out, comma-separated: latency, change, renewals (compare always runs: it sets the rates)")
 	flag.Parse()
 	o.skip = map[string]bool{}
@@ -172,16 +176,13 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer knot.stop()
-	servers := []struct {
-		what, addr string
-		pid        int
-	}{{"heureka", h.dns, h.p.Pid()}, {"knot", knot.addr, knot.p.Pid()}}
+	servers := []dnsServer{{"heureka", h.dns, h.p.Pid()}, {"knot", knot.addr, knot.p.Pid()}}
 	peak := map[string]float64{}
 	for _, name := range []string{nnName, rackName} {
 		for _, srv := range servers {
 			load := loadavg()
 			before, _ := procstat.Read(srv.pid)
-			r, err := dnsperf(ctx, o, srv.addr, name, 0, false, 0)
+			r, err := dnsperf(ctx, o, srv.addr, name, dnsLoad{})
 			if err != nil {
 				return fmt.Errorf("dnsperf %s %s: %w", srv.what, name, err)
 			}
@@ -195,13 +196,20 @@ func run(ctx context.Context, o options) error {
 	}
 
 	// 2. latency at half of heureka's peak, heureka's and then Knot's at
-	// the same rate.
+	// the same rate; at the run's niceness, then with the server and dnsperf
+	// real-time (-rt), which the machine's other work cannot delay.
 	for _, name := range []string{nnName, rackName} {
 		if o.skip["latency"] {
 			break
 		}
 		rate := peak["heureka"+name] / 2
-		for _, srv := range servers {
+		for _, run := range latencyRuns(servers, o.rt) {
+			srv := run.srv
+			if run.rt > 0 {
+				if err := realTime(srv.pid, run.rt); err != nil {
+					return err
+				}
+			}
 			load := loadavg()
 			hist := func() histogram { return histogram{} }
 			if srv.what == "heureka" {
@@ -211,7 +219,12 @@ func run(ctx context.Context, o options) error {
 				}
 			}
 			before, waited := hist(), procWaited(srv.pid)
-			r, err := dnsperf(ctx, o, srv.addr, name, rate, true, 0)
+			r, err := dnsperf(ctx, o, srv.addr, name, dnsLoad{rate: rate, verbose: true, rt: run.rt})
+			if run.rt > 0 {
+				if err := realTime(srv.pid, 0); err != nil {
+					return err
+				}
+			}
 			if err != nil {
 				return err
 			}
@@ -220,7 +233,7 @@ func run(ctx context.Context, o options) error {
 			if srv.what == "heureka" {
 				own = "\tserver's own p99 " + bound(hist().since(before).quantile(0.99))
 			}
-			fmt.Printf("latency\t%s\t%s\tat %.0f q/s (achieved %.0f)\tp50 %v p99 %v p99.9 %v max %v\tlost %d%s\tserver waited for a CPU %s\tload %s\n", srv.what, name, rate, r.qps,
+			fmt.Printf("latency\t%s%s\t%s\tat %.0f q/s (achieved %.0f)\tp50 %v p99 %v p99.9 %v max %v\tlost %d%s\tserver waited for a CPU %s\tload %s\n", srv.what, run.label(), name, rate, r.qps,
 				pct(r.lat, 50), pct(r.lat, 99), pct(r.lat, 99.9), pct(r.lat, 100), r.lost, own, perSecond(waited, o.duration), load)
 		}
 	}
@@ -268,11 +281,11 @@ func run(ctx context.Context, o options) error {
 			{"with DNS at heureka", b.dns},
 		} {
 			load := loadavg()
-			var dnsLoad dnsperfResult
+			var got dnsperfResult
 			loaded := renewals(ctx, b, big, o, func(ctx context.Context) {
-				dnsLoad, _ = dnsperf(ctx, o, target.addr, nnName, rate, false, -o.nice)
+				got, _ = dnsperf(ctx, o, target.addr, nnName, dnsLoad{rate: rate, nice: -o.nice})
 			})
-			printRenew(o, pair, fmt.Sprintf("%s, %.0f q/s (achieved %.0f, lost %d)", target.what, rate, dnsLoad.qps, dnsLoad.lost), loaded, quiet, load)
+			printRenew(o, pair, fmt.Sprintf("%s, %.0f q/s (achieved %.0f, lost %d)", target.what, rate, got.qps, got.lost), loaded, quiet, load)
 		}
 	}
 	return nil
@@ -284,6 +297,54 @@ func printRenew(o options, pair int, what string, r, quiet renewResult, load str
 		pair+1, o.renewPairs, o.big, what, r.sent, r.lost, pct(r.lat, 50), pct(r.lat, 99), pct(r.lat, 100),
 		float64(pct(r.lat, 99))/float64(pct(quiet.lat, 99)), bound(r.server.quantile(0.99)), 100*r.cpu.Seconds()/o.duration.Seconds(), r.gcs,
 		perSecond(r.srvWait, o.duration), perSecond(r.genWait, o.duration), load)
+}
+
+// dnsServer is one of the servers compared.
+type dnsServer struct {
+	what, addr string
+	pid        int
+}
+
+// latencyRun is one server's latency run: at the run's niceness, or with
+// it and dnsperf real-time at priority rt.
+type latencyRun struct {
+	srv dnsServer
+	rt  int
+}
+
+func (r latencyRun) label() string {
+	if r.rt == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (real-time %d)", r.rt)
+}
+
+// latencyRuns lists the latency runs: each server at the run's niceness,
+// then each real-time when rt is set.
+func latencyRuns(servers []dnsServer, rt int) []latencyRun {
+	var out []latencyRun
+	for _, prio := range []int{0, rt} {
+		for _, srv := range servers {
+			out = append(out, latencyRun{srv, prio})
+		}
+		if rt == 0 {
+			break
+		}
+	}
+	return out
+}
+
+// realTime puts every thread of process pid in SCHED_FIFO at priority
+// prio, or back in the normal policy with prio 0 (its niceness kept).
+func realTime(pid, prio int) error {
+	args := []string{"chrt", "-a", "-f", "-p", strconv.Itoa(prio), strconv.Itoa(pid)}
+	if prio == 0 {
+		args = []string{"chrt", "-a", "-o", "-p", "0", strconv.Itoa(pid)}
+	}
+	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+		return fmt.Errorf("%v: %w\n%s", args, err, out)
+	}
+	return nil
 }
 
 // reniceSelf sets this process's niceness: every thread's, as Linux keeps
@@ -542,11 +603,18 @@ var (
 	answerRE = regexp.MustCompile(`^> \S+ \S+ \S+ ([\d.]+)$`)
 )
 
+// dnsLoad is how dnsperf runs: at rate q/s when rate > 0, else as fast as
+// it gets answers; verbose collects every answer's latency; nice adds to
+// its niceness; rt > 0 runs it real-time (SCHED_FIFO) at that priority.
+type dnsLoad struct {
+	rate     float64
+	verbose  bool
+	nice, rt int
+}
+
 // dnsperf runs dnsperf on the generator CPUs against addr, asking name A
-// over UDP with EDNS0 for o.duration; at rate q/s when rate > 0, else as
-// fast as it gets answers. verbose collects every answer's latency. nice
-// adds to its niceness.
-func dnsperf(ctx context.Context, o options, addr, name string, rate float64, verbose bool, nice int) (dnsperfResult, error) {
+// over UDP with EDNS0 for o.duration, as l says.
+func dnsperf(ctx context.Context, o options, addr, name string, l dnsLoad) (dnsperfResult, error) {
 	host, port, _ := strings.Cut(addr, ":")
 	data, err := os.CreateTemp("", "dnsperf-*.txt")
 	if err != nil {
@@ -557,15 +625,18 @@ func dnsperf(ctx context.Context, o options, addr, name string, rate float64, ve
 	data.Close()
 	args := []string{"dnsperf", "-s", host, "-p", port, "-d", data.Name(), "-e", "-l", strconv.Itoa(int(o.duration.Seconds())),
 		"-c", "8", "-q", "64", "-t", "2"}
-	if rate > 0 {
-		args = append(args, "-Q", strconv.Itoa(int(rate)))
+	if l.rate > 0 {
+		args = append(args, "-Q", strconv.Itoa(int(l.rate)))
 	}
-	if verbose {
+	if l.verbose {
 		args = append(args, "-v")
 	}
 	argv := proc.Taskset(o.genCPUs, args...)
-	if nice != 0 {
-		argv = append([]string{"nice", "-n", strconv.Itoa(nice)}, argv...)
+	if l.nice != 0 {
+		argv = append([]string{"nice", "-n", strconv.Itoa(l.nice)}, argv...)
+	}
+	if l.rt > 0 {
+		argv = append([]string{"chrt", "-f", strconv.Itoa(l.rt)}, argv...)
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	out, err := cmd.Output()
@@ -582,7 +653,7 @@ func dnsperf(ctx context.Context, o options, addr, name string, rate float64, ve
 	if m := rcodesRE.FindSubmatch(out); m != nil {
 		r.rcodes = strings.TrimSpace(string(m[1]))
 	}
-	if verbose {
+	if l.verbose {
 		sc := bufio.NewScanner(bytes.NewReader(out))
 		for sc.Scan() {
 			if m := answerRE.FindStringSubmatch(sc.Text()); m != nil {

@@ -100,8 +100,13 @@ func arrival(ctl []byte) time.Time {
 	return time.Unix(int64(ts.Sec), int64(ts.Nsec))
 }
 
+// recvmmsg and sendmmsg are raw system calls: the socket is non-blocking,
+// so they return at once, and a call that the runtime saw enter the
+// kernel would, past 20 µs, have its P handed to another thread, which on
+// a server given one CPU is two threads taking turns on it for nothing.
+
 func (c *batchConn) recvmmsg(fd uintptr) bool {
-	n, _, errno := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&c.hdrs[0])), uintptr(len(c.hdrs)), 0, 0, 0)
+	n, _, errno := unix.RawSyscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&c.hdrs[0])), uintptr(len(c.hdrs)), 0, 0, 0)
 	switch errno {
 	case 0:
 		c.n = int(n)
@@ -151,7 +156,7 @@ func (c *batchConn) writeBatch(n int) error {
 
 func (c *batchConn) sendmmsg(fd uintptr) bool {
 	hs := c.whdrs[c.first:c.k]
-	n, _, errno := unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&hs[0])), uintptr(len(hs)), 0, 0, 0)
+	n, _, errno := unix.RawSyscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&hs[0])), uintptr(len(hs)), 0, 0, 0)
 	switch errno {
 	case 0:
 		c.sent = max(int(n), 1)

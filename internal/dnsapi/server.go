@@ -114,9 +114,9 @@ func (s *Server) Run(ctx context.Context) error {
 }
 
 // udpWorkers is how many goroutines serve UDP: one per CPU the process
-// may use, and at least two, so that a query that takes long (the first
-// after a change rebuilds its application's view) holds up no other.
-func udpWorkers() int { return max(2, runtime.GOMAXPROCS(0)) }
+// may use. The socket reads one batch at a time whatever their number, so
+// more would only take turns.
+func udpWorkers() int { return runtime.GOMAXPROCS(0) }
 
 // serveUDP reads and answers UDP queries until the socket is closed: a
 // batch of the datagrams waiting at a time, their replies sent together.
