@@ -10,24 +10,28 @@
 //	    for one rack's DataNodes, and the CPU time each server spent a
 //	    query (/proc/PID/stat), which the generator's own limits do not
 //	    bound;
-//	 2. latency: dnsperf at half of heureka's peak for each name, every
-//	    answer's latency (dnsperf -v), the percentiles, against heureka and
-//	    then Knot at the same rate, each at the run's niceness and then
-//	    with the server and dnsperf real-time (-rt: SCHED_FIFO, which the
-//	    machine's other work does not delay); heureka's own p99 from its
-//	    heureka_dns_query_seconds histogram (the query's arrival to its
-//	    reply sent), and the time the server's threads waited for a CPU;
+//	 2. latency: dnsperf at -share (half) of heureka's peak for each
+//	    name, every answer's latency (dnsperf -v), the percentiles,
+//	    against heureka and then Knot at the same rate, each at the run's
+//	    niceness and then with the server and dnsperf real-time (-rt:
+//	    SCHED_FIFO, which the machine's other work does not delay);
+//	    heureka's own p99 from its heureka_dns_query_seconds histogram
+//	    (the query's arrival to its reply sent), and the time the server's
+//	    threads waited for a CPU;
 //	 3. change: -changes times, a DataNode drained (then back), and a UDP
 //	    query repeated until the answer shows it: the time from the write
 //	    sent, and from the write acknowledged, to that answer;
 //	 4. renewals: a fresh heureka with -big instances; -renew-pairs times,
 //	    renewals at -renew-rate for -duration without DNS load, then with
-//	    dnsperf at half of the peak on the NameNode name aimed at a Knot on
-//	    the generators' CPU (what the DNS load costs the generator alone),
-//	    then aimed at heureka: lost renewals, the latency percentiles the
-//	    generator saw, the p99 the server saw
+//	    dnsperf at -renew-share (half) of the peak on the NameNode name
+//	    aimed at a Knot on the generators' CPU (what the DNS load costs
+//	    the generator alone), then aimed at heureka: lost renewals, the
+//	    latency percentiles the generator saw, the p99 the server saw
 //	    (heureka_http_request_duration_seconds, its handler's time), the
-//	    server's CPU and garbage collections.
+//	    server's CPU and garbage collections, and the time the server's
+//	    and the generator's threads waited for a CPU; then all again with
+//	    the server and this program real-time (-rt) and dnsperf a priority
+//	    below them.
 //
 // The servers run on -server-cpus and the generators (dnsperf and this
 // program) on -gen-cpus (taskset), so on a 2-core machine they never share
@@ -72,7 +76,7 @@ import (
 type options struct {
 	datanodes, racks, big, changes int
 	renewPairs, nice, rt           int
-	renewRate                      float64
+	renewRate, share, renewShare   float64
 	skip                           map[string]bool
 	duration                       time.Duration
 	serverCPUs, genCPUs            string
@@ -98,6 +102,8 @@ func main() {
 	flag.StringVar(&o.genCPUs, "gen-cpus", "0", "CPUs for dnsperf and this program; empty: no pinning")
 	flag.StringVar(&o.bin, "bin", "", "heureka binary to run (default: build ../cmd/heureka)")
 	flag.StringVar(&o.repo, "repo", "..", "the heureka repository, to build from")
+	flag.Float64Var(&o.share, "share", 0.5, "the latency phase's DNS rate, as a share of heureka's peak")
+	flag.Float64Var(&o.renewShare, "renew-share", 0.5, "the renewal phase's DNS rate, as a share of heureka's peak for the NameNode name")
 	flag.IntVar(&o.renewPairs, "renew-pairs", 2, "renewal windows without and with DNS load, in turn")
 	flag.IntVar(&o.nice, "nice", -10, "niceness of the servers, dnsperf and this program (below 0 needs root or CAP_SYS_NICE); 0: as started")
 	flag.IntVar(&o.rt, "rt", 10, "SCHED_FIFO priority of the servers and dnsperf in a second latency run of each (root only); 0: no such run")
@@ -195,14 +201,14 @@ func run(ctx context.Context, o options) error {
 		fmt.Printf("ratio\t%s\theureka/knot %.2f\n", name, peak["heureka"+name]/peak["knot"+name])
 	}
 
-	// 2. latency at half of heureka's peak, heureka's and then Knot's at
+	// 2. latency at -share of heureka's peak, heureka's and then Knot's at
 	// the same rate; at the run's niceness, then with the server and dnsperf
 	// real-time (-rt), which the machine's other work cannot delay.
 	for _, name := range []string{nnName, rackName} {
 		if o.skip["latency"] {
 			break
 		}
-		rate := peak["heureka"+name] / 2
+		rate := peak["heureka"+name] * o.share
 		for _, run := range latencyRuns(servers, o.rt) {
 			srv := run.srv
 			if run.rt > 0 {
@@ -271,21 +277,57 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer genKnot.stop()
-	rate := peak["heureka"+nnName] / 2
-	for pair := range o.renewPairs {
-		load := loadavg()
-		quiet := renewals(ctx, b, big, o, nil)
-		printRenew(o, pair, "without DNS", quiet, quiet, load)
-		for _, target := range []struct{ what, addr string }{
-			{"with DNS at Knot on the generators' CPU", genKnot.addr},
-			{"with DNS at heureka", b.dns},
-		} {
+	rate := peak["heureka"+nnName] * o.renewShare
+	modes := []int{0}
+	if o.rt > 0 {
+		modes = append(modes, o.rt)
+	}
+	for _, prio := range modes {
+		if prio > 0 {
+			// The server and this program real-time, dnsperf and the
+			// Knot beside it a priority below them: neither the
+			// machine's other work nor the DNS load's generator delays
+			// the renewals or their server, so what is left is the DNS
+			// work in the server.
+			if err := realTime(b.p.Pid(), prio); err != nil {
+				return err
+			}
+			if err := realTime(os.Getpid(), prio); err != nil {
+				return err
+			}
+			if prio > 1 {
+				if err := realTime(genKnot.p.Pid(), prio-1); err != nil {
+					return err
+				}
+			}
+		}
+		label := latencyRun{rt: prio}.label()
+		for pair := range o.renewPairs {
 			load := loadavg()
-			var got dnsperfResult
-			loaded := renewals(ctx, b, big, o, func(ctx context.Context) {
-				got, _ = dnsperf(ctx, o, target.addr, nnName, dnsLoad{rate: rate, nice: -o.nice})
-			})
-			printRenew(o, pair, fmt.Sprintf("%s, %.0f q/s (achieved %.0f, lost %d)", target.what, rate, got.qps, got.lost), loaded, quiet, load)
+			quiet := renewals(ctx, b, big, o, nil)
+			printRenew(o, pair, "without DNS"+label, quiet, quiet, load)
+			for _, target := range []struct{ what, addr string }{
+				{"with DNS at Knot on the generators' CPU", genKnot.addr},
+				{"with DNS at heureka", b.dns},
+			} {
+				load := loadavg()
+				var got dnsperfResult
+				loaded := renewals(ctx, b, big, o, func(ctx context.Context) {
+					got, _ = dnsperf(ctx, o, target.addr, nnName, dnsLoad{rate: rate, nice: -o.nice, rt: max(prio-1, 0), normal: true})
+				})
+				printRenew(o, pair, fmt.Sprintf("%s%s, %.0f q/s (achieved %.0f, lost %d)", target.what, label, rate, got.qps, got.lost), loaded, quiet, load)
+			}
+		}
+		if prio > 0 {
+			if err := realTime(b.p.Pid(), 0); err != nil {
+				return err
+			}
+			if err := realTime(os.Getpid(), 0); err != nil {
+				return err
+			}
+			if err := realTime(genKnot.p.Pid(), 0); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -605,11 +647,13 @@ var (
 
 // dnsLoad is how dnsperf runs: at rate q/s when rate > 0, else as fast as
 // it gets answers; verbose collects every answer's latency; nice adds to
-// its niceness; rt > 0 runs it real-time (SCHED_FIFO) at that priority.
+// its niceness; rt > 0 runs it real-time (SCHED_FIFO) at that priority,
+// normal in the normal policy when this program is real-time.
 type dnsLoad struct {
 	rate     float64
 	verbose  bool
 	nice, rt int
+	normal   bool // the normal scheduling policy, whatever this program's
 }
 
 // dnsperf runs dnsperf on the generator CPUs against addr, asking name A
@@ -635,8 +679,11 @@ func dnsperf(ctx context.Context, o options, addr, name string, l dnsLoad) (dnsp
 	if l.nice != 0 {
 		argv = append([]string{"nice", "-n", strconv.Itoa(l.nice)}, argv...)
 	}
-	if l.rt > 0 {
+	switch {
+	case l.rt > 0:
 		argv = append([]string{"chrt", "-f", strconv.Itoa(l.rt)}, argv...)
+	case l.normal:
+		argv = append([]string{"chrt", "-o", "0"}, argv...)
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	out, err := cmd.Output()
