@@ -20,8 +20,8 @@
 // writes: rack, version, role_state, down_cause and probe_state (Meta*).
 //
 // An instance's metadata is a Metadata (metadata.go): immutable, in key
-// order, kept as one block of text rather than a map, so that a registry of
-// 100k instances holds two pointer-free objects each for it.
+// order, kept as one string rather than a map, so that a registry holds one
+// pointer-free object per instance for it.
 //
 // Every type here is a plain value, safe to share once built; nothing here
 // starts goroutines or holds locks.

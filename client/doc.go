@@ -25,7 +25,10 @@
 //     InstanceByID, Application and Renewals are the reads operators'
 //     tools make; ByHost (instances by host name or IP) and PickDataNodes
 //     (a server-side DataNode choice) are heureka's reads that cost the
-//     answer, not the registry. WriteCacheFile and ReadCacheFile are the Cache's file
+//     answer, not the registry, and OnHosts is ByHost with a full read of
+//     a plain Eureka server as its fallback. WatchView is what a
+//     /v1/watch follower has seen, naming each change ADDED or MODIFIED
+//     against it. WriteCacheFile and ReadCacheFile are the Cache's file
 //     format. Follow runs in the caller's goroutine until its ctx ends.
 //
 // # Creating and closing
@@ -138,7 +141,8 @@
 //
 // # Concurrency
 //
-// Client, Cache and Snapshot are safe for concurrent use. Readers load the
+// Client, Cache and Snapshot are safe for concurrent use (a WatchView is
+// not: Follow calls it from one goroutine). Readers load the
 // current Snapshot with one atomic read: they never block, never allocate,
 // and never see half an update; updates build a new Snapshot and swap it
 // in. Nothing reachable from a Snapshot is ever modified, so readers must

@@ -1,6 +1,8 @@
 // Package eureka is the Eureka wire codec: instances, applications and
 // registry listings in JSON and XML, written exactly as Netflix's Eureka
-// server writes them and read as leniently as real clients send them.
+// server writes them and read as leniently as real clients send them, and
+// the peer replication batch and its answers in JSON (ReplicationItem,
+// EncodeReplicationList, DecodeReplicationList, ReplicationResult).
 //
 // # Output
 //
@@ -20,8 +22,9 @@
 // '$' as "_-"), and keys that still cannot be element names are left out
 // (see ValidXMLMetadataKey); JSON carries every key.
 //
-// Encoders append to byte slices without reflection: the registry encodes
-// whole listings on its read path.
+// The instance and listing encoders append to byte slices without
+// reflection: the server encodes listings on its read path. A batch's
+// envelope, written once per batch, goes through encoding/json.
 //
 // # Input
 //
@@ -64,7 +67,5 @@
 // No HTTP: content negotiation stops at FormatFor and SniffFormat, and
 // gzip, body-size limits and error bodies belong to the HTTP layer. No
 // validation against limits, no hash-code computation (see
-// heureka.ReconcileHashCode), no compact (X-Eureka-Accept) output, and no
-// replication batch envelopes: AppendInstance writes the instance object a
-// batch embeds.
+// heureka.ReconcileHashCode), and no compact (X-Eureka-Accept) output.
 package eureka

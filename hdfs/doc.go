@@ -2,7 +2,7 @@
 // registry client. Almost all of it is pure functions; the exceptions are
 // named below (Picker and Penalties keep state; DialProbe dials).
 //
-// It covers six things:
+// It covers seven things:
 //
 //   - Naming and metadata. DataNodes register as "hdfs-datanode.<cluster>"
 //     and NameNodes as "hdfs-namenode.<cluster>" (AppName, ParseAppName,

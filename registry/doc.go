@@ -5,13 +5,14 @@
 //
 // # Concurrency
 //
-// Writers (Register, Cancel, SetStatus, DeleteStatusOverride,
-// UpdateMetadata, Adopt) take the write lock. Renew, the hot path, takes
-// only the read lock and moves the lease's renewal time forward atomically;
-// it takes the write lock only in the rare cases where the rule chain
-// changes the stored status or the renewal moves the deadline back (the
-// clock stepped back). Tick takes the read lock, with a mutex of its own,
-// to find what expired, and the write lock only to evict it.
+// Writers (Register, RegisterOwned, Cancel, CancelIfRegisteredBefore,
+// SetStatus, DeleteStatusOverride, UpdateMetadata, Adopt) take the write
+// lock. Renew, the hot path, takes only the read lock and moves the
+// lease's renewal time forward atomically; it takes the write lock only
+// in the rare cases where the rule chain changes the stored status or the
+// renewal moves the deadline back (the clock stepped back). Tick takes
+// the read lock, with a mutex of its own, to find what expired, and the
+// write lock only to evict it.
 // Readers call Snapshot and get an immutable view, rebuilt at most once per
 // change and when the delta's oldest entry leaves its window; a read issued
 // after a write returned always reflects it. A snapshot holds each

@@ -5,11 +5,13 @@
 // operator.go, pick.go, hadoop.go and topology.go.
 //
 //	heureka server      the Eureka-compatible registry server (package server)
-//	heureka agent       the agent beside one DataNode or NameNode (agent, agent/hdfsrole)
+//	heureka agent       the agent beside one daemon: HDFS, YARN, HBase, Elasticsearch,
+//	                    ZooKeeper or Kafka (agent, agent/<system>role)
 //	heureka sim         a simulated DataNode or NameNode, for tests and demos (sim)
 //	heureka apps, instances, show, status, deregister, watch, events
 //	                    operator commands against the registry (ctl)
 //	heureka alert       node failures and self-preservation to Alertmanager or a webhook (alert)
+//	heureka auth        secrets for the server's credentials file, and a check of the file (internal/auth)
 //	heureka topology    Hadoop's topology-script protocol, answered from the registry (ctl)
 //	heureka hadoop      hdfs-site HA properties and hosts files from the registry (ctl)
 //	heureka pick        DataNodes for a write, placed as HDFS places blocks (ctl)

@@ -10,7 +10,7 @@
 // counts and problem rows (see Summary and docs/design.md). HDFS facts come
 // from package hdfs. It is encoded once per registry snapshot, and each
 // application's part is reused while the snapshot holds the same immutable
-// application view, so a change re-encodes only what it touched.
+// blocks of it, so a change re-encodes only the applications it touched.
 //
 // The page reads only heureka's public endpoints, through relative URLs (so
 // it also works behind a proxy that mounts a server under a path): the
@@ -33,14 +33,16 @@
 // The assets are read and hashed once, at package initialisation; the
 // handlers only read them and are safe for concurrent use. ServeSummary's
 // cache is one per process, guarded by a mutex; its entries are keyed by
-// the snapshot and application objects themselves, so it serves any number
-// of registries correctly (each new snapshot replaces the cached one).
+// the snapshot and each application's blocks, which the registry never
+// modifies (each new snapshot replaces the cached one).
 //
 // # What it does not do
 //
 // It changes nothing: there are no buttons that write to the registry (use
-// the heureka CLI), no authentication (put a proxy in front), and no
-// history beyond the events the server still holds in its change log. The
-// summary has no paging: it is the whole registry in compact form (about
-// 100 bytes an instance), because the rack map draws every DataNode.
+// the heureka CLI), no authentication of its own (internal/httpapi asks
+// the read permission for the page, its assets and the summary, as for
+// every read), and no history beyond the events the server still holds
+// in its change log. The summary has no paging: it is the whole registry
+// in compact form (about 100 bytes an instance), because the rack map
+// draws every DataNode.
 package dashboard

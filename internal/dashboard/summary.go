@@ -118,8 +118,8 @@ func ServeSummary(w http.ResponseWriter, r *http.Request, snap *registry.Snapsho
 }
 
 // summaries is the process's summary cache. Entries are keyed by the
-// snapshot and application objects themselves, which the registry never
-// modifies, so one cache serves any number of registries correctly.
+// snapshot and each application's blocks, which the registry never
+// modifies.
 var summaries summaryCache
 
 type summaryCache struct {

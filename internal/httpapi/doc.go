@@ -77,8 +77,15 @@
 // one gzip stream). A client that does not accept gzip gets the members
 // inflated as they are written. Assembled payloads are memoised per
 // snapshot in a small bounded cache, which is dropped as soon as a newer
-// snapshot is seen, so a read issued after a write returned always
-// reflects it.
+// snapshot is seen.
+//
+// A read issued after a write returned reflects it, with one exception: a
+// full, delta or application listing whose newest snapshot has more than a
+// few blocks left to encode (after a bulk write, or in a registration
+// storm) is served the last snapshot whose blocks are all encoded instead,
+// at most maxStale (30 s) behind, while the encoder goroutine catches up
+// (encoder.go). Every other read, and the streams, use the newest
+// snapshot.
 //
 // # What it does not do
 //
