@@ -54,8 +54,14 @@
 //
 // # Concurrency
 //
-// A Server is safe for concurrent use once Open returns: miekg/dns serves
-// each query on a goroutine of its own. Answers are made from a view of
+// A Server is safe for concurrent use once Open returns. UDP is served by
+// one goroutine per CPU the process may use (udp.go), each reading a batch
+// of datagrams at a time and sending their replies together (recvmmsg and
+// sendmmsg on Linux, batch_linux.go; one at a time elsewhere) with scratch
+// storage of its own; an address query takes the fast path (fast.go), which
+// copies records packed once per set, and any other query is read and
+// answered by miekg/dns. TCP is miekg/dns's server, a goroutine per
+// connection. Answers are made from a view of
 // the registry's snapshot (view.go), replaced when the registry's snapshot
 // changes. Under a view, an application is a part per registry block (its
 // UP instances by group: all, per role state, per rack), built once per
