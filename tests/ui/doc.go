@@ -9,6 +9,9 @@
 // and as a DOWN-coloured square in the rack map, that the filter narrows
 // the tables, and that a cancelled one disappears, all without reloading;
 // and that instance data is shown as text, never run as markup.
+// TestDashboardDNSLine checks that, with --dns-listen, the header names the
+// DNS zone, its address and the queries answered, and that the count
+// follows queries.
 //
 // TestDashboardAtScale registers HEUREKA_UI_DATANODES DataNodes (20,000
 // unless set) on 40 racks and an HA pair of NameNodes over HTTP, a bounded
