@@ -38,6 +38,7 @@
 // the last sweep, and the sweep closes the connections past a bound.
 //
 // It does not limit how many connections a client opens, nor the rate of
-// its requests (internal/httpapi's admission does that), and it does not
-// bound a handler's own work, only the client's.
+// its requests (internal/httpapi limits each client's writes and
+// streams), and it does not bound a handler's own work, only the
+// client's.
 package conntime
