@@ -42,6 +42,14 @@
 // and TC is set; over TCP the bound is 65,535 bytes, about 4,000 A
 // records, past which TC is set as well.
 //
+// SRV records come only when asked for: the port is the registered port,
+// the target the registered host name or, when that is an address, the
+// instance's name in the zone, with the target's address in the additional
+// section; in a NameNode application the priority is the rank (active 0).
+// An instance's TXT record holds app, id, host, ip, port, status, rack,
+// role_state, version, disk_used, disk_total, admin_state and full_percent
+// as key=value strings, leaving out the empty ones.
+//
 // # Abuse
 //
 // Messages that do not parse, that carry other than one question, or more
