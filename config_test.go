@@ -38,3 +38,27 @@ func TestConfigError(t *testing.T) {
 		t.Errorf("ConfigIn: outer field %q, inner %q; want the inner one unchanged", outer.Field, inner.Field)
 	}
 }
+
+// TestLimitsValidate: each limit that cannot work is refused by its field.
+func TestLimitsValidate(t *testing.T) {
+	if err := DefaultLimits().Validate(); err != nil {
+		t.Fatalf("the defaults: %v", err)
+	}
+	zero := Limits{MaxIDLength: 1, MaxFieldLength: 1, MaxMetadataKeyLen: 1}
+	if err := zero.Validate(); err != nil {
+		t.Errorf("no metadata allowed is a limit that works: %v", err)
+	}
+	for field, edit := range map[string]func(*Limits){
+		"MaxIDLength":       func(l *Limits) { l.MaxIDLength = 0 },
+		"MaxFieldLength":    func(l *Limits) { l.MaxFieldLength = -1 },
+		"MaxMetadata":       func(l *Limits) { l.MaxMetadata = -1 },
+		"MaxMetadataBytes":  func(l *Limits) { l.MaxMetadataBytes = -1 },
+		"MaxMetadataKeyLen": func(l *Limits) { l.MaxMetadataKeyLen = 0 },
+	} {
+		l := DefaultLimits()
+		edit(&l)
+		if ce, ok := errors.AsType[*ConfigError](l.Validate()); !ok || ce.Field != field {
+			t.Errorf("%s: %v", field, l.Validate())
+		}
+	}
+}

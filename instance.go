@@ -190,6 +190,25 @@ func DefaultLimits() Limits {
 	}
 }
 
+// Validate reports the first limit that cannot work, as a *ConfigError:
+// lengths must be positive, counts and sizes zero or more.
+func (l Limits) Validate() error {
+	for _, f := range []struct {
+		field string
+		v     int
+		min   int
+	}{
+		{"MaxIDLength", l.MaxIDLength, 1}, {"MaxFieldLength", l.MaxFieldLength, 1},
+		{"MaxMetadata", l.MaxMetadata, 0}, {"MaxMetadataBytes", l.MaxMetadataBytes, 0},
+		{"MaxMetadataKeyLen", l.MaxMetadataKeyLen, 1},
+	} {
+		if f.v < f.min {
+			return InvalidConfig(f.field, f.v, "want at least %d (start from DefaultLimits)", f.min)
+		}
+	}
+	return nil
+}
+
 // Validate checks a normalised instance against Eureka's registration rules
 // (in Eureka's order and words) and against l. The error is EINVALID and names
 // the field.
