@@ -3,7 +3,6 @@ package registry
 import (
 	"context"
 	"log/slog"
-	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -198,49 +197,6 @@ func New(cfg Config) (*Registry, error) {
 		protection:  Protection{Mode: cfg.SelfPreservation},
 	}
 	return r, nil
-}
-
-// Validate reports the first setting that cannot work, by name.
-func (c Config) Validate() error {
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{
-		{"delta retention", c.DeltaRetention}, {"eviction interval", c.EvictionInterval},
-		{"expected client renewal interval", c.ExpectedClientRenewalInterval},
-		{"max protection", c.MaxProtection}, {"tombstone TTL", c.TombstoneTTL},
-		{"max ahead", c.MaxAhead},
-	} {
-		if d.v <= 0 {
-			return heureka.Errorf(heureka.EINVALID, "%s %v: want a positive duration", d.name, d.v)
-		}
-	}
-	switch l := c.Limits; {
-	case c.Clock == nil:
-		return heureka.Errorf(heureka.EINVALID, "clock is nil: start from DefaultConfig")
-	case c.StormRate < 0 || math.IsNaN(c.StormRate) || math.IsInf(c.StormRate, 0):
-		return heureka.Errorf(heureka.EINVALID, "storm rate %v: want 0 (off) or a positive number of registrations a second", c.StormRate)
-	case c.StormHold < 0:
-		return heureka.Errorf(heureka.EINVALID, "storm hold %v: want 0 (off) or more", c.StormHold)
-	case c.PauseThreshold < 0:
-		return heureka.Errorf(heureka.EINVALID, "pause threshold %v: want 0 (off) or more", c.PauseThreshold)
-	case c.ChangeLogSize <= 0:
-		return heureka.Errorf(heureka.EINVALID, "change log size %d: want at least 1", c.ChangeLogSize)
-	case l.MaxIDLength <= 0 || l.MaxFieldLength <= 0 || l.MaxMetadata < 0 || l.MaxMetadataBytes < 0 || l.MaxMetadataKeyLen <= 0:
-		return heureka.Errorf(heureka.EINVALID, "limits %+v: lengths must be positive (start from heureka.DefaultLimits)", l)
-	}
-	switch c.SelfPreservation {
-	case ModeOff, ModeEureka, ModeSmart:
-	default:
-		return heureka.Errorf(heureka.EINVALID, "self-preservation mode %q: want off, eureka or smart", c.SelfPreservation)
-	}
-	if c.MassLossFraction <= 0 || c.MassLossFraction > 1 {
-		return heureka.Errorf(heureka.EINVALID, "mass-loss fraction %v: want a fraction in (0, 1]", c.MassLossFraction)
-	}
-	if c.RenewalPercentThreshold <= 0 || c.RenewalPercentThreshold > 1 {
-		return heureka.Errorf(heureka.EINVALID, "renewal percent threshold %v: want a fraction in (0, 1]", c.RenewalPercentThreshold)
-	}
-	return nil
 }
 
 // Run evicts expired leases every EvictionInterval until ctx is done.
