@@ -12,6 +12,7 @@ import (
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/client"
+	"github.com/heureka-project/heureka/internal/configtest"
 )
 
 func TestInstanceRoundTrips(t *testing.T) {
@@ -238,60 +239,55 @@ func TestPasswordsStayOutOfErrors(t *testing.T) {
 	}
 }
 
+// TestConfigValidate: every setting of Config, CacheConfig and
+// FollowConfig that cannot work is refused with a *heureka.ConfigError
+// naming its field.
 func TestConfigValidate(t *testing.T) {
 	ok := client.DefaultConfig()
 	ok.URLs = []string{"http://127.0.0.1:8761/eureka"}
-	if err := ok.Validate(); err != nil {
-		t.Fatalf("valid config: %v", err)
-	}
-	for _, tc := range []struct {
-		field string
-		mod   func(*client.Config)
-	}{
-		{"URLs", func(c *client.Config) { c.URLs = nil }},
-		{"URLs[0]", func(c *client.Config) { c.URLs = []string{"127.0.0.1:8761"} }},
-		{"URLs[1]", func(c *client.Config) { c.URLs = append(c.URLs, "http://h/eureka?x=1") }},
-		{"Clusters", func(c *client.Config) { c.Clusters = map[string][]string{"HDFS-(": {"http://h"}} }},
-		{"Clusters", func(c *client.Config) { c.Clusters = map[string][]string{"HDFS-.*": nil} }},
-		{"ConnectTimeout", func(c *client.Config) { c.ConnectTimeout = 0 }},
-		{"ReadTimeout", func(c *client.Config) { c.ReadTimeout = -time.Second }},
-		{"Rounds", func(c *client.Config) { c.Rounds = 0 }},
-		{"MaxBackoff", func(c *client.Config) { c.MaxBackoff = time.Millisecond }},
-		{"MaxResponseBytes", func(c *client.Config) { c.MaxResponseBytes = -1 }},
-	} {
-		cfg := ok
-		tc.mod(&cfg)
-		err := cfg.Validate()
-		if err == nil || !strings.Contains(err.Error(), tc.field) || heureka.ErrorCode(err) != heureka.EINVALID {
-			t.Errorf("%s: err = %v", tc.field, err)
-		}
-	}
+	configtest.Refuses(t, ok, configtest.Cases[client.Config]{
+		"URLs":                   func(c *client.Config) { c.URLs = nil },
+		"URLs[0]":                func(c *client.Config) { c.URLs = []string{"127.0.0.1:8761"} },
+		"URLs[1]":                func(c *client.Config) { c.URLs = []string{ok.URLs[0], "http://h/eureka?x=1"} },
+		`Clusters["HDFS-("]`:     func(c *client.Config) { c.Clusters = map[string][]string{"HDFS-(": {"http://h"}} },
+		`Clusters["HDFS-.*"]`:    func(c *client.Config) { c.Clusters = map[string][]string{"HDFS-.*": nil} },
+		`Clusters["HDFS-.*"][0]`: func(c *client.Config) { c.Clusters = map[string][]string{"HDFS-.*": {"ftp://h"}} },
+		"ConnectTimeout":         func(c *client.Config) { c.ConnectTimeout = 0 },
+		"ReadTimeout":            func(c *client.Config) { c.ReadTimeout = -time.Second },
+		"Backoff":                func(c *client.Config) { c.Backoff = 0 },
+		"Rounds":                 func(c *client.Config) { c.Rounds = 0 },
+		"MaxBackoff":             func(c *client.Config) { c.MaxBackoff = time.Millisecond },
+		"MaxResponseBytes":       func(c *client.Config) { c.MaxResponseBytes = -1 },
+		"CertFile":               func(c *client.Config) { c.KeyFile = "k.pem" },
+		"KeyFile":                func(c *client.Config) { c.CertFile = "c.pem" },
+		"Transport":              func(c *client.Config) { c.Transport, c.CAFile = http.DefaultTransport, "ca.pem" },
+		"BearerToken":            func(c *client.Config) { c.BearerToken = "a\nb" },
+	})
 
-	cc := client.DefaultCacheConfig()
-	if err := cc.Validate(); err != nil {
-		t.Fatalf("valid cache config: %v", err)
-	}
-	for _, tc := range []struct {
-		field string
-		mod   func(*client.CacheConfig)
-	}{
-		{"Apps[0]", func(c *client.CacheConfig) { c.Apps = []string{" "} }},
-		{"PollInterval", func(c *client.CacheConfig) { c.PollInterval = 0 }},
-		{"RetryMax", func(c *client.CacheConfig) { c.RetryMax = time.Millisecond }},
-		{"WatchIdleTimeout", func(c *client.CacheConfig) { c.WatchIdleTimeout = -1 }},
-		{"MaxPendingChanges", func(c *client.CacheConfig) { c.MaxPendingChanges = 0 }},
-	} {
-		cfg := cc
-		tc.mod(&cfg)
-		err := cfg.Validate()
-		if err == nil || !strings.Contains(err.Error(), tc.field) {
-			t.Errorf("%s: err = %v", tc.field, err)
-		}
-	}
+	configtest.Refuses(t, client.DefaultCacheConfig(), configtest.Cases[client.CacheConfig]{
+		"Apps[0]":            func(c *client.CacheConfig) { c.Apps = []string{" "} },
+		"PollInterval":       func(c *client.CacheConfig) { c.PollInterval = 0 },
+		"WatchRetryInterval": func(c *client.CacheConfig) { c.WatchRetryInterval = 0 },
+		"RetryMax":           func(c *client.CacheConfig) { c.RetryMax = time.Millisecond },
+		"WatchIdleTimeout":   func(c *client.CacheConfig) { c.WatchIdleTimeout = -1 },
+		"CacheFileInterval":  func(c *client.CacheConfig) { c.CacheFileInterval = 0 },
+		"MaxPendingChanges":  func(c *client.CacheConfig) { c.MaxPendingChanges = 0 },
+	})
+
+	follow := client.DefaultFollowConfig()
+	follow.Stream, follow.Handle = client.WatchStream, func(client.Event) error { return nil }
+	configtest.Refuses(t, follow, configtest.Cases[client.FollowConfig]{
+		"Stream":       func(c *client.FollowConfig) { c.Stream = "/v1/other" },
+		"Handle":       func(c *client.FollowConfig) { c.Handle = nil },
+		"IdleTimeout":  func(c *client.FollowConfig) { c.IdleTimeout = 0 },
+		"FirstBackoff": func(c *client.FollowConfig) { c.FirstBackoff = 0 },
+		"MaxBackoff":   func(c *client.FollowConfig) { c.MaxBackoff = c.FirstBackoff / 2 },
+	})
 
 	// Zero is a value, not "the default": a Config with only URLs set
 	// is refused, naming the first field that cannot be zero.
-	if _, err := client.New(client.Config{URLs: ok.URLs}); err == nil || !strings.Contains(err.Error(), "ConnectTimeout") {
+	_, err := client.New(client.Config{URLs: ok.URLs})
+	if ce, isCE := errors.AsType[*heureka.ConfigError](err); !isCE || ce.Field != "ConnectTimeout" {
 		t.Errorf("New with only URLs: %v, want an error naming ConnectTimeout", err)
 	}
 }

@@ -3,6 +3,9 @@ package client
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
+	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -101,52 +104,54 @@ func DefaultConfig() Config {
 	}
 }
 
-// Validate reports the first setting that cannot work, naming the field.
+// Validate reports the first setting that cannot work, as a
+// *heureka.ConfigError naming its field.
 func (c Config) Validate() error {
 	if len(c.URLs) == 0 && len(c.Clusters) == 0 {
-		return invalid("URLs", "is empty: give at least one registry base URL, e.g. http://127.0.0.1:8761/eureka")
+		return heureka.InvalidConfig("URLs", nil, "is empty: give at least one registry base URL, e.g. http://127.0.0.1:8761/eureka")
 	}
 	for i, u := range c.URLs {
-		if _, err := parseBase(u); err != nil {
-			return invalidf("URLs[%d]: %v", i, err)
+		if err := checkBase(fmt.Sprintf("URLs[%d]", i), u); err != nil {
+			return err
 		}
 	}
 	for pat, urls := range c.Clusters {
+		field := fmt.Sprintf("Clusters[%q]", pat)
 		if _, err := heureka.CompilePattern(pat); err != nil {
-			return invalidf("Clusters[%q]: bad pattern: %v", pat, err)
+			return heureka.InvalidConfig(field, nil, "bad pattern: %v", err)
 		}
 		if len(urls) == 0 {
-			return invalidf("Clusters[%q]: no URLs", pat)
+			return heureka.InvalidConfig(field, nil, "no URLs")
 		}
 		for i, u := range urls {
-			if _, err := parseBase(u); err != nil {
-				return invalidf("Clusters[%q][%d]: %v", pat, i, err)
+			if err := checkBase(fmt.Sprintf("%s[%d]", field, i), u); err != nil {
+				return err
 			}
 		}
 	}
-	if err := positive(
-		setting{"ConnectTimeout", c.ConnectTimeout}, setting{"ReadTimeout", c.ReadTimeout},
-		setting{"Backoff", c.Backoff}, setting{"MaxBackoff", c.MaxBackoff},
+	if err := heureka.Positive(
+		heureka.NamedDuration{Field: "ConnectTimeout", Value: c.ConnectTimeout},
+		heureka.NamedDuration{Field: "ReadTimeout", Value: c.ReadTimeout},
+		heureka.NamedDuration{Field: "Backoff", Value: c.Backoff},
+		heureka.NamedDuration{Field: "MaxBackoff", Value: c.MaxBackoff},
 	); err != nil {
 		return err
 	}
-	if c.MaxBackoff < c.Backoff {
-		return invalidf("MaxBackoff %v is less than Backoff %v", c.MaxBackoff, c.Backoff)
-	}
-	if c.Rounds < 1 {
-		return invalidf("Rounds is %d; want at least 1", c.Rounds)
-	}
-	if c.MaxResponseBytes < 1 {
-		return invalidf("MaxResponseBytes is %d; want a positive size", c.MaxResponseBytes)
-	}
-	if (c.CertFile == "") != (c.KeyFile == "") {
-		return invalid("CertFile", "and KeyFile: give both or neither")
-	}
-	if c.Transport != nil && (c.TLS != nil || c.CAFile != "" || c.CertFile != "") {
-		return invalid("Transport", "is set: TLS, CAFile and CertFile configure the Client's own transport; put them on Transport instead")
-	}
-	if strings.ContainsAny(c.BearerToken, "\r\n") || strings.TrimSpace(c.BearerToken) != c.BearerToken {
-		return invalid("BearerToken", "has white space or a line break")
+	switch {
+	case c.MaxBackoff < c.Backoff:
+		return heureka.InvalidConfig("MaxBackoff", c.MaxBackoff, "is less than Backoff %v", c.Backoff)
+	case c.Rounds < 1:
+		return heureka.InvalidConfig("Rounds", c.Rounds, "want at least 1")
+	case c.MaxResponseBytes < 1:
+		return heureka.InvalidConfig("MaxResponseBytes", c.MaxResponseBytes, "want a positive size")
+	case c.CertFile == "" && c.KeyFile != "":
+		return heureka.InvalidConfig("CertFile", nil, "is empty while KeyFile is set: give both or neither")
+	case c.CertFile != "" && c.KeyFile == "":
+		return heureka.InvalidConfig("KeyFile", nil, "is empty while CertFile is set: give both or neither")
+	case c.Transport != nil && (c.TLS != nil || c.CAFile != "" || c.CertFile != ""):
+		return heureka.InvalidConfig("Transport", nil, "is set: TLS, CAFile and CertFile configure the Client's own transport; put them on Transport instead")
+	case strings.ContainsAny(c.BearerToken, "\r\n") || strings.TrimSpace(c.BearerToken) != c.BearerToken:
+		return heureka.InvalidConfig("BearerToken", nil, "has white space or a line break") // the value is a secret
 	}
 	return nil
 }
@@ -164,18 +169,18 @@ func (c Config) TLSConfig() (*tls.Config, error) {
 	if c.CAFile != "" {
 		b, err := os.ReadFile(c.CAFile)
 		if err != nil {
-			return nil, invalidf("CAFile: %v", err)
+			return nil, heureka.InvalidConfig("CAFile", c.CAFile, "cannot be read: %v", pathless(err))
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(b) {
-			return nil, invalidf("CAFile: %s holds no PEM certificate", c.CAFile)
+			return nil, heureka.InvalidConfig("CAFile", c.CAFile, "holds no PEM certificate")
 		}
 		tc.RootCAs = pool
 	}
 	if c.CertFile != "" {
 		cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
 		if err != nil {
-			return nil, invalidf("CertFile: %v", err)
+			return nil, heureka.InvalidConfig("CertFile", c.CertFile, "with KeyFile %q: %v", c.KeyFile, pathless(err))
 		}
 		tc.Certificates = []tls.Certificate{cert}
 	}
@@ -251,25 +256,28 @@ func DefaultCacheConfig() CacheConfig {
 	}
 }
 
-// Validate reports the first setting that cannot work, naming the field.
+// Validate reports the first setting that cannot work, as a
+// *heureka.ConfigError naming its field.
 func (c CacheConfig) Validate() error {
 	for i, a := range c.Apps {
 		if strings.TrimSpace(a) == "" {
-			return invalidf("Apps[%d] is empty", i)
+			return heureka.InvalidConfig(fmt.Sprintf("Apps[%d]", i), a, "is empty")
 		}
 	}
-	if err := positive(
-		setting{"PollInterval", c.PollInterval}, setting{"WatchRetryInterval", c.WatchRetryInterval},
-		setting{"WatchIdleTimeout", c.WatchIdleTimeout}, setting{"RetryMax", c.RetryMax},
-		setting{"CacheFileInterval", c.CacheFileInterval},
+	if err := heureka.Positive(
+		heureka.NamedDuration{Field: "PollInterval", Value: c.PollInterval},
+		heureka.NamedDuration{Field: "WatchRetryInterval", Value: c.WatchRetryInterval},
+		heureka.NamedDuration{Field: "WatchIdleTimeout", Value: c.WatchIdleTimeout},
+		heureka.NamedDuration{Field: "RetryMax", Value: c.RetryMax},
+		heureka.NamedDuration{Field: "CacheFileInterval", Value: c.CacheFileInterval},
 	); err != nil {
 		return err
 	}
-	if c.RetryMax < c.PollInterval {
-		return invalidf("RetryMax %v is less than PollInterval %v", c.RetryMax, c.PollInterval)
-	}
-	if c.MaxPendingChanges < 1 {
-		return invalidf("MaxPendingChanges is %d; want at least 1", c.MaxPendingChanges)
+	switch {
+	case c.RetryMax < c.PollInterval:
+		return heureka.InvalidConfig("RetryMax", c.RetryMax, "is less than PollInterval %v", c.PollInterval)
+	case c.MaxPendingChanges < 1:
+		return heureka.InvalidConfig("MaxPendingChanges", c.MaxPendingChanges, "want at least 1")
 	}
 	return nil
 }
@@ -302,19 +310,20 @@ func parseBase(s string) (*url.URL, error) {
 
 func redact(u *url.URL) string { return u.Redacted() }
 
-// setting is a duration field of a config, by name, for positive.
-type setting struct {
-	name string
-	v    time.Duration
-}
-
-// positive is the error for the first setting that is not a positive
-// duration, or nil.
-func positive(settings ...setting) error {
-	for _, d := range settings {
-		if d.v <= 0 {
-			return invalidf("%s is %v; want a positive duration", d.name, d.v)
-		}
+// checkBase is parseBase's refusal of the URL s, as a *heureka.ConfigError
+// for field; the reason quotes the URL with any password redacted.
+func checkBase(field, s string) error {
+	if _, err := parseBase(s); err != nil {
+		return heureka.InvalidConfig(field, nil, "%v", err)
 	}
 	return nil
+}
+
+// pathless is err without the file name a *fs.PathError repeats, for an
+// error that names the file already.
+func pathless(err error) error {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		return pe.Err
+	}
+	return err
 }

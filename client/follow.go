@@ -82,19 +82,21 @@ func DefaultFollowConfig() FollowConfig {
 	}
 }
 
-// Validate reports the first setting that cannot work, by name.
+// Validate reports the first setting that cannot work, as a
+// *heureka.ConfigError naming its field.
 func (c FollowConfig) Validate() error {
 	switch {
 	case c.Stream != WatchStream && c.Stream != EventsStream:
-		return invalidf("FollowConfig.Stream %q: want %s or %s", c.Stream, WatchStream, EventsStream)
+		return heureka.InvalidConfig("Stream", c.Stream, "want %s or %s", WatchStream, EventsStream)
 	case c.Handle == nil:
-		return invalid("FollowConfig.Handle", "is required")
-	case c.IdleTimeout <= 0:
-		return invalidf("FollowConfig.IdleTimeout %v: want a positive duration", c.IdleTimeout)
-	case c.FirstBackoff <= 0 || c.MaxBackoff < c.FirstBackoff:
-		return invalidf("FollowConfig backoff %v..%v: want 0 < FirstBackoff <= MaxBackoff", c.FirstBackoff, c.MaxBackoff)
+		return heureka.InvalidConfig("Handle", nil, "is required")
+	case c.MaxBackoff < c.FirstBackoff:
+		return heureka.InvalidConfig("MaxBackoff", c.MaxBackoff, "is less than FirstBackoff %v", c.FirstBackoff)
 	}
-	return nil
+	return heureka.Positive(
+		heureka.NamedDuration{Field: "IdleTimeout", Value: c.IdleTimeout},
+		heureka.NamedDuration{Field: "FirstBackoff", Value: c.FirstBackoff},
+	)
 }
 
 // Follow follows one of a heureka server's streams across disconnects

@@ -115,41 +115,45 @@ func DefaultConfig() Config {
 	}
 }
 
-// Validate reports the first setting that cannot work, by name.
+// Validate reports the first setting that cannot work, as a
+// *heureka.ConfigError naming its field.
 func (c Config) Validate() error {
-	for _, p := range c.Peers {
+	for i, p := range c.Peers {
+		field := fmt.Sprintf("Peers[%d]", i)
 		u, err := urlcheck.Parse(p)
 		if err != nil {
-			return heureka.Errorf(heureka.EINVALID, "peer URL %q: want http(s)://host:port/eureka", p)
+			return heureka.InvalidConfig(field, p, "want http(s)://host:port/eureka")
 		}
 		if u.User != nil {
 			// Peer URLs are shown in /v1/status and logs.
-			return heureka.Errorf(heureka.EINVALID, "peer URL %q carries credentials; give them as Config.Authorization instead", u.Redacted())
+			return heureka.InvalidConfig(field, u.Redacted(), "carries credentials; give them as Config.Authorization instead")
 		}
 	}
 	switch {
 	case c.NodeID == "":
-		return heureka.Errorf(heureka.EINVALID, "replication: NodeID is empty")
+		return heureka.InvalidConfig("NodeID", nil, "is empty")
 	case c.BatchSize <= 0:
-		return heureka.Errorf(heureka.EINVALID, "replication: BatchSize %d must be positive", c.BatchSize)
+		return heureka.InvalidConfig("BatchSize", c.BatchSize, "want at least 1")
 	case c.MaxBatchBytes <= 0:
-		return heureka.Errorf(heureka.EINVALID, "replication: MaxBatchBytes %d must be positive", c.MaxBatchBytes)
+		return heureka.InvalidConfig("MaxBatchBytes", c.MaxBatchBytes, "want a positive size")
 	case c.QueueSize <= 0:
-		return heureka.Errorf(heureka.EINVALID, "replication: QueueSize %d must be positive", c.QueueSize)
-	case c.BatchDelay < 0 || c.MaxOutage < 0 || c.SyncTimeout < 0:
-		return heureka.Errorf(heureka.EINVALID, "replication: BatchDelay %s, MaxOutage %s and SyncTimeout %s may not be negative",
-			c.BatchDelay, c.MaxOutage, c.SyncTimeout)
-	case c.ConnectTimeout <= 0 || c.RequestTimeout <= 0:
-		return heureka.Errorf(heureka.EINVALID, "replication: ConnectTimeout %s and RequestTimeout %s must be positive",
-			c.ConnectTimeout, c.RequestTimeout)
-	case c.AntiEntropyInterval <= 0:
-		return heureka.Errorf(heureka.EINVALID, "replication: AntiEntropyInterval %s must be positive", c.AntiEntropyInterval)
+		return heureka.InvalidConfig("QueueSize", c.QueueSize, "want at least 1")
+	case c.BatchDelay < 0:
+		return heureka.InvalidConfig("BatchDelay", c.BatchDelay, "want 0 (send at once) or more")
+	case c.MaxOutage < 0:
+		return heureka.InvalidConfig("MaxOutage", c.MaxOutage, "want 0 (resynchronise at once) or more")
+	case c.SyncTimeout < 0:
+		return heureka.InvalidConfig("SyncTimeout", c.SyncTimeout, "want 0 (start empty at once) or more")
 	case c.Clock == nil:
-		return heureka.Errorf(heureka.EINVALID, "replication: Clock is nil; start from DefaultConfig")
+		return heureka.InvalidConfig("Clock", nil, "is nil; start from DefaultConfig")
 	case c.Logger == nil:
-		return heureka.Errorf(heureka.EINVALID, "replication: Logger is nil; start from DefaultConfig, or give slog.New(slog.DiscardHandler) for none")
+		return heureka.InvalidConfig("Logger", nil, "is nil; start from DefaultConfig, or give slog.New(slog.DiscardHandler) for none")
 	}
-	return nil
+	return heureka.Positive(
+		heureka.NamedDuration{Field: "ConnectTimeout", Value: c.ConnectTimeout},
+		heureka.NamedDuration{Field: "RequestTimeout", Value: c.RequestTimeout},
+		heureka.NamedDuration{Field: "AntiEntropyInterval", Value: c.AntiEntropyInterval},
+	)
 }
 
 // Replicator forwards this server's client writes to its peers, copies the

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"fmt"
 	"log/slog"
 	"math"
 	"net/http"
@@ -129,32 +128,32 @@ type Server struct {
 	closeOnce  sync.Once
 }
 
-// Validate reports the first setting that cannot work, by name.
+// Validate reports the first setting that cannot work, as a
+// *heureka.ConfigError naming its field.
 func (c Config) Validate() error {
 	switch {
 	case c.MaxBodyBytes <= 0:
-		return fmt.Errorf("httpapi: MaxBodyBytes %d: want a positive size", c.MaxBodyBytes)
+		return heureka.InvalidConfig("MaxBodyBytes", c.MaxBodyBytes, "want a positive size")
 	case c.CacheEntries <= 0:
-		return fmt.Errorf("httpapi: CacheEntries %d: want at least 1", c.CacheEntries)
+		return heureka.InvalidConfig("CacheEntries", c.CacheEntries, "want at least 1")
 	case c.MaxWatchers < 0:
-		return fmt.Errorf("httpapi: MaxWatchers %d: want 0 (no streams) or more", c.MaxWatchers)
+		return heureka.InvalidConfig("MaxWatchers", c.MaxWatchers, "want 0 (no streams) or more")
 	case c.MaxWatchLag <= 0:
-		return fmt.Errorf("httpapi: MaxWatchLag %d: want at least 1", c.MaxWatchLag)
-	case c.KeepAlive <= 0:
-		return fmt.Errorf("httpapi: KeepAlive %v: want a positive interval", c.KeepAlive)
-	case c.WriteTimeout <= 0:
-		return fmt.Errorf("httpapi: WriteTimeout %v: want a positive duration", c.WriteTimeout)
+		return heureka.InvalidConfig("MaxWatchLag", c.MaxWatchLag, "want at least 1")
 	case c.WriteRate < 0 || math.IsNaN(c.WriteRate) || math.IsInf(c.WriteRate, 0):
-		return fmt.Errorf("write-rate: %v must be a finite number, 0 or more (0 turns the limit off)", c.WriteRate)
+		return heureka.InvalidConfig("WriteRate", c.WriteRate, "want a finite number, 0 or more (0 turns the limit off)")
 	case c.WriteRate > 0 && c.WriteBurst < 1:
-		return fmt.Errorf("write-burst: %d must be at least 1", c.WriteBurst)
+		return heureka.InvalidConfig("WriteBurst", c.WriteBurst, "want at least 1")
 	case c.MaxWatchersPerClient < 0:
-		return fmt.Errorf("max-watchers-per-client: %d must not be negative (0: no per-client bound)", c.MaxWatchersPerClient)
+		return heureka.InvalidConfig("MaxWatchersPerClient", c.MaxWatchersPerClient, "want 0 (no per-client bound) or more")
 	}
-	if l := c.Limits; l.MaxIDLength <= 0 || l.MaxFieldLength <= 0 || l.MaxMetadata < 0 || l.MaxMetadataBytes < 0 || l.MaxMetadataKeyLen <= 0 {
-		return fmt.Errorf("httpapi: Limits %+v: lengths must be positive (start from heureka.DefaultLimits)", l)
+	if err := heureka.Positive(
+		heureka.NamedDuration{Field: "KeepAlive", Value: c.KeepAlive},
+		heureka.NamedDuration{Field: "WriteTimeout", Value: c.WriteTimeout},
+	); err != nil {
+		return err
 	}
-	return nil
+	return heureka.ConfigIn("Limits", c.Limits.Validate())
 }
 
 // New returns a Server that serves reg, or the error of cfg.Validate.
