@@ -1,8 +1,8 @@
 package server
 
 import (
-	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/heureka-project/heureka"
@@ -132,58 +132,82 @@ func serverRegistryConfig() registry.Config {
 	return c
 }
 
-// Validate checks c, naming the setting at fault by its flag name.
+// Validate reports the first setting that cannot work, as a
+// *heureka.ConfigError naming its field, a part's as Registry.FIELD,
+// Replication.FIELD, HTTP.FIELD or DNS.FIELD. The fields Open sets (see
+// Config) are not checked.
 func (c Config) Validate() error {
-	switch {
-	case c.Listen == "":
-		return errors.New("listen: address is empty")
-	case c.Registry.SelfPreservation != registry.ModeOff && c.Registry.SelfPreservation != registry.ModeEureka &&
-		c.Registry.SelfPreservation != registry.ModeSmart:
-		return fmt.Errorf("self-preservation: %q is not one of off, eureka, smart", c.Registry.SelfPreservation)
-	case c.Registry.DeltaRetention <= 0:
-		return fmt.Errorf("delta-retention: %v must be positive", c.Registry.DeltaRetention)
-	case c.ShutdownTimeout <= 0:
-		return fmt.Errorf("shutdown-timeout: %v must be positive", c.ShutdownTimeout)
-	case c.Replication.SyncTimeout <= 0:
-		return fmt.Errorf("sync-timeout: %v must be positive", c.Replication.SyncTimeout)
-	case c.AuthFile != "" && c.AuthPoll <= 0:
-		return fmt.Errorf("auth-poll: %v must be positive", c.AuthPoll)
-	case (c.TLSCert == "") != (c.TLSKey == ""):
-		return errors.New("tls-cert, tls-key: give both or neither")
-	case c.TLSClientCA != "" && c.TLSCert == "":
-		return errors.New("tls-client-ca: needs tls-cert and tls-key (mutual TLS is TLS first)")
-	case (c.PeerCert == "") != (c.PeerKey == ""):
-		return errors.New("peer-cert, peer-key: give both or neither")
-	case c.PeerAuthFile != "" && c.PeerAuth != "":
-		return errors.New("peer-auth-file: $HEUREKA_PEER_AUTH is set too; give one")
-	case c.ReadTimeout <= 0:
-		return fmt.Errorf("read-timeout: %v must be positive", c.ReadTimeout)
-	case c.ResponseTimeout <= 0:
-		return fmt.Errorf("response-timeout: %v must be positive", c.ResponseTimeout)
-	case c.StormGCPercent < 0:
-		return fmt.Errorf("storm GC percent %d: want 0 (leave the collector alone) or a positive percentage", c.StormGCPercent)
+	if c.Listen == "" {
+		return heureka.InvalidConfig("Listen", nil, "is empty; give a TCP address such as 127.0.0.1:8761")
 	}
-	if err := c.HTTP.Validate(); err != nil {
+	if err := heureka.Positive(
+		heureka.NamedDuration{Field: "ShutdownTimeout", Value: c.ShutdownTimeout},
+		heureka.NamedDuration{Field: "ReadTimeout", Value: c.ReadTimeout},
+		heureka.NamedDuration{Field: "ResponseTimeout", Value: c.ResponseTimeout},
+		// Zero would start every server empty without asking its peers.
+		heureka.NamedDuration{Field: "Replication.SyncTimeout", Value: c.Replication.SyncTimeout},
+	); err != nil {
 		return err
 	}
-	if err := c.DNS.Validate(); err != nil {
-		return heureka.ConfigIn("DNS", err)
+	if err := c.checkFiles(); err != nil {
+		return err
+	}
+	if c.StormGCPercent < 0 {
+		return heureka.InvalidConfig("StormGCPercent", c.StormGCPercent, "want 0 (leave the collector alone) or a positive percentage")
+	}
+	if err := heureka.ConfigIn("Registry", c.Registry.Validate()); err != nil {
+		return err
+	}
+	for i, p := range c.Replication.Peers {
+		if u, err := urlcheck.Parse(p); err == nil && u.User != nil {
+			return heureka.InvalidConfig(fmt.Sprintf("Replication.Peers[%d]", i), u.Redacted(),
+				"carries credentials, which status pages and logs would show; give the peers' credentials in PeerAuthFile or PeerAuth")
+		}
+	}
+	rep := c.Replication
+	rep.NodeID = "set by Open" // and the Logger
+	if rep.Logger == nil {
+		rep.Logger = slog.Default()
+	}
+	if err := heureka.ConfigIn("Replication", rep.Validate()); err != nil {
+		return err
+	}
+	api := c.HTTP
+	api.Limits = c.Registry.Limits // as Open sets them
+	if err := heureka.ConfigIn("HTTP", api.Validate()); err != nil {
+		return err
+	}
+	if err := heureka.ConfigIn("DNS", c.DNS.Validate()); err != nil {
+		return err
 	}
 	if c.DNS.Listen != "" && c.AuthFile != "" && len(c.DNS.Allow) == 0 {
-		return errors.New("dns-allow: authentication is on, so DNS answers only the networks --dns-allow names (CIDR,...); DNS carries no credentials")
+		return heureka.InvalidConfig("DNS.Allow", nil, "is empty while AuthFile turns authentication on: DNS carries no credentials, so name the networks that may ask")
 	}
-	for _, p := range c.Replication.Peers {
-		u, err := urlcheck.Parse(p)
-		if err != nil {
-			return fmt.Errorf("peers: %q is not a URL like http://HOST:PORT/eureka", p)
-		}
-		if u.User != nil {
-			return fmt.Errorf("peers: %q carries credentials; put them in --peer-auth-file or $HEUREKA_PEER_AUTH", u.Redacted())
-		}
+	return nil
+}
+
+// checkFiles checks the credential and certificate settings: pairs given
+// whole, and each needing what it builds on.
+func (c Config) checkFiles() error {
+	switch {
+	case c.AuthFile != "" && c.AuthPoll <= 0:
+		return heureka.InvalidConfig("AuthPoll", c.AuthPoll, "must be a positive duration while AuthFile is set")
+	case c.TLSCert == "" && c.TLSKey != "":
+		return heureka.InvalidConfig("TLSCert", nil, "is empty while TLSKey is set: give both or neither")
+	case c.TLSCert != "" && c.TLSKey == "":
+		return heureka.InvalidConfig("TLSKey", nil, "is empty while TLSCert is set: give both or neither")
+	case c.TLSClientCA != "" && c.TLSCert == "":
+		return heureka.InvalidConfig("TLSClientCA", c.TLSClientCA, "needs TLSCert and TLSKey (mutual TLS is TLS first)")
+	case c.PeerCert == "" && c.PeerKey != "":
+		return heureka.InvalidConfig("PeerCert", nil, "is empty while PeerKey is set: give both or neither")
+	case c.PeerCert != "" && c.PeerKey == "":
+		return heureka.InvalidConfig("PeerKey", nil, "is empty while PeerCert is set: give both or neither")
+	case c.PeerAuthFile != "" && c.PeerAuth != "":
+		return heureka.InvalidConfig("PeerAuth", nil, "is set as well as PeerAuthFile; give one")
 	}
 	if c.PeerAuth != "" {
 		if _, err := auth.AuthorizationHeader(c.PeerAuth); err != nil {
-			return fmt.Errorf("HEUREKA_PEER_AUTH: %v", err)
+			return heureka.InvalidConfig("PeerAuth", nil, "%v", err) // the value is a secret
 		}
 	}
 	return nil

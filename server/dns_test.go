@@ -18,17 +18,17 @@ import (
 )
 
 // TestDNSNeedsAllowWithAuth: with authentication on, DNS (which carries no
-// credentials) is refused at start unless --dns-allow names who may ask.
+// credentials) is refused at start unless DNS.Allow names who may ask.
 func TestDNSNeedsAllowWithAuth(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.AuthFile = "/nonexistent/credentials.json"
 	cfg.DNS.Listen = "127.0.0.1:0"
-	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "dns-allow") {
-		t.Fatalf("auth on, DNS without --dns-allow: %v; want an error naming dns-allow", err)
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "DNS.Allow") {
+		t.Fatalf("auth on, DNS without an allow list: %v; want an error naming DNS.Allow", err)
 	}
 	cfg.DNS.Allow = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	if err := cfg.Validate(); err != nil {
-		t.Fatalf("with --dns-allow: %v", err)
+		t.Fatalf("with an allow list: %v", err)
 	}
 }
 

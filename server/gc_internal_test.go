@@ -48,7 +48,7 @@ func TestCollectLessInStorms(t *testing.T) {
 func TestStormGCPercentMustNotBeNegative(t *testing.T) {
 	c := DefaultConfig()
 	c.StormGCPercent = -1
-	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "storm GC percent -1") {
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "StormGCPercent -1") {
 		t.Fatalf("Validate with StormGCPercent -1: %v, want an error naming it", err)
 	}
 	c.StormGCPercent = 100

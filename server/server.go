@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/internal/auth"
 	"github.com/heureka-project/heureka/internal/conntime"
 	"github.com/heureka-project/heureka/internal/dnsapi"
@@ -79,7 +80,7 @@ func (s *Server) Open() error {
 	if s.Config.AuthFile != "" {
 		store = auth.NewStore(s.Config.AuthFile, s.Logger)
 		if err := store.Load(); err != nil {
-			return fmt.Errorf("auth-file: %w", err)
+			return heureka.InvalidConfig("AuthFile", nil, "%v", err)
 		}
 	}
 	serverTLS, err := s.loadTLS()
@@ -225,14 +226,14 @@ func (s *Server) loadTLS() (*tls.Config, error) {
 	}
 	kp, err := auth.LoadKeyPair(s.Config.TLSCert, s.Config.TLSKey)
 	if err != nil {
-		return nil, fmt.Errorf("tls-cert: %w", err)
+		return nil, heureka.InvalidConfig("TLSCert", nil, "%v", err)
 	}
 	s.cert = kp
 	tc := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: kp.GetCertificate}
 	if s.Config.TLSClientCA != "" {
 		pool, err := auth.LoadCertPool(s.Config.TLSClientCA)
 		if err != nil {
-			return nil, fmt.Errorf("tls-client-ca: %w", err)
+			return nil, heureka.InvalidConfig("TLSClientCA", nil, "%v", err)
 		}
 		// Agents and Eureka clients without certificates still connect
 		// and authenticate otherwise; a certificate offered must verify.
@@ -251,14 +252,14 @@ func (s *Server) loadPeerTLS() (*tls.Config, error) {
 	if s.Config.PeerCA != "" {
 		pool, err := auth.LoadCertPool(s.Config.PeerCA)
 		if err != nil {
-			return nil, fmt.Errorf("peer-ca: %w", err)
+			return nil, heureka.InvalidConfig("PeerCA", nil, "%v", err)
 		}
 		tc.RootCAs = pool
 	}
 	if s.Config.PeerCert != "" {
 		kp, err := auth.LoadKeyPair(s.Config.PeerCert, s.Config.PeerKey)
 		if err != nil {
-			return nil, fmt.Errorf("peer-cert: %w", err)
+			return nil, heureka.InvalidConfig("PeerCert", nil, "%v", err)
 		}
 		s.peerCert = kp
 		tc.GetClientCertificate = kp.GetClientCertificate
@@ -273,7 +274,7 @@ func (s *Server) loadPeerAuth() error {
 	if s.Config.PeerAuthFile != "" {
 		b, err := os.ReadFile(s.Config.PeerAuthFile)
 		if err != nil {
-			return fmt.Errorf("peer-auth-file: %w", err)
+			return heureka.InvalidConfig("PeerAuthFile", nil, "%v", err)
 		}
 		secret = string(b)
 	}
@@ -282,7 +283,7 @@ func (s *Server) loadPeerAuth() error {
 	}
 	h, err := auth.AuthorizationHeader(secret)
 	if err != nil {
-		return fmt.Errorf("peer-auth-file %s: %w", s.Config.PeerAuthFile, err)
+		return heureka.InvalidConfig("PeerAuthFile", s.Config.PeerAuthFile, "%v", err)
 	}
 	s.peerAuth.Store(h)
 	return nil

@@ -53,11 +53,11 @@ func runServer(ctx context.Context, args []string, _, stderr io.Writer) error {
 	cfg.Replication.Peers = append(cfg.Replication.Peers, commaList(f.peers)...)
 	allow, err := dnsapi.ParseAllow(f.dnsAllow)
 	if err != nil {
-		return &usageError{"server: " + err.Error()}
+		return &usageError{"--dns-allow: " + err.Error()}
 	}
 	cfg.DNS.Allow = allow
 	if err := cfg.Validate(); err != nil {
-		return &usageError{"server: " + err.Error()}
+		return flagError(err, serverFields)
 	}
 	logger, err := f.newLog()
 	if err != nil {
@@ -69,7 +69,7 @@ func runServer(ctx context.Context, args []string, _, stderr io.Writer) error {
 	defer stop()
 	srv := server.New(cfg, logger)
 	if err := srv.Open(); err != nil {
-		return err
+		return flagError(err, serverFields) // a file the flags name that cannot be read
 	}
 	if f.debugListen != "" {
 		http.Handle("/debug/clock", clock)
@@ -95,6 +95,19 @@ func runServer(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}
 	logger.Info("heureka server stopped")
 	return nil
+}
+
+// serverFields maps server.Config's fields to the flags (or the
+// environment variable) that set them, for flagError.
+var serverFields = map[string]string{
+	"Listen": "--listen", "ShutdownTimeout": "--shutdown-timeout", "ReadTimeout": "--read-timeout", "ResponseTimeout": "--response-timeout",
+	"Registry.SelfPreservation": "--self-preservation", "Registry.DeltaRetention": "--delta-retention",
+	"Registry.StormRate": "--storm-rate", "Registry.StormHold": "--storm-hold",
+	"Replication.Peers": "--peers", "Replication.SelfURL": "--self-url", "Replication.SyncTimeout": "--sync-timeout",
+	"AuthFile": "--auth-file", "AuthPoll": "--auth-poll", "TLSCert": "--tls-cert", "TLSKey": "--tls-key", "TLSClientCA": "--tls-client-ca",
+	"PeerCA": "--peer-ca", "PeerCert": "--peer-cert", "PeerKey": "--peer-key", "PeerAuthFile": "--peer-auth-file", "PeerAuth": "$HEUREKA_PEER_AUTH",
+	"HTTP.WriteRate": "--write-rate", "HTTP.WriteBurst": "--write-burst", "HTTP.MaxWatchersPerClient": "--max-watchers-per-client",
+	"DNS.Listen": "--dns-listen", "DNS.Domain": "--dns-domain", "DNS.Allow": "--dns-allow", "DNS.Rate": "--dns-rate",
 }
 
 // define defines the flags, into cfg where a flag is a Config field.

@@ -103,7 +103,7 @@ func TestServerOpenErrors(t *testing.T) {
 
 	cfg = server.DefaultConfig()
 	cfg.Registry.SelfPreservation = "sometimes"
-	if err := server.New(cfg, nil).Open(); err == nil || !strings.Contains(err.Error(), "self-preservation") {
+	if err := server.New(cfg, nil).Open(); err == nil || !strings.Contains(err.Error(), "Registry.SelfPreservation") {
 		t.Errorf("bad mode: %v", err)
 	}
 	if err := server.New(cfg, nil).Close(context.Background()); err != nil {
@@ -130,7 +130,7 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"server", "--no-such-flag"}, 2, "", "no-such-flag"},
 		{[]string{"server", "--self-preservation", "always"}, 2, "", "self-preservation"},
 		{[]string{"server", "--log-format", "xml"}, 2, "", "log-format"},
-		{[]string{"server", "--response-timeout", "0s"}, 2, "", "response-timeout: 0s must be positive"},
+		{[]string{"server", "--response-timeout", "0s"}, 2, "", "--response-timeout 0s: must be a positive duration"},
 		{[]string{"server", "--log-level", "loud"}, 2, "", "log-level"},
 		{[]string{"server", "extra"}, 2, "", "extra"},
 	} {

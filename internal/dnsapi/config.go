@@ -130,7 +130,7 @@ func ParseAllow(s string) ([]netip.Prefix, error) {
 		}
 		a, err := netip.ParseAddr(part)
 		if err != nil {
-			return nil, fmt.Errorf("dns-allow: %q is not a network (10.0.0.0/8) or an address", part)
+			return nil, fmt.Errorf("%q is not a network (10.0.0.0/8) or an address", part)
 		}
 		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
 	}
