@@ -121,7 +121,7 @@ func (c Config) Validate() error {
 			return heureka.InvalidConfig(field, nil, "bad pattern: %v", err)
 		}
 		if len(urls) == 0 {
-			return heureka.InvalidConfig(field, nil, "no URLs")
+			return heureka.InvalidConfig(field, nil, "has no registry URL")
 		}
 		for i, u := range urls {
 			if err := checkBase(fmt.Sprintf("%s[%d]", field, i), u); err != nil {

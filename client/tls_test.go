@@ -142,7 +142,7 @@ func TestTLSConfigValidate(t *testing.T) {
 		edit func(*client.Config)
 		msg  string
 	}{
-		{func(c *client.Config) { c.URLs = []string{"https://h/eureka"}; c.CertFile = cert.CertFile }, "CertFile and KeyFile"},
+		{func(c *client.Config) { c.URLs = []string{"https://h/eureka"}; c.CertFile = cert.CertFile }, "KeyFile: is empty while CertFile is set"},
 		{func(c *client.Config) {
 			c.URLs = []string{"https://h/eureka"}
 			c.CAFile = ca.CertFile
@@ -153,7 +153,7 @@ func TestTLSConfigValidate(t *testing.T) {
 			c.URLs = []string{"https://h/eureka"}
 			c.CAFile = filepath.Join(t.TempDir(), "none.pem")
 		}, "CAFile"},
-		{func(c *client.Config) { c.URLs = []string{"https://h/eureka"}; c.CAFile = cert.KeyFile }, "no PEM certificate"},
+		{func(c *client.Config) { c.URLs = []string{"https://h/eureka"}; c.CAFile = cert.KeyFile }, "CAFile \"" + cert.KeyFile + "\": holds no PEM certificate"},
 		{func(c *client.Config) {
 			c.URLs = []string{"https://h/eureka"}
 			c.CertFile = cert.CertFile
