@@ -449,7 +449,7 @@ func TestConfigValidate(t *testing.T) {
 		{"FlapWindow", func(c *testConfig) { c.FlapWindow = 0 }},
 		{"FlapHoldMax", func(c *testConfig) { c.FlapHoldMax = time.Second }},
 		{"PID", func(c *testConfig) { c.PID, c.PIDFile = 12, "/run/dn.pid" }},
-		{"PID", func(c *testConfig) { c.PIDFile, c.SystemdUnit = "/run/dn.pid", "hadoop-hdfs-datanode" }},
+		{"PIDFile", func(c *testConfig) { c.PIDFile, c.SystemdUnit = "/run/dn.pid", "hadoop-hdfs-datanode" }},
 		{"PID", func(c *testConfig) { c.PID = -1 }},
 		{"PID", func(c *testConfig) { c.PID = 1 << 23 }},
 		{"SystemdUnit", func(c *testConfig) { c.SystemdUnit = "--all" }},
@@ -461,8 +461,8 @@ func TestConfigValidate(t *testing.T) {
 		if err == nil {
 			err = cfg.HDFS.Validate()
 		}
-		if err == nil || !strings.Contains(err.Error(), c.field) || heureka.ErrorCode(err) != heureka.EINVALID {
-			t.Errorf("%s: %v", c.field, err)
+		if ce, ok := errors.AsType[*heureka.ConfigError](err); !ok || ce.Field != c.field {
+			t.Errorf("%s: %v; want a *heureka.ConfigError naming %[1]s", c.field, err)
 		}
 	}
 	if _, err := newAgent(good, nil, &fakeDaemon{}); err == nil {

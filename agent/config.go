@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"fmt"
 	"log/slog"
 	"net"
 	"strings"
@@ -169,64 +168,68 @@ func DefaultConfig() Config {
 	}
 }
 
-// Validate reports the first setting that cannot work, naming the field.
+// Validate reports the first setting that cannot work, as a
+// *heureka.ConfigError naming its field.
 func (c Config) Validate() error {
-	bad := func(field, format string, args ...any) error {
-		return heureka.Errorf(heureka.EINVALID, "agent: %s %s", field, fmt.Sprintf(format, args...))
-	}
 	switch {
 	case !heureka.ValidRoleName(c.Role):
-		return bad("Role", "%q is not a role name (lower-case letters, digits and hyphens, e.g. hdfs-datanode)", c.Role)
+		return heureka.InvalidConfig("Role", c.Role, "is not a role name (lower-case letters, digits and hyphens, e.g. hdfs-datanode)")
 	case c.Cluster == "" || strings.ContainsAny(c.Cluster, "/\\ \t\r\n"):
-		return bad("Cluster", "%q must be a non-empty name without slashes or spaces", c.Cluster)
+		return heureka.InvalidConfig("Cluster", c.Cluster, "must be a non-empty name without slashes or spaces")
 	case c.Host == "":
-		return bad("Host", "is empty")
+		return heureka.InvalidConfig("Host", nil, "is empty")
 	case net.ParseIP(c.IPAddr) == nil:
-		return bad("IPAddr", "%q is not an IP address", c.IPAddr)
+		return heureka.InvalidConfig("IPAddr", c.IPAddr, "is not an IP address")
 	}
 	if err := heureka.ValidateName("instance ID", c.InstanceID(), heureka.DefaultLimits().MaxIDLength); err != nil {
-		return bad("Host", "and Rack give an unusable instance ID: %v", err)
+		return heureka.InvalidConfig("Host", c.Host, "with Rack %q gives an unusable instance ID: %v", c.Rack, err)
 	}
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{
-		{"RenewInterval", c.RenewInterval}, {"LeaseDuration", c.LeaseDuration},
-		{"ProbeInterval", c.ProbeInterval}, {"ProbeTimeout", c.ProbeTimeout},
-		{"RecheckInterval", c.RecheckInterval}, {"MetadataInterval", c.MetadataInterval},
-		{"CollectTimeout", c.CollectTimeout}, {"MetadataMaxAge", c.MetadataMaxAge},
-		{"CallTimeout", c.CallTimeout}, {"BackoffMin", c.BackoffMin}, {"BackoffMax", c.BackoffMax},
-		{"HangAfter", c.HangAfter}, {"FlapWindow", c.FlapWindow}, {"FlapHoldMax", c.FlapHoldMax},
-	} {
-		if d.v <= 0 {
-			return bad(d.name, "is %v; want a positive duration", d.v)
-		}
+	if err := heureka.Positive(
+		heureka.NamedDuration{Field: "RenewInterval", Value: c.RenewInterval},
+		heureka.NamedDuration{Field: "LeaseDuration", Value: c.LeaseDuration},
+		heureka.NamedDuration{Field: "ProbeInterval", Value: c.ProbeInterval},
+		heureka.NamedDuration{Field: "ProbeTimeout", Value: c.ProbeTimeout},
+		heureka.NamedDuration{Field: "RecheckInterval", Value: c.RecheckInterval},
+		heureka.NamedDuration{Field: "MetadataInterval", Value: c.MetadataInterval},
+		heureka.NamedDuration{Field: "CollectTimeout", Value: c.CollectTimeout},
+		heureka.NamedDuration{Field: "MetadataMaxAge", Value: c.MetadataMaxAge},
+		heureka.NamedDuration{Field: "CallTimeout", Value: c.CallTimeout},
+		heureka.NamedDuration{Field: "BackoffMin", Value: c.BackoffMin},
+		heureka.NamedDuration{Field: "BackoffMax", Value: c.BackoffMax},
+		heureka.NamedDuration{Field: "HangAfter", Value: c.HangAfter},
+		heureka.NamedDuration{Field: "FlapWindow", Value: c.FlapWindow},
+		heureka.NamedDuration{Field: "FlapHoldMax", Value: c.FlapHoldMax},
+	); err != nil {
+		return err
 	}
 	switch {
 	case c.RenewInterval < time.Second:
-		return bad("RenewInterval", "is %v; Eureka counts in whole seconds, so at least 1s", c.RenewInterval)
+		return heureka.InvalidConfig("RenewInterval", c.RenewInterval, "Eureka counts in whole seconds, so at least 1s")
 	case c.LeaseDuration <= c.RenewInterval:
-		return bad("LeaseDuration", "%v must be longer than RenewInterval %v, or every late heartbeat expires the lease", c.LeaseDuration, c.RenewInterval)
+		return heureka.InvalidConfig("LeaseDuration", c.LeaseDuration, "must be longer than RenewInterval %v, or every late heartbeat expires the lease", c.RenewInterval)
 	case c.ProbeTimeout > c.ProbeInterval:
-		return bad("ProbeTimeout", "%v is longer than ProbeInterval %v", c.ProbeTimeout, c.ProbeInterval)
+		return heureka.InvalidConfig("ProbeTimeout", c.ProbeTimeout, "is longer than ProbeInterval %v", c.ProbeInterval)
 	case c.FailureThreshold < 1:
-		return bad("FailureThreshold", "is %d; want at least 1", c.FailureThreshold)
+		return heureka.InvalidConfig("FailureThreshold", c.FailureThreshold, "want at least 1")
 	case c.DrainPeriod < 0:
-		return bad("DrainPeriod", "is %v; want zero or more", c.DrainPeriod)
+		return heureka.InvalidConfig("DrainPeriod", c.DrainPeriod, "want zero or more")
 	case c.BackoffMin > c.BackoffMax:
-		return bad("BackoffMin", "%v is more than BackoffMax %v", c.BackoffMin, c.BackoffMax)
+		return heureka.InvalidConfig("BackoffMin", c.BackoffMin, "is more than BackoffMax %v", c.BackoffMax)
 	case c.HungMarkAfter < 0:
-		return bad("HungMarkAfter", "is %v; want zero or more", c.HungMarkAfter)
+		return heureka.InvalidConfig("HungMarkAfter", c.HungMarkAfter, "want zero or more")
 	case c.UpAfter < 0:
-		return bad("UpAfter", "is %v; want zero or more", c.UpAfter)
+		return heureka.InvalidConfig("UpAfter", c.UpAfter, "want zero or more")
 	case c.FlapHoldMax < c.UpAfter:
-		return bad("FlapHoldMax", "%v is less than UpAfter %v", c.FlapHoldMax, c.UpAfter)
+		return heureka.InvalidConfig("FlapHoldMax", c.FlapHoldMax, "is less than UpAfter %v", c.UpAfter)
 	case countSet(c.PID != 0, c.PIDFile != "", c.SystemdUnit != "") > 1:
-		return bad("PID", "%d, PIDFile %q and SystemdUnit %q: give at most one", c.PID, c.PIDFile, c.SystemdUnit)
+		if c.PID == 0 {
+			return heureka.InvalidConfig("PIDFile", c.PIDFile, "is set with SystemdUnit %q: give at most one of them", c.SystemdUnit)
+		}
+		return heureka.InvalidConfig("PID", c.PID, "is set with PIDFile %q or SystemdUnit %q: give at most one of the three", c.PIDFile, c.SystemdUnit)
 	case c.PID < 0 || c.PID > maxPID:
-		return bad("PID", "%d is out of range 1-%d", c.PID, maxPID)
+		return heureka.InvalidConfig("PID", c.PID, "is out of range 1-%d", maxPID)
 	case strings.ContainsAny(c.SystemdUnit, " \t\r\n/") || strings.HasPrefix(c.SystemdUnit, "-"):
-		return bad("SystemdUnit", "%q is not a unit name", c.SystemdUnit)
+		return heureka.InvalidConfig("SystemdUnit", c.SystemdUnit, "is not a unit name")
 	}
 	return nil
 }

@@ -61,8 +61,9 @@ func (c Config) Validate() error {
 		return heureka.InvalidConfig("Port", c.Port, "is out of range 0-65535")
 	case len(c.ClusterID) > 256 || strings.ContainsAny(c.ClusterID, "\r\n"):
 		return heureka.InvalidConfig("ClusterID", c.ClusterID, "is not a cluster id (one line, at most 256 bytes)")
-	case c.MasterCheckInterval <= 0:
-		return heureka.InvalidConfig("MasterCheckInterval", c.MasterCheckInterval, "must be above zero")
+	}
+	if err := heureka.Positive(heureka.NamedDuration{Field: "MasterCheckInterval", Value: c.MasterCheckInterval}); err != nil {
+		return err
 	}
 	if _, _, err := reach.Base(c.URL); err != nil {
 		return heureka.InvalidConfig("URL", c.URL, "is not like http://HOST:16030")

@@ -94,11 +94,11 @@ func NewJMXDaemon(cfg DaemonConfig) (*JMXDaemon, error) {
 		// transition time, which must be pushed at once.
 		d.service, d.probeQ = "NameNode", "Hadoop:service=NameNode,name=NameNodeStatus"
 	default:
-		return nil, heureka.Errorf(heureka.EINVALID, "agent: daemon role %q is not datanode or namenode", cfg.Role)
+		return nil, heureka.InvalidConfig("Role", string(cfg.Role), "is not datanode or namenode")
 	}
 	u, err := urlcheck.Parse(cfg.JMXURL)
 	if err != nil {
-		return nil, heureka.Errorf(heureka.EINVALID, "agent: JMX URL %q is not like http://HOST:9864", cfg.JMXURL)
+		return nil, heureka.InvalidConfig("JMXURL", cfg.JMXURL, "is not a URL like http://HOST:9864")
 	}
 	u.RawQuery, u.Fragment = "", ""
 	if !strings.HasSuffix(u.Path, "/jmx") {
