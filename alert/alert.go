@@ -71,45 +71,49 @@ func DefaultConfig() Config {
 	}
 }
 
-// Validate reports the first setting that cannot work, by its flag name.
+// Validate reports the first setting that cannot work, as a
+// *heureka.ConfigError naming its field (the registry's as Registry.X).
 func (c Config) Validate() error {
-	if len(c.Registry.URLs) == 0 {
-		return errors.New("--registry: give the registry's URLs")
+	if err := heureka.ConfigIn("Registry", c.Registry.Validate()); err != nil {
+		return err
 	}
 	if c.Alertmanager == "" && c.Webhook == "" {
-		return errors.New("give --alertmanager URL, --webhook URL, or both")
+		return heureka.InvalidConfig("Alertmanager", nil, "and Webhook are both empty; give either or both")
 	}
-	for _, u := range []struct{ flag, v string }{{"alertmanager", c.Alertmanager}, {"webhook", c.Webhook}} {
+	for _, u := range []struct{ field, v string }{{"Alertmanager", c.Alertmanager}, {"Webhook", c.Webhook}} {
 		if u.v == "" {
 			continue
 		}
 		if _, err := urlcheck.Parse(u.v); err != nil {
-			return fmt.Errorf("--%s %q is not an http(s) URL", u.flag, u.v)
+			return heureka.InvalidConfig(u.field, u.v, "is not an http(s) URL")
 		}
 	}
-	switch {
-	case c.StatusInterval <= 0:
-		return fmt.Errorf("--status-interval %v must be positive", c.StatusInterval)
-	case c.Resend <= 0:
-		return fmt.Errorf("--resend %v must be positive", c.Resend)
-	case c.Timeout <= 0:
-		return fmt.Errorf("--timeout %v must be positive", c.Timeout)
-	case c.MaxQueue <= 0:
-		return fmt.Errorf("max queue %d must be positive", c.MaxQueue)
-	case c.Clock == nil:
-		return errors.New("clock: nil (start from DefaultConfig)")
+	if err := heureka.Positive(
+		heureka.NamedDuration{Field: "StatusInterval", Value: c.StatusInterval},
+		heureka.NamedDuration{Field: "Resend", Value: c.Resend},
+		heureka.NamedDuration{Field: "Timeout", Value: c.Timeout},
+	); err != nil {
+		return err
 	}
-	for name, d := range c.For {
+	switch {
+	case c.MaxQueue <= 0:
+		return heureka.InvalidConfig("MaxQueue", c.MaxQueue, "want at least 1")
+	case c.Clock == nil:
+		return heureka.InvalidConfig("Clock", nil, "is nil; start from DefaultConfig")
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.For)) {
+		field, d := fmt.Sprintf("For[%q]", name), c.For[name]
+		value := fmt.Sprintf("%s=%v", name, d) // the entry as NAME=DURATION
 		switch name {
 		case InstanceDown, InstanceExpired, SelfPreservation:
 		default:
-			return fmt.Errorf("--for %s: no such alert; want %s, %s or %s", name, InstanceDown, InstanceExpired, SelfPreservation)
+			return heureka.InvalidConfig(field, value, "no such alert; want %s, %s or %s", InstanceDown, InstanceExpired, SelfPreservation)
 		}
 		if d < 0 {
-			return fmt.Errorf("--for %s=%v: must not be negative", name, d)
+			return heureka.InvalidConfig(field, value, "must not be negative")
 		}
 	}
-	return c.Registry.Validate()
+	return nil
 }
 
 // Alert is an alert as Alertmanager's v2 API takes it (postableAlert).
