@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/heureka-project/heureka"
 )
 
 // The systems a Cluster simulates (ClusterConfig.System).
@@ -89,27 +91,28 @@ func DefaultClusterConfig(system string) ClusterConfig {
 	return c
 }
 
-// Validate reports the first setting that cannot work, by field name.
+// Validate reports the first setting that cannot work, as a
+// *heureka.ConfigError naming its field.
 func (c ClusterConfig) Validate() error {
 	switch {
 	case !slices.Contains([]string{SystemYARN, SystemHBase, SystemElasticsearch, SystemZooKeeper, SystemKafka}, c.System):
-		return fmt.Errorf("sim: System %q is not one of yarn, hbase, elasticsearch, zookeeper, kafka", c.System)
+		return heureka.InvalidConfig("System", c.System, "is not one of yarn, hbase, elasticsearch, zookeeper, kafka")
 	case c.Members < 1 || c.Members > 16:
-		return fmt.Errorf("sim: Members %d is not between 1 and 16", c.Members)
+		return heureka.InvalidConfig("Members", c.Members, "is not between 1 and 16")
 	case c.RegionServers < 0 || c.RegionServers > 16 || (c.RegionServers > 0 && c.System != SystemHBase):
-		return fmt.Errorf("sim: RegionServers %d: only HBase has them, at most 16", c.RegionServers)
+		return heureka.InvalidConfig("RegionServers", c.RegionServers, "only HBase has them, at most 16")
 	case c.ClusterID == "" || len(c.ClusterID) > 128 || strings.ContainsFunc(c.ClusterID, func(r rune) bool { return r <= ' ' || r == 0x7f || r == ',' || r == ';' || r == ':' }):
-		return fmt.Errorf("sim: ClusterID %q must be 1-128 printable characters without spaces, commas, semicolons or colons", c.ClusterID)
+		return heureka.InvalidConfig("ClusterID", c.ClusterID, "must be 1-128 printable characters without spaces, commas, semicolons or colons")
 	case c.Version == "" && c.System != SystemHBase && c.System != SystemKafka:
-		return errors.New("sim: Version is empty")
+		return heureka.InvalidConfig("Version", nil, "is empty")
 	case net.ParseIP(c.Host) == nil:
-		return fmt.Errorf("sim: Host %q is not an IP address", c.Host)
+		return heureka.InvalidConfig("Host", c.Host, "is not an IP address")
 	case c.ControlAddr == "":
-		return errors.New("sim: ControlAddr is empty")
+		return heureka.InvalidConfig("ControlAddr", nil, "is empty")
 	}
-	for _, r := range c.Racks {
+	for i, r := range c.Racks {
 		if r == "" || strings.ContainsFunc(r, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
-			return fmt.Errorf("sim: rack %q is empty or holds spaces", r)
+			return heureka.InvalidConfig(fmt.Sprintf("Racks[%d]", i), r, "is empty or holds spaces")
 		}
 	}
 	return nil

@@ -1,11 +1,10 @@
 package sim
 
 import (
-	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 
+	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/hdfs"
 )
 
@@ -75,31 +74,36 @@ func DefaultConfig() Config {
 	}
 }
 
-// Validate reports the first setting that cannot work, by field name.
+// Validate reports the first setting that cannot work, as a
+// *heureka.ConfigError naming its field.
 func (c Config) Validate() error {
 	switch {
 	case c.Role != hdfs.RoleDataNode && c.Role != hdfs.RoleNameNode:
-		return fmt.Errorf("sim: Role %q is not datanode or namenode", c.Role)
+		return heureka.InvalidConfig("Role", string(c.Role), "is not datanode or namenode")
 	case c.HTTPAddr == "":
-		return errors.New("sim: HTTPAddr is empty")
+		return heureka.InvalidConfig("HTTPAddr", nil, "is empty")
 	case c.PortAddr == "":
-		return errors.New("sim: PortAddr is empty")
+		return heureka.InvalidConfig("PortAddr", nil, "is empty")
 	case c.ControlAddr == "":
-		return errors.New("sim: ControlAddr is empty")
+		return heureka.InvalidConfig("ControlAddr", nil, "is empty")
 	case strings.TrimSpace(c.Hostname) == "" || strings.ContainsAny(c.Hostname, " \t\r\n:"):
-		return fmt.Errorf("sim: Hostname %q must be a host name", c.Hostname)
-	case c.Capacity < 0 || c.Used < 0 || c.Blocks < 0:
-		return fmt.Errorf("sim: Capacity %d, Used %d and Blocks %d must not be negative", c.Capacity, c.Used, c.Blocks)
+		return heureka.InvalidConfig("Hostname", c.Hostname, "must be a host name")
+	case c.Capacity < 0:
+		return heureka.InvalidConfig("Capacity", c.Capacity, "must not be negative")
+	case c.Used < 0:
+		return heureka.InvalidConfig("Used", c.Used, "must not be negative")
+	case c.Blocks < 0:
+		return heureka.InvalidConfig("Blocks", c.Blocks, "must not be negative")
 	case c.Used > c.Capacity:
-		return fmt.Errorf("sim: Used %d is more than Capacity %d", c.Used, c.Capacity)
+		return heureka.InvalidConfig("Used", c.Used, "is more than Capacity %d", c.Capacity)
 	}
 	if c.Role == hdfs.RoleNameNode {
 		if _, ok := hdfs.ParseHAState(string(c.HAState)); !ok {
-			return fmt.Errorf("sim: HAState %q is not one of active, standby, observer, initializing, stopping", c.HAState)
+			return heureka.InvalidConfig("HAState", string(c.HAState), "is not one of active, standby, observer, initializing, stopping")
 		}
 	}
 	if c.Role == hdfs.RoleDataNode && len(c.Volumes) == 0 {
-		return errors.New("sim: Volumes is empty; a DataNode has at least one storage directory")
+		return heureka.InvalidConfig("Volumes", nil, "is empty; a DataNode has at least one storage directory")
 	}
 	return nil
 }
