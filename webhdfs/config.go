@@ -1,7 +1,6 @@
 package webhdfs
 
 import (
-	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -105,36 +104,37 @@ func DefaultConfig() Config {
 	}
 }
 
-// Validate reports the first setting that cannot work, by field name.
+// Validate reports the first setting that cannot work, as a
+// *heureka.ConfigError naming its field.
 func (c Config) Validate() error {
-	bad := func(field, format string, a ...any) error {
-		return heureka.Errorf(heureka.EINVALID, "webhdfs gateway: %s: %s", field, fmt.Sprintf(format, a...))
+	if err := heureka.Positive(heureka.NamedDuration{Field: "RequestTimeout", Value: c.RequestTimeout}); err != nil {
+		return err
 	}
 	switch {
 	case strings.TrimSpace(c.Cluster) == "":
-		return bad("Cluster", "empty; name the HDFS cluster")
-	case c.NameNodes == nil || c.DataNodes == nil:
-		return bad("NameNodes, DataNodes", "both are needed")
-	case c.RequestTimeout <= 0:
-		return bad("RequestTimeout", "%v must be positive", c.RequestTimeout)
+		return heureka.InvalidConfig("Cluster", c.Cluster, "is empty; name the HDFS cluster")
+	case c.NameNodes == nil:
+		return heureka.InvalidConfig("NameNodes", nil, "is nil; the gateway needs the registry's NameNodes")
+	case c.DataNodes == nil:
+		return heureka.InvalidConfig("DataNodes", nil, "is nil; the gateway needs the registry's DataNodes")
 	case c.FailoverWait < 0 || c.FailoverWait >= c.RequestTimeout:
-		return bad("FailoverWait", "%v must be in [0, RequestTimeout %v)", c.FailoverWait, c.RequestTimeout)
+		return heureka.InvalidConfig("FailoverWait", c.FailoverWait, "must be 0 or more and less than RequestTimeout %v", c.RequestTimeout)
 	case c.ProbeTimeout < 0:
-		return bad("ProbeTimeout", "%v is negative", c.ProbeTimeout)
+		return heureka.InvalidConfig("ProbeTimeout", c.ProbeTimeout, "is negative (0 turns the probe off)")
 	case c.MaxRechoose < 0 || c.MaxRechoose > 16:
-		return bad("MaxRechoose", "%d is not in 0-16", c.MaxRechoose)
+		return heureka.InvalidConfig("MaxRechoose", c.MaxRechoose, "is not in 0-16")
 	case c.MaxExcluded < 1:
-		return bad("MaxExcluded", "%d must be at least 1", c.MaxExcluded)
+		return heureka.InvalidConfig("MaxExcluded", c.MaxExcluded, "want at least 1")
 	case c.MaxBody < 0:
-		return bad("MaxBody", "%d is negative", c.MaxBody)
+		return heureka.InvalidConfig("MaxBody", c.MaxBody, "is negative")
 	case !(c.FullnessThreshold > 0 && c.FullnessThreshold <= 1):
-		return bad("FullnessThreshold", "%v is not in (0, 1]", c.FullnessThreshold)
+		return heureka.InvalidConfig("FullnessThreshold", c.FullnessThreshold, "is not in (0, 1]")
 	case c.NameNodeScheme != "http" && c.NameNodeScheme != "https":
-		return bad("NameNodeScheme", "%q is not http or https", c.NameNodeScheme)
+		return heureka.InvalidConfig("NameNodeScheme", c.NameNodeScheme, "is not http or https")
 	case c.DefaultHTTPPort < 1 || c.DefaultHTTPPort > 65535:
-		return bad("DefaultHTTPPort", "%d is not a port", c.DefaultHTTPPort)
+		return heureka.InvalidConfig("DefaultHTTPPort", c.DefaultHTTPPort, "is not a port")
 	case c.DataNodeHTTPPort < 1 || c.DataNodeHTTPPort > 65535:
-		return bad("DataNodeHTTPPort", "%d is not a port", c.DataNodeHTTPPort)
+		return heureka.InvalidConfig("DataNodeHTTPPort", c.DataNodeHTTPPort, "is not a port")
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/internal/configtest"
 	"github.com/heureka-project/heureka/internal/proctest"
 	"github.com/heureka-project/heureka/server"
 	"github.com/heureka-project/heureka/webhdfs"
@@ -141,29 +142,28 @@ func TestServerConfig(t *testing.T) {
 	good := webhdfs.DefaultServerConfig()
 	good.Gateway.Cluster = "prod"
 	good.Registry.URLs = []string{"http://127.0.0.1:1/eureka"}
-	if err := good.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	for field, f := range map[string]func(*webhdfs.ServerConfig){
-		"Listen":                 func(c *webhdfs.ServerConfig) { c.Listen = "" },
-		"URLs":                   func(c *webhdfs.ServerConfig) { c.Registry.URLs = nil },
-		"ShutdownTimeout":        func(c *webhdfs.ServerConfig) { c.ShutdownTimeout = 0 },
-		"AuthPoll":               func(c *webhdfs.ServerConfig) { c.AuthPoll = -time.Second },
-		"Cluster":                func(c *webhdfs.ServerConfig) { c.Gateway.Cluster = "" },
-		"NameNodeScheme":         func(c *webhdfs.ServerConfig) { c.Gateway.NameNodeScheme = "ftp" },
-		"FailoverWait":           func(c *webhdfs.ServerConfig) { c.Gateway.FailoverWait = time.Hour },
-		"ReadHeaderTimeout":      func(c *webhdfs.ServerConfig) { c.ReadHeaderTimeout = 0 },
-		"TransferSlack":          func(c *webhdfs.ServerConfig) { c.TransferSlack = 0 },
-		"IdleTimeout":            func(c *webhdfs.ServerConfig) { c.IdleTimeout = 0 },
-		"Gateway.RequestTimeout": func(c *webhdfs.ServerConfig) { c.Gateway.RequestTimeout = 0 },
-	} {
-		cfg := good
-		f(&cfg)
-		err := cfg.Validate()
-		if err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(field, "Gateway.")) || heureka.ErrorCode(err) != heureka.EINVALID {
-			t.Errorf("%s: %v", field, err)
-		}
-	}
+	type sc = webhdfs.ServerConfig
+	configtest.Refuses(t, good, configtest.Cases[sc]{
+		"Listen":                    func(c *sc) { c.Listen = "" },
+		"Registry.URLs":             func(c *sc) { c.Registry.URLs = nil },
+		"Registry.ReadTimeout":      func(c *sc) { c.Registry.ReadTimeout = 0 },
+		"ShutdownTimeout":           func(c *sc) { c.ShutdownTimeout = 0 },
+		"AuthPoll":                  func(c *sc) { c.AuthPoll = -time.Second },
+		"ReadHeaderTimeout":         func(c *sc) { c.ReadHeaderTimeout = 0 },
+		"TransferSlack":             func(c *sc) { c.TransferSlack = 0 },
+		"IdleTimeout":               func(c *sc) { c.IdleTimeout = 0 },
+		"Gateway.Cluster":           func(c *sc) { c.Gateway.Cluster = "" },
+		"Gateway.NameNodeScheme":    func(c *sc) { c.Gateway.NameNodeScheme = "ftp" },
+		"Gateway.FailoverWait":      func(c *sc) { c.Gateway.FailoverWait = time.Hour },
+		"Gateway.RequestTimeout":    func(c *sc) { c.Gateway.RequestTimeout = 0 },
+		"Gateway.ProbeTimeout":      func(c *sc) { c.Gateway.ProbeTimeout = -time.Second },
+		"Gateway.MaxRechoose":       func(c *sc) { c.Gateway.MaxRechoose = 17 },
+		"Gateway.MaxExcluded":       func(c *sc) { c.Gateway.MaxExcluded = 0 },
+		"Gateway.MaxBody":           func(c *sc) { c.Gateway.MaxBody = -1 },
+		"Gateway.FullnessThreshold": func(c *sc) { c.Gateway.FullnessThreshold = 1.5 },
+		"Gateway.DefaultHTTPPort":   func(c *sc) { c.Gateway.DefaultHTTPPort = 0 },
+		"Gateway.DataNodeHTTPPort":  func(c *sc) { c.Gateway.DataNodeHTTPPort = 70000 },
+	})
 
 	busy := httptest.NewServer(http.NotFoundHandler())
 	defer busy.Close()

@@ -3,7 +3,6 @@ package conntime
 import (
 	"context"
 	"crypto/tls"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -11,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/internal/tick"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -23,17 +23,15 @@ type Limits struct {
 	Answer time.Duration
 }
 
-// Validate reports the first limit that is not positive.
+// Validate reports the first limit that is not positive, as a
+// *heureka.ConfigError naming it.
 func (l Limits) Validate() error {
-	for _, f := range []struct {
-		name string
-		d    time.Duration
-	}{{"Header", l.Header}, {"Body", l.Body}, {"Idle", l.Idle}, {"Answer", l.Answer}} {
-		if f.d <= 0 {
-			return fmt.Errorf("conntime: %s %v: want a positive duration", f.name, f.d)
-		}
-	}
-	return nil
+	return heureka.Positive(
+		heureka.NamedDuration{Field: "Header", Value: l.Header},
+		heureka.NamedDuration{Field: "Body", Value: l.Body},
+		heureka.NamedDuration{Field: "Idle", Value: l.Idle},
+		heureka.NamedDuration{Field: "Answer", Value: l.Answer},
+	)
 }
 
 // Tick is how often a Watchdog with these limits looks at its connections.

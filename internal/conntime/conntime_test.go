@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heureka-project/heureka/internal/configtest"
 	"github.com/heureka-project/heureka/internal/proctest"
 	dto "github.com/prometheus/client_model/go"
 )
@@ -164,10 +165,15 @@ func drain(t *testing.T, resp *http.Response) {
 var ok = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") })
 
 func TestLimitsValidate(t *testing.T) {
-	for _, l := range []Limits{{}, {Header: time.Second, Body: time.Second, Idle: time.Second}, {Header: time.Second, Body: -1, Idle: time.Second, Answer: time.Second}} {
-		if _, err := New(l, slog.Default()); err == nil || !strings.Contains(err.Error(), "want a positive duration") {
-			t.Errorf("New(%+v): %v, want an error naming the limit", l, err)
-		}
+	good := Limits{Header: time.Second, Body: time.Second, Idle: time.Second, Answer: time.Second}
+	configtest.Refuses(t, good, configtest.Cases[Limits]{
+		"Header": func(l *Limits) { l.Header = 0 },
+		"Body":   func(l *Limits) { l.Body = -1 },
+		"Idle":   func(l *Limits) { l.Idle = 0 },
+		"Answer": func(l *Limits) { l.Answer = 0 },
+	})
+	if _, err := New(Limits{}, slog.Default()); err == nil {
+		t.Error("New with zero limits succeeded")
 	}
 	if d := (Limits{Idle: 2 * time.Minute, Answer: time.Minute}).Tick(); d != time.Second {
 		t.Errorf("tick for minutes-long limits: %v, want 1s", d)
