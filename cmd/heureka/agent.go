@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/agent"
 	"github.com/heureka-project/heureka/agent/elasticsearchrole"
 	"github.com/heureka-project/heureka/agent/hbaserole"
@@ -111,7 +113,7 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 		cfg.StatusPageURL = ju.String()
 	}
 	if err := cfg.Validate(); err != nil {
-		return &usageError{err.Error()}
+		return agentUsage(err)
 	}
 	daemon, err := hdfsrole.NewJMXDaemon(hdfsrole.DaemonConfig{
 		Role:     hcfg.Role,
@@ -121,11 +123,11 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 		Logger:   logger,
 	})
 	if err != nil {
-		return &usageError{err.Error()}
+		return agentUsage(err)
 	}
 	role, err := hdfsrole.New(hcfg, daemon)
 	if err != nil {
-		return &usageError{err.Error()}
+		return agentUsage(err)
 	}
 	return f.serve(ctx, cfg, urls, role, "jmx", daemon.JMXURL(), "port", hcfg.Port)
 }
@@ -138,12 +140,12 @@ func (f *agentFlags) serve(ctx context.Context, cfg agent.Config, urls []string,
 	f.tls.apply(&ccfg)
 	reg, err := client.New(ccfg)
 	if err != nil {
-		return &usageError{err.Error()}
+		return agentUsage(err)
 	}
 	defer reg.Close()
 	a, err := agent.New(cfg, reg, role)
 	if err != nil {
-		return &usageError{err.Error()}
+		return agentUsage(err)
 	}
 	attrs = append([]any{"app", cfg.App(), "id", cfg.InstanceID()}, attrs...)
 	cfg.Logger.Info("heureka agent running", append(attrs, "registry", strings.Join(redactURLs(urls), ","))...)
@@ -154,6 +156,30 @@ func (f *agentFlags) serve(ctx context.Context, cfg agent.Config, urls []string,
 		stop() // a second signal now kills the process the default way
 	}()
 	return a.Run(ctx)
+}
+
+// agentFields maps the fields of the configs `heureka agent` fills
+// (agent.Config, its client.Config, and its role's: hdfsrole's and the
+// others') to the flags that set them.
+var agentFields = withFields(clientFields(""), map[string]string{
+	"Role": "--role", "Cluster": "--cluster", "Host": "--host", "IPAddr": "--ip", "Rack": "--rack",
+	"RenewInterval": "--renew-interval", "LeaseDuration": "--lease-duration", "ProbeInterval": "--probe-interval",
+	"ProbeTimeout": "--probe-timeout", "FailureThreshold": "--failure-threshold", "PID": "--pid", "PIDFile": "--pid-file",
+	"SystemdUnit": "--systemd-unit", "HangAfter": "--hang-after", "HungMarkAfter": "--hung-mark-after", "UpAfter": "--up-after",
+	"FlapWindow": "--flap-window", "FlapHoldMax": "--flap-hold-max", "MetadataInterval": "--metadata-interval",
+	"MetadataMaxAge": "--metadata-max-age", "DrainPeriod": "--drain",
+	// The roles'.
+	"JMXURL": "--jmx", "AdminState": "--admin-state", "URL": "--url", "ClusterID": "--cluster-id", "ClusterUUID": "--cluster-id",
+	"Ensemble": "--ensemble", "Port": "--port", "MasterURLs": "--masters", "MasterCheckInterval": "--master-check-interval",
+	"Addr": "--broker", "NodeID": "--broker-id", "RackAttribute": "--rack-attribute",
+})
+
+// agentUsage is err as a usage error, a config's in the flags' terms.
+func agentUsage(err error) error {
+	if _, ok := errors.AsType[*heureka.ConfigError](err); ok {
+		return flagError(err, agentFields)
+	}
+	return &usageError{"agent: " + err.Error()}
 }
 
 // define defines the flags, into cfg where a flag is a Config field.
@@ -340,7 +366,7 @@ func (f *agentFlags) runRole(ctx context.Context, cfg agent.Config) error {
 	}
 	role, err := f.newRole(cfg.Role)
 	if err != nil {
-		return &usageError{"agent: " + err.Error()}
+		return agentUsage(err)
 	}
 	if c, ok := role.(interface{ Close() }); ok {
 		defer c.Close()

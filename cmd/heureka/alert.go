@@ -69,7 +69,7 @@ func runAlert(ctx context.Context, args []string, _, stderr io.Writer) error {
 	rc := c.config()
 	cfg.Apps, cfg.Timeout, cfg.For, cfg.Registry = apps, rc.Timeout, forFlag, rc.ClientConfig()
 	if err := cfg.Validate(); err != nil {
-		return &usageError{"alert: " + err.Error()}
+		return flagError(err, alertFields)
 	}
 	logger, err := newLog()
 	if err != nil {
@@ -87,6 +87,13 @@ func runAlert(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}
 	return nil
 }
+
+// alertFields maps alert.Config's fields to the flags that set them.
+var alertFields = withFields(clientFields("Registry."), map[string]string{
+	"Registry.ReadTimeout": "--timeout", "Registry.ConnectTimeout": "--timeout", "Timeout": "--timeout",
+	"Alertmanager": "--alertmanager", "Webhook": "--webhook", "Apps": "--app", "StatusInterval": "--status-interval",
+	"Resend": "--resend", "StateFile": "--state", "For": "--for",
+})
 
 // durationsFlag collects repeated NAME=DURATION flags.
 type durationsFlag map[string]time.Duration

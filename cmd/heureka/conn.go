@@ -1,13 +1,11 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/ctl"
 )
 
@@ -37,10 +35,11 @@ func (c *connFlags) add(fs *flag.FlagSet, timeout time.Duration) {
 	c.tls.addFlags(fs)
 }
 
-// connFields maps ctl.Config's fields to the flags that set them.
-var connFields = map[string]string{
-	"URLs": "--registry", "Timeout": "--timeout", "CAFile": "--ca-file", "CertFile": "--cert-file", "KeyFile": "--key-file",
-}
+// connFields maps ctl.Config's fields, and those of the client.Config it
+// makes (ctl.Config.ClientConfig), to the flags that set them.
+var connFields = withFields(clientFields(""), map[string]string{
+	"Timeout": "--timeout", "ReadTimeout": "--timeout", "ConnectTimeout": "--timeout", "Token": "$" + tokenEnv,
+})
 
 // config is the flags (else $HEUREKA_REGISTRY, else the default URL) and
 // $HEUREKA_TOKEN as a ctl.Config.
@@ -66,17 +65,8 @@ func (c *connFlags) config() ctl.Config {
 // error naming its flag.
 func (c *connFlags) open() (*ctl.Conn, error) {
 	conn, err := ctl.Open(c.config())
-	if err == nil {
-		return conn, nil
-	}
-	if _, ok := errors.AsType[*heureka.ConfigError](err); ok {
+	if err != nil {
 		return nil, flagError(err, connFields)
 	}
-	msg := err.Error() // the client's own check of a file: "CAFile: ..."
-	for field, f := range connFields {
-		if rest, ok := strings.CutPrefix(msg, field+":"); ok {
-			msg = f + ":" + rest
-		}
-	}
-	return nil, &usageError{msg}
+	return conn, nil
 }

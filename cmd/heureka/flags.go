@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"regexp"
 	"strings"
 
 	"github.com/heureka-project/heureka"
@@ -148,21 +150,70 @@ func logFlags(fs *flag.FlagSet, stderr io.Writer) func() (*slog.Logger, error) {
 	return func() (*slog.Logger, error) { return newLogger(stderr, *format, *level) }
 }
 
-// flagError is a Config's validation error in the command line's terms: a
-// *heureka.ConfigError with its field named by the flag that sets it
-// (flags maps fields to flags; a field of a list, URLs[2], by its list's),
-// as a usage error. Any other error comes back as it is.
-func flagError(err error, flags map[string]string) error {
+// flagError is a Config's validation error in the command line's terms
+// (flagTerms) as a usage error. Any other error comes back as it is.
+func flagError(err error, fields map[string]string) error {
+	if ce, ok := errors.AsType[*heureka.ConfigError](flagTerms(err, fields)); ok {
+		return &usageError{ce.Error()}
+	}
+	return err
+}
+
+// flagTerms returns a *heureka.ConfigError with its field, and every field
+// its reason names, called by the flag (or environment variable) that
+// sets it; any other error as it is. fields maps a command's Config
+// fields to its flags, each command's in one table; a field of a list,
+// URLs[2], goes by its list's flag, and a field the reason names is looked
+// up beside the erring one first (Gateway.RequestTimeout for a
+// Gateway.FailoverWait whose reason names RequestTimeout), then at the
+// top (AuthFile for DNS.Allow). A field without a flag keeps its Go name.
+func flagTerms(err error, fields map[string]string) error {
 	ce, ok := errors.AsType[*heureka.ConfigError](err)
 	if !ok {
 		return err
 	}
 	named := *ce
 	field, _, _ := strings.Cut(ce.Field, "[")
-	if f, ok := flags[field]; ok {
+	if f, ok := fields[field]; ok {
 		named.Field = f
 	}
-	return &usageError{named.Error()}
+	parent := field[:strings.LastIndex(field, ".")+1] // "Gateway." or ""
+	named.Reason = fieldName.ReplaceAllStringFunc(ce.Reason, func(name string) string {
+		if f, ok := fields[parent+name]; ok {
+			return f
+		}
+		if f, ok := fields[name]; ok {
+			return f
+		}
+		return name
+	})
+	return &named
+}
+
+// fieldName matches a word a reason may name a field by: an exported Go
+// identifier with a lower-case letter in it (RenewInterval, Capacity), so
+// that an acronym in prose ("not a URL") is left alone.
+var fieldName = regexp.MustCompile(`\b[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*\b`)
+
+// withFields returns one table of the fields given, for a command whose
+// Config holds another (or takes two), later tables winning.
+func withFields(tables ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, t := range tables {
+		maps.Copy(out, t)
+	}
+	return out
+}
+
+// clientFields maps the fields of a client.Config that a command sets
+// from its connection flags (connFlags, clientTLS) to those flags, each
+// under prefix ("Registry." where the client's config is a part of the
+// command's).
+func clientFields(prefix string) map[string]string {
+	return map[string]string{
+		prefix + "URLs": "--registry", prefix + "CAFile": "--ca-file", prefix + "CertFile": "--cert-file",
+		prefix + "KeyFile": "--key-file", prefix + "BearerToken": "$" + tokenEnv,
+	}
 }
 
 // commaList splits a comma-separated flag value, dropping empty items.

@@ -51,7 +51,7 @@ registry has no NameNode of is warned of once the registry is read.`, exitsProgr
 	}
 	rc := c.config()
 	if err := rc.Validate(); err != nil {
-		return flagError(err, connFields)
+		return flagError(err, gatewayFields)
 	}
 	// The gateway's own client: retries and timeouts for a long-lived
 	// cache, with the registry, TLS and token the flags give.
@@ -62,7 +62,7 @@ registry has no NameNode of is warned of once the registry is read.`, exitsProgr
 		return &usageError{"gateway: " + err.Error()}
 	}
 	if err := cfg.Validate(); err != nil {
-		return &usageError{err.Error()}
+		return flagError(err, gatewayFields)
 	}
 	srv := webhdfs.NewServer(cfg, logger)
 	if err := srv.Open(); err != nil {
@@ -83,6 +83,15 @@ registry has no NameNode of is warned of once the registry is read.`, exitsProgr
 	logger.Info("heureka gateway stopped")
 	return nil
 }
+
+// gatewayFields maps webhdfs.ServerConfig's fields, and ctl.Config's that
+// the connection flags fill first, to the flags that set them.
+var gatewayFields = withFields(connFields, clientFields("Registry."), map[string]string{
+	"Registry.ReadTimeout": "--timeout", "Listen": "--listen", "Gateway.Cluster": "--cluster",
+	"Gateway.RequestTimeout": "--request-timeout", "Gateway.FailoverWait": "--failover-wait",
+	"Gateway.ProbeTimeout": "--probe-timeout", "Gateway.NameNodeScheme": "--namenode-scheme",
+	"Gateway.FullnessThreshold": "--fullness",
+})
 
 // serverTLSFlags are the server's TLS and credentials options, for
 // commands that serve HTTP like `heureka server` does.

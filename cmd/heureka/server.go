@@ -69,7 +69,7 @@ func runServer(ctx context.Context, args []string, _, stderr io.Writer) error {
 	defer stop()
 	srv := server.New(cfg, logger)
 	if err := srv.Open(); err != nil {
-		return flagError(err, serverFields) // a file the flags name that cannot be read
+		return flagTerms(err, serverFields) // a file that cannot be read: a failure, named by its flag
 	}
 	if f.debugListen != "" {
 		http.Handle("/debug/clock", clock)

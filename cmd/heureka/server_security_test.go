@@ -202,15 +202,15 @@ func TestServerSecurityFlags(t *testing.T) {
 		code int
 		err  string
 	}{
-		{[]string{"server", "--tls-cert", "c.pem"}, 2, "give both or neither"},
-		{[]string{"server", "--tls-client-ca", "ca.pem"}, 2, "needs tls-cert"},
-		{[]string{"server", "--peer-cert", "c.pem"}, 2, "peer-cert, peer-key"},
-		{[]string{"server", "--peers", "http://u:secret@h:1/eureka"}, 2, "carries credentials"},
-		{[]string{"server", "--write-rate", "-1"}, 2, "write-rate"},
-		{[]string{"server", "--max-watchers-per-client", "-1"}, 2, "max-watchers-per-client"},
-		{[]string{"server", "--listen", "127.0.0.1:0", "--auth-file", filepath.Join(dir, "none.json")}, 1, "auth-file"},
+		{[]string{"server", "--tls-cert", "c.pem"}, 2, "--tls-key: is empty while --tls-cert is set: give both or neither"},
+		{[]string{"server", "--tls-client-ca", "ca.pem"}, 2, `--tls-client-ca "ca.pem": needs --tls-cert and --tls-key`},
+		{[]string{"server", "--peer-cert", "c.pem"}, 2, "--peer-key: is empty while --peer-cert is set"},
+		{[]string{"server", "--peers", "http://u:secret@h:1/eureka"}, 2, "--peers \"http://u:xxxxx@h:1/eureka\": carries credentials"},
+		{[]string{"server", "--write-rate", "-1"}, 2, "--write-rate -1: want a finite number"},
+		{[]string{"server", "--max-watchers-per-client", "-1"}, 2, "--max-watchers-per-client -1: want 0"},
+		{[]string{"server", "--listen", "127.0.0.1:0", "--auth-file", filepath.Join(dir, "none.json")}, 1, "--auth-file: "},
 		{[]string{"server", "--listen", "127.0.0.1:0", "--auth-file", bad}, 1, "plaintext secrets are refused"},
-		{[]string{"server", "--listen", "127.0.0.1:0", "--tls-cert", bad, "--tls-key", bad}, 1, "tls-cert"},
+		{[]string{"server", "--listen", "127.0.0.1:0", "--tls-cert", bad, "--tls-key", bad}, 1, "--tls-cert: "},
 		{[]string{"server", "-h"}, 0, "--auth-file"},
 	} {
 		var stdout, stderr bytes.Buffer

@@ -75,7 +75,7 @@ func runSim(ctx context.Context, args []string, _, stderr io.Writer) error {
 	cfg.Logger = logger
 	s, err := sim.New(cfg)
 	if err != nil {
-		return &usageError{err.Error()}
+		return flagError(err, simFields)
 	}
 	if err := s.Open(); err != nil {
 		return err
@@ -102,6 +102,13 @@ func runSim(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}
 	logger.Info("heureka sim stopped")
 	return nil
+}
+
+// simFields maps sim.Config's fields to the flags that set them.
+var simFields = map[string]string{
+	"HTTPAddr": "--listen", "PortAddr": "--port", "ControlAddr": "--control", "Hostname": "--hostname", "Version": "--version",
+	"ClusterID": "--cluster-id", "Capacity": "--capacity", "Used": "--used", "Blocks": "--blocks", "HAState": "--ha-state",
+	"Volumes": "--volume", "WebHDFS.Dir": "--webhdfs-dir", "WebHDFS.DataNodes": "--webhdfs-datanode",
 }
 
 // define defines the flags, into cfg where a flag is a Config field.

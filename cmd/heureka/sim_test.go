@@ -23,8 +23,8 @@ func TestSimCommand(t *testing.T) {
 		{[]string{"sim", "journalnode"}, 2, "journalnode"},
 		{[]string{"sim", "datanode", "--capacity", "lots"}, 2, "--capacity"},
 		{[]string{"sim", "datanode", "--blocks", "-1"}, 2, "--blocks"},
-		{[]string{"sim", "datanode", "--capacity", "1G", "--used", "2G"}, 2, "more than"},
-		{[]string{"sim", "namenode", "--ha-state", "leader"}, 2, "HAState"},
+		{[]string{"sim", "datanode", "--capacity", "1G", "--used", "2G"}, 2, "--used 2147483648: is more than --capacity 1073741824"},
+		{[]string{"sim", "namenode", "--ha-state", "leader"}, 2, `--ha-state "leader": is not one of`},
 		{[]string{"sim", "datanode", "extra"}, 2, "unexpected argument"},
 	} {
 		code, _, errs := runCLI(t, c.args...)
