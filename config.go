@@ -3,6 +3,8 @@ package heureka
 import (
 	"errors"
 	"fmt"
+	"regexp"
+	"strings"
 	"time"
 )
 
@@ -67,3 +69,38 @@ func ConfigIn(prefix string, err error) error {
 	out.Field = prefix + "." + ce.Field
 	return &out
 }
+
+// ConfigNamed returns err with its field, and every field its reason
+// names, called as names says (a CLI maps fields to its flags, a config
+// file to its keys) when err is a *ConfigError; other errors and nil come
+// back as they are. A field of a list, URLs[2], goes by its list's name; a
+// field the reason names is looked up beside the erring one first
+// (Gateway.RequestTimeout for a Gateway.FailoverWait whose reason names
+// RequestTimeout), then at the top. A field names lacks keeps its Go name.
+func ConfigNamed(err error, names map[string]string) error {
+	ce, ok := errors.AsType[*ConfigError](err)
+	if !ok {
+		return err
+	}
+	out := *ce
+	field, _, _ := strings.Cut(ce.Field, "[")
+	if n, ok := names[field]; ok {
+		out.Field = n
+	}
+	parent := field[:strings.LastIndex(field, ".")+1] // "Gateway." or ""
+	out.Reason = fieldWord.ReplaceAllStringFunc(ce.Reason, func(word string) string {
+		if n, ok := names[parent+word]; ok {
+			return n
+		}
+		if n, ok := names[word]; ok {
+			return n
+		}
+		return word
+	})
+	return &out
+}
+
+// fieldWord matches a word a reason may name a field by: an exported Go
+// identifier with a lower-case letter in it (RenewInterval, Capacity), so
+// that an acronym in prose ("not a URL") is left alone.
+var fieldWord = regexp.MustCompile(`\b[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*\b`)

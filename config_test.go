@@ -62,3 +62,34 @@ func TestLimitsValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigNamed: a field goes by its name in names, a field of a list by
+// its list's, a field the reason names is found beside the erring one
+// before the top, an acronym in prose is left alone, a field without a
+// name keeps its Go name, and other errors come back as they are.
+func TestConfigNamed(t *testing.T) {
+	names := map[string]string{"URLs": "--registry", "Gateway.FailoverWait": "--failover-wait",
+		"Gateway.RequestTimeout": "--request-timeout", "RequestTimeout": "--wrong", "AuthFile": "--auth-file"}
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{InvalidConfig("URLs[2]", "x", "is not a URL"), `--registry "x": is not a URL`},
+		{InvalidConfig("Gateway.FailoverWait", "1h", "is not less than RequestTimeout 15s"), `--failover-wait "1h": is not less than --request-timeout 15s`},
+		{InvalidConfig("DNS.Allow", nil, "is empty while AuthFile is set"), "DNS.Allow: is empty while --auth-file is set"},
+		{InvalidConfig("Clock", nil, "is nil; start from DefaultConfig"), "Clock: is nil; start from DefaultConfig"},
+	} {
+		got := ConfigNamed(c.err, names)
+		if _, ok := errors.AsType[*ConfigError](got); !ok || got.Error() != c.want {
+			t.Errorf("%v: got %v (%T), want a *ConfigError %q", c.err, got, got, c.want)
+		}
+	}
+	plain := errors.New("not a config error")
+	if ConfigNamed(plain, names) != plain || ConfigNamed(nil, names) != nil {
+		t.Error("ConfigNamed changed an error that is not a *ConfigError")
+	}
+	inner := InvalidConfig("URLs[0]", "x", "bad")
+	if ConfigNamed(inner, names); inner.Field != "URLs[0]" {
+		t.Errorf("ConfigNamed changed its argument: %q", inner.Field)
+	}
+}

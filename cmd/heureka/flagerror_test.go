@@ -97,10 +97,9 @@ func TestFieldTablesNameRealFlags(t *testing.T) {
 	}
 }
 
-// TestFlagTerms: a field of a list goes by its list's flag, a field the
-// reason names is found beside the erring one, and a field without a flag
-// keeps its name.
-func TestFlagTerms(t *testing.T) {
+// TestFlagError: a config error comes back as a usage error in the
+// flags' terms, any other error as it is.
+func TestFlagError(t *testing.T) {
 	fields := map[string]string{"URLs": "--registry", "Gateway.FailoverWait": "--failover-wait", "Gateway.RequestTimeout": "--request-timeout", "RequestTimeout": "--wrong"}
 	for _, c := range []struct {
 		err  error
@@ -116,7 +115,7 @@ func TestFlagTerms(t *testing.T) {
 		}
 	}
 	plain := errors.New("not a config error")
-	if flagError(plain, fields) != plain || flagTerms(plain, fields) != plain {
+	if flagError(plain, fields) != plain {
 		t.Error("an error that is not a *heureka.ConfigError was changed")
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"regexp"
 	"strings"
 
 	"github.com/heureka-project/heureka"
@@ -150,50 +149,16 @@ func logFlags(fs *flag.FlagSet, stderr io.Writer) func() (*slog.Logger, error) {
 	return func() (*slog.Logger, error) { return newLogger(stderr, *format, *level) }
 }
 
-// flagError is a Config's validation error in the command line's terms
-// (flagTerms) as a usage error. Any other error comes back as it is.
+// flagError is a Config's validation error as a usage error, its fields
+// called by the flags (or environment variables) that set them: fields
+// maps a command's Config fields to its flags, each command's in one
+// table (heureka.ConfigNamed). Any other error comes back as it is.
 func flagError(err error, fields map[string]string) error {
-	if ce, ok := errors.AsType[*heureka.ConfigError](flagTerms(err, fields)); ok {
+	if ce, ok := errors.AsType[*heureka.ConfigError](heureka.ConfigNamed(err, fields)); ok {
 		return &usageError{ce.Error()}
 	}
 	return err
 }
-
-// flagTerms returns a *heureka.ConfigError with its field, and every field
-// its reason names, called by the flag (or environment variable) that
-// sets it; any other error as it is. fields maps a command's Config
-// fields to its flags, each command's in one table; a field of a list,
-// URLs[2], goes by its list's flag, and a field the reason names is looked
-// up beside the erring one first (Gateway.RequestTimeout for a
-// Gateway.FailoverWait whose reason names RequestTimeout), then at the
-// top (AuthFile for DNS.Allow). A field without a flag keeps its Go name.
-func flagTerms(err error, fields map[string]string) error {
-	ce, ok := errors.AsType[*heureka.ConfigError](err)
-	if !ok {
-		return err
-	}
-	named := *ce
-	field, _, _ := strings.Cut(ce.Field, "[")
-	if f, ok := fields[field]; ok {
-		named.Field = f
-	}
-	parent := field[:strings.LastIndex(field, ".")+1] // "Gateway." or ""
-	named.Reason = fieldName.ReplaceAllStringFunc(ce.Reason, func(name string) string {
-		if f, ok := fields[parent+name]; ok {
-			return f
-		}
-		if f, ok := fields[name]; ok {
-			return f
-		}
-		return name
-	})
-	return &named
-}
-
-// fieldName matches a word a reason may name a field by: an exported Go
-// identifier with a lower-case letter in it (RenewInterval, Capacity), so
-// that an acronym in prose ("not a URL") is left alone.
-var fieldName = regexp.MustCompile(`\b[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*\b`)
 
 // withFields returns one table of the fields given, for a command whose
 // Config holds another (or takes two), later tables winning.

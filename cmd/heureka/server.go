@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/internal/debugclock"
 	"github.com/heureka-project/heureka/internal/dnsapi"
 	"github.com/heureka-project/heureka/registry"
@@ -69,7 +70,7 @@ func runServer(ctx context.Context, args []string, _, stderr io.Writer) error {
 	defer stop()
 	srv := server.New(cfg, logger)
 	if err := srv.Open(); err != nil {
-		return flagTerms(err, serverFields) // a file that cannot be read: a failure, named by its flag
+		return heureka.ConfigNamed(err, serverFields) // a file that cannot be read: a failure, named by its flag
 	}
 	if f.debugListen != "" {
 		http.Handle("/debug/clock", clock)
