@@ -581,9 +581,9 @@ func TestConfigZeroIsAValue(t *testing.T) {
 		{"zero batch", func(c *replication.Config) { c.BatchSize = 0 }, "BatchSize 0"},
 		{"zero request timeout", func(c *replication.Config) { c.RequestTimeout = 0 }, "RequestTimeout 0s"},
 		{"zero anti-entropy", func(c *replication.Config) { c.AntiEntropyInterval = 0 }, "AntiEntropyInterval 0s"},
-		{"negative delay", func(c *replication.Config) { c.BatchDelay = -time.Second }, "may not be negative"},
-		{"no clock", func(c *replication.Config) { c.Clock = nil }, "Clock is nil"},
-		{"no logger", func(c *replication.Config) { c.Logger = nil }, "Logger is nil"},
+		{"negative delay", func(c *replication.Config) { c.BatchDelay = -time.Second }, "BatchDelay -1s"},
+		{"no clock", func(c *replication.Config) { c.Clock = nil }, "Clock: is nil"},
+		{"no logger", func(c *replication.Config) { c.Logger = nil }, "Logger: is nil"},
 	} {
 		cfg := base
 		c.mod(&cfg)
