@@ -15,6 +15,7 @@ import (
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/internal/proctest"
+	"github.com/heureka-project/heureka/registry"
 )
 
 // pollingCache is fastCache that never tries to watch.
@@ -327,7 +328,7 @@ func TestChangeListeners(t *testing.T) {
 		case 1:
 			_ = srv.registry().SetStatus("ORDERS", id, heureka.StatusDown, 0, false)
 		case 2:
-			_ = srv.registry().Cancel("ORDERS", id, false)
+			_ = srv.registry().Cancel(registry.CancelRequest{App: "ORDERS", ID: id})
 		}
 		// Each write is its own notification, so that more queue up
 		// behind the held listener than MaxPendingChanges.
@@ -409,7 +410,7 @@ func TestReadersDuringChanges(t *testing.T) {
 		if i%2 == 0 {
 			srv.register(t, "ORDERS", id, heureka.StatusUp)
 		} else {
-			_ = srv.registry().Cancel("ORDERS", id, false)
+			_ = srv.registry().Cancel(registry.CancelRequest{App: "ORDERS", ID: id})
 		}
 		// Readers see the cache change under them once per write.
 		proctest.Eventually(t, 10*time.Second, "the cache to follow write "+strconv.Itoa(i), func() bool { return srv.followedBy(cache, "ORDERS") })

@@ -255,7 +255,7 @@ func (s *testServer) register(t testing.TB, app, id string, st heureka.Status) *
 
 func (s *testServer) cancel(t testing.TB, app, id string) {
 	t.Helper()
-	if err := s.registry().Cancel(strings.ToUpper(app), id, false); err != nil {
+	if err := s.registry().Cancel(registry.CancelRequest{App: strings.ToUpper(app), ID: id}); err != nil {
 		t.Fatalf("cancel %s/%s: %v", app, id, err)
 	}
 }

@@ -18,6 +18,26 @@ type RenewRequest struct {
 	Told string
 }
 
+// RegisterRequest is a registration the caller gives its instance up with
+// (RegisterOwned).
+type RegisterRequest struct {
+	// Instance must be normalised; the registry validates it, sets its
+	// fields on it, keeps it and forwards it to the peers, so the caller
+	// must not read or change it afterwards.
+	Instance    *heureka.Instance
+	Replication bool // from a peer: not forwarded
+	// Told is the registration's heureka.ToldPeersHeader as sent, "" when
+	// there was none; the registry passes it to the forwarder with the
+	// registration (Op.Told). It is ignored with Replication.
+	Told string
+}
+
+// CancelRequest is a cancellation of an instance's registration.
+type CancelRequest struct {
+	App, ID     string
+	Replication bool // from a peer: not forwarded
+}
+
 // Stats are the counters and gauges exported as metrics.
 type Stats struct {
 	Instances        map[string]heureka.StatusCounts // by app

@@ -110,7 +110,7 @@ func TestBlocksMatchListingsUnderRandomChanges(t *testing.T) {
 		case 0, 1, 2, 3, 4:
 			_ = r.Register(inst(app, in), false)
 		case 5:
-			_ = r.Cancel(app, in, false)
+			_ = r.Cancel(CancelRequest{App: app, ID: in})
 		case 6:
 			_ = r.SetStatus(app, in, heureka.StatusOutOfService, 0, false)
 		case 7:

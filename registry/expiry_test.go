@@ -173,7 +173,7 @@ func randomOps(t *testing.T, rnd *rand.Rand, r *Registry, clk *fakeClock, steps 
 		case op < 50:
 			what = "cancel"
 			if in, ok := pick(); ok {
-				if err := r.Cancel(in.App, in.ID, false); err != nil {
+				if err := r.Cancel(CancelRequest{App: in.App, ID: in.ID}); err != nil {
 					t.Fatal(err)
 				}
 			}

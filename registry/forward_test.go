@@ -61,7 +61,7 @@ func TestClientWritesAreForwardedReplicatedOnesAreNot(t *testing.T) {
 	if err := r.UpdateMetadata("DN", "a", map[string]string{"k": "v"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Cancel("DN", "a", false); err != nil {
+	if err := r.Cancel(CancelRequest{App: "DN", ID: "a"}); err != nil {
 		t.Fatal(err)
 	}
 	// Replicated writes and failed ones are not forwarded.
@@ -81,14 +81,14 @@ func TestClientWritesAreForwardedReplicatedOnesAreNot(t *testing.T) {
 	if _, err := r.Renew(RenewRequest{App: "DN", ID: "b", Told: "http://p1:8761/eureka,http://p2:8761/eureka"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.RegisterOwned(inst("DN", "c"), false, "http://p1:8761/eureka"); err != nil {
+	if err := r.RegisterOwned(RegisterRequest{Instance: inst("DN", "c"), Told: "http://p1:8761/eureka"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.RegisterOwned(inst("DN", "d"), true, "http://p1:8761/eureka"); err != nil {
+	if err := r.RegisterOwned(RegisterRequest{Instance: inst("DN", "d"), Replication: true, Told: "http://p1:8761/eureka"}); err != nil {
 		t.Fatal(err)
 	}
-	_ = r.Cancel("DN", "nope", false)
-	if err := r.Cancel("DN", "b", true); err != nil {
+	_ = r.Cancel(CancelRequest{App: "DN", ID: "nope"})
+	if err := r.Cancel(CancelRequest{App: "DN", ID: "b", Replication: true}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -105,7 +105,7 @@ func TestTombstonesAndAdopt(t *testing.T) {
 	mustRegister(t, r, inst("DN", "a"))
 	peerCopy := get(t, r, "DN", "a") // a peer registered it at the same time
 	clk.Advance(time.Second)
-	if err := r.Cancel("DN", "a", false); err != nil {
+	if err := r.Cancel(CancelRequest{App: "DN", ID: "a"}); err != nil {
 		t.Fatal(err)
 	}
 	ts := r.Tombstones()

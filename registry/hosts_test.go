@@ -56,7 +56,7 @@ func TestByHostFollowsRegistrationsChangesAndRemovals(t *testing.T) {
 
 	// Cancel and eviction remove entries; the key for the shared IP stays
 	// while one instance still carries it.
-	if err := r.Cancel("NM", "a-nm", false); err != nil {
+	if err := r.Cancel(CancelRequest{App: "NM", ID: "a-nm"}); err != nil {
 		t.Fatal(err)
 	}
 	got, _ = r.ByHost([]string{"10.0.0.1"}, "", 0)
@@ -162,13 +162,13 @@ func TestACrowdedHostKeyStaysExact(t *testing.T) {
 		mustRegister(t, r, inst("DN", fmt.Sprintf("n%03d", i), func(in *heureka.Instance) {
 			in.HostName, in.IPAddr = fmt.Sprintf("n%03d.example", i), fmt.Sprintf("10.0.1.%d", i)
 		}))
-		if err := r.Cancel("DN", fmt.Sprintf("n%03d", i+1), false); err != nil {
+		if err := r.Cancel(CancelRequest{App: "DN", ID: fmt.Sprintf("n%03d", i+1)}); err != nil {
 			t.Fatal(err)
 		}
 		check(fmt.Sprintf("moved n%03d, cancelled n%03d", i, i+1))
 	}
 	for i := 2; i < n; i += 3 {
-		if err := r.Cancel("DN", fmt.Sprintf("n%03d", i), false); err != nil {
+		if err := r.Cancel(CancelRequest{App: "DN", ID: fmt.Sprintf("n%03d", i)}); err != nil {
 			t.Fatal(err)
 		}
 		check(fmt.Sprintf("cancelled n%03d", i))
@@ -177,7 +177,7 @@ func TestACrowdedHostKeyStaysExact(t *testing.T) {
 		t.Fatal("127.0.0.1 still indexed with no instance on it")
 	}
 	for i := 0; i < n; i += 3 {
-		if err := r.Cancel("DN", fmt.Sprintf("n%03d", i), false); err != nil {
+		if err := r.Cancel(CancelRequest{App: "DN", ID: fmt.Sprintf("n%03d", i)}); err != nil {
 			t.Fatal(err)
 		}
 	}

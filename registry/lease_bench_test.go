@@ -247,7 +247,7 @@ func BenchmarkLiveHeapUnderMetadataChurn(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := r.RegisterOwned(in, false, ""); err != nil {
+			if err := r.RegisterOwned(RegisterRequest{Instance: in}); err != nil {
 				b.Fatal(err)
 			}
 		}

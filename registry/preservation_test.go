@@ -257,7 +257,7 @@ func TestExpectedRenewalsFollowEachLease(t *testing.T) {
 	if got := r.Protection().ExpectedRenewsPerMinute; got != 8 {
 		t.Fatalf("expected renewals per minute = %v, want 6 + 2 = 8", got)
 	}
-	if err := r.Cancel("DN", "fast", false); err != nil {
+	if err := r.Cancel(CancelRequest{App: "DN", ID: "fast"}); err != nil {
 		t.Fatal(err)
 	}
 	r.Tick()

@@ -144,7 +144,7 @@ func TestRenewUnknownIsNotFound(t *testing.T) {
 	r, _ := newTestRegistry(t)
 	_, err := r.Renew(RenewRequest{App: "DN", ID: "nope"})
 	wantCode(t, err, heureka.ENOTFOUND)
-	wantCode(t, r.Cancel("DN", "nope", false), heureka.ENOTFOUND)
+	wantCode(t, r.Cancel(CancelRequest{App: "DN", ID: "nope"}), heureka.ENOTFOUND)
 	wantCode(t, r.SetStatus("DN", "nope", heureka.StatusOutOfService, 0, false), heureka.ENOTFOUND)
 	wantCode(t, r.DeleteStatusOverride("DN", "nope", "", 0, false), heureka.ENOTFOUND)
 	wantCode(t, r.UpdateMetadata("DN", "nope", map[string]string{"a": "b"}), heureka.ENOTFOUND)
@@ -529,7 +529,7 @@ func TestConcurrentWritersAndReaders(t *testing.T) {
 				mustRegister(t, r, inst("DN", id))
 				r.Renew(RenewRequest{App: "DN", ID: id})
 				if i%7 == 0 {
-					r.Cancel("DN", id, false)
+					r.Cancel(CancelRequest{App: "DN", ID: id})
 				}
 			}
 		}()
@@ -577,7 +577,7 @@ func TestSnapshotMatchesRegistryUnderRandomChanges(t *testing.T) {
 				truth[id] = heureka.StatusUp
 			}
 		case 1:
-			if r.Cancel("DN", id, false) == nil {
+			if r.Cancel(CancelRequest{App: "DN", ID: id}) == nil {
 				delete(truth, id)
 			}
 		case 2:
@@ -672,7 +672,7 @@ func TestRegisterCopiesAndRegisterOwnedAdopts(t *testing.T) {
 	}
 
 	b := inst("APP", "b")
-	if err := r.RegisterOwned(b, false, ""); err != nil {
+	if err := r.RegisterOwned(RegisterRequest{Instance: b}); err != nil {
 		t.Fatal(err)
 	}
 	if b.ActionType != heureka.ActionAdded || b.Lease.RegistrationTimestamp == 0 {
@@ -682,7 +682,7 @@ func TestRegisterCopiesAndRegisterOwnedAdopts(t *testing.T) {
 		t.Fatalf("RegisterOwned stored\n%+v\nnot the instance it set up\n%+v", got, b)
 	}
 
-	if err := r.RegisterOwned(inst("APP", "c"), true, ""); err != nil {
+	if err := r.RegisterOwned(RegisterRequest{Instance: inst("APP", "c"), Replication: true}); err != nil {
 		t.Fatal(err)
 	}
 	var ids []string
@@ -718,7 +718,7 @@ func TestSnapshotsBesideWritersMatchTheirVersion(t *testing.T) {
 				v := fmt.Sprintf("%d-%d", w, k)
 				switch rng.IntN(5) {
 				case 0:
-					r.Cancel(app, id, false)
+					r.Cancel(CancelRequest{App: app, ID: id})
 				case 1:
 					r.UpdateMetadata(app, id, map[string]string{"v": v})
 				default:

@@ -17,7 +17,7 @@ func TestTombstonesArePrunedByTime(t *testing.T) {
 	cancel := func(id string) {
 		t.Helper()
 		mustRegister(t, r, inst("DN", id))
-		if err := r.Cancel("DN", id, false); err != nil {
+		if err := r.Cancel(CancelRequest{App: "DN", ID: id}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -60,7 +60,7 @@ func TestReplicatedRegisterAfterCancelIsRefused(t *testing.T) {
 	mustRegister(t, r, inst("DN", "gone"))
 	peerCopy := get(t, r, "DN", "gone") // as the peer holds it: registered now
 	clk.Advance(2 * time.Second)
-	if err := r.Cancel("DN", "gone", false); err != nil {
+	if err := r.Cancel(CancelRequest{App: "DN", ID: "gone"}); err != nil {
 		t.Fatal(err)
 	}
 	clk.Advance(time.Second)
@@ -76,7 +76,7 @@ func TestReplicatedRegisterAfterCancelIsRefused(t *testing.T) {
 	again := inst("DN", "gone")
 	again.LastDirtyTimestamp = clk.Now().UnixMilli()
 	mustRegister(t, r, again)
-	if err := r.Cancel("DN", "gone", false); err != nil {
+	if err := r.Cancel(CancelRequest{App: "DN", ID: "gone"}); err != nil {
 		t.Fatal(err)
 	}
 	clk.Advance(time.Second)
@@ -88,7 +88,7 @@ func TestReplicatedRegisterAfterCancelIsRefused(t *testing.T) {
 	if _, ok := r.Snapshot().Instance("DN", "gone"); !ok {
 		t.Fatal("a registration made after the cancel was refused")
 	}
-	if err := r.Cancel("DN", "gone", false); err != nil {
+	if err := r.Cancel(CancelRequest{App: "DN", ID: "gone"}); err != nil {
 		t.Fatal(err)
 	}
 	noTime := peerCopy.Clone()

@@ -159,7 +159,7 @@ func (rc *Receiver) apply(it eureka.ReplicationItem) (eureka.ReplicationResult, 
 			res.Instance = in
 		}
 	case registry.ActionCancel:
-		err = rc.reg.Cancel(app, it.ID, true)
+		err = rc.reg.Cancel(registry.CancelRequest{App: app, ID: it.ID, Replication: true})
 	case registry.ActionStatusUpdate:
 		if it.Status == "" {
 			// Would store an empty status as the instance's override.

@@ -84,7 +84,7 @@ func TestReceiverDigestAndApp(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := reg.Cancel("HDFS-DATANODE.PROD", "b", false); err != nil {
+	if err := reg.Cancel(registry.CancelRequest{App: "HDFS-DATANODE.PROD", ID: "b"}); err != nil {
 		t.Fatal(err)
 	}
 	body, err := rc.Digest()

@@ -219,7 +219,7 @@ func TestWritesReachEveryPeer(t *testing.T) {
 	}
 	proctest.Eventually(t, 10*time.Second, "the override removed everywhere", everywhere(nodes, "a", heureka.StatusUp))
 
-	if err := nodes[2].reg.Cancel("HDFS-DATANODE.PROD", "a", false); err != nil {
+	if err := nodes[2].reg.Cancel(registry.CancelRequest{App: "HDFS-DATANODE.PROD", ID: "a"}); err != nil {
 		t.Fatal(err)
 	}
 	proctest.Eventually(t, 10*time.Second, "a gone everywhere", everywhere(nodes, "a", ""))
@@ -336,7 +336,7 @@ func TestPartitionHealsWithoutLossOrResurrection(t *testing.T) {
 	// Peer 3 is cut off. Meanwhile peer 1 cancels one instance, registers a
 	// new one, and peer 2 drains another.
 	nodes[2].partition(true)
-	if err := nodes[0].reg.Cancel("HDFS-DATANODE.PROD", "cancelled", false); err != nil {
+	if err := nodes[0].reg.Cancel(registry.CancelRequest{App: "HDFS-DATANODE.PROD", ID: "cancelled"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := nodes[0].reg.Register(dn("new"), false); err != nil {
@@ -387,7 +387,7 @@ func TestLateRenewalDoesNotUndoACancel(t *testing.T) {
 	proctest.Eventually(t, 10*time.Second, "late everywhere", everywhere(nodes, "late", heureka.StatusUp))
 
 	nodes[0].partition(true)
-	if err := nodes[1].reg.Cancel("HDFS-DATANODE.PROD", "late", false); err != nil {
+	if err := nodes[1].reg.Cancel(registry.CancelRequest{App: "HDFS-DATANODE.PROD", ID: "late"}); err != nil {
 		t.Fatal(err)
 	}
 	proctest.Eventually(t, 10*time.Second, "the cancel on peer 3", func() bool { return status(nodes[2], "late") == "" })

@@ -15,6 +15,7 @@ import (
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/registry"
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -118,7 +119,7 @@ func TestOnlyUPInstancesAndChangesInTheNextAnswer(t *testing.T) {
 	if got := addrs(f.udp(t, name, dns.TypeA).Answer); !slices.Equal(got, []string{"10.1.0.1"}) {
 		t.Fatalf("after a drain: %v; want [10.1.0.1]", got)
 	}
-	if err := f.reg.Cancel("HDFS-DATANODE.PROD", ins[0].ID, false); err != nil {
+	if err := f.reg.Cancel(registry.CancelRequest{App: "HDFS-DATANODE.PROD", ID: ins[0].ID}); err != nil {
 		t.Fatal(err)
 	}
 	r := f.udp(t, name, dns.TypeA)

@@ -75,7 +75,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request, p params) erro
 			return err
 		}
 	}
-	if err := s.reg.RegisterOwned(in, isReplication(r), toldPeers(r)); err != nil {
+	if err := s.reg.RegisterOwned(registry.RegisterRequest{Instance: in, Replication: isReplication(r), Told: toldPeers(r)}); err != nil {
 		return err
 	}
 	writeEmpty(w, http.StatusNoContent)
@@ -115,7 +115,7 @@ func (s *Server) renew(w http.ResponseWriter, r *http.Request, p params) error {
 
 // cancel is DELETE /apps/{APP}/{ID}: 200, or 404 for an unknown instance.
 func (s *Server) cancel(w http.ResponseWriter, r *http.Request, p params) error {
-	if err := s.reg.Cancel(p.app, p.id, isReplication(r)); err != nil {
+	if err := s.reg.Cancel(registry.CancelRequest{App: p.app, ID: p.id, Replication: isReplication(r)}); err != nil {
 		return err
 	}
 	writeEmpty(w, http.StatusOK)

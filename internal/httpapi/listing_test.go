@@ -116,7 +116,7 @@ func TestListingsAreTheEncodersBytes(t *testing.T) {
 	if err := ts.reg.UpdateMetadata("HDFS-DATANODE", "dn-0200", map[string]string{"rack": "/moved"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := ts.reg.Cancel("HDFS-DATANODE", "dn-0003", false); err != nil {
+	if err := ts.reg.Cancel(registry.CancelRequest{App: "HDFS-DATANODE", ID: "dn-0003"}); err != nil {
 		t.Fatal(err)
 	}
 	check(1)

@@ -135,7 +135,7 @@ func TestHDFSMetricsAddUpBlocks(t *testing.T) {
 	if err := ts.reg.SetStatus("HDFS-DATANODE.BIG", "dn0003", heureka.StatusOutOfService, 0, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := ts.reg.Cancel("HDFS-DATANODE.BIG", "dn0601", false); err != nil {
+	if err := ts.reg.Cancel(registry.CancelRequest{App: "HDFS-DATANODE.BIG", ID: "dn0601"}); err != nil {
 		t.Fatal(err)
 	}
 	r0, _ := strconv.Atoi(per(0))

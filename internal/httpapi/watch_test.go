@@ -376,7 +376,7 @@ func TestEventsAreTyped(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws.register(t, "DN", "b", func(in *heureka.Instance) { in.Lease.DurationSecs = 30 })
-	if err := ws.reg.Cancel("DN", "b", false); err != nil {
+	if err := ws.reg.Cancel(registry.CancelRequest{App: "DN", ID: "b"}); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
