@@ -51,8 +51,9 @@
 // # Transport and clock
 //
 // Every call to a peer goes through Config.Transport: the HTTP client from
-// NewHTTPTransport in servers, a MemNetwork in tests (servers as handlers
-// on host names, partitions in both directions, no sockets). Every reading
+// NewHTTPTransport in servers, a replicationtest.MemNetwork in tests
+// (servers as handlers on host names, partitions in both directions, no
+// sockets). Every reading
 // of time and every wait goes through Config.Clock (SystemClock in
 // servers), so tests can make an outage last as long as they need.
 //
@@ -78,8 +79,7 @@
 // Receiver is safe for concurrent requests (the registry serialises the
 // writes, and numbered batches from one sender are applied one at a time);
 // Status and Collector (per-peer state for /v1/status and
-// /metrics) read each peer under its own lock; a MemNetwork is safe for
-// concurrent use.
+// /metrics) read each peer under its own lock.
 //
 // # What it does not do
 //

@@ -79,7 +79,7 @@ type Config struct {
 	Authorization func() string
 	// Transport carries the calls to peers; nil means the HTTP transport
 	// built from ConnectTimeout, RequestTimeout and TLS (NewHTTPTransport).
-	// Tests connect replicators through a MemNetwork.
+	// Tests connect replicators through a replicationtest.MemNetwork.
 	Transport Transport
 	// Clock is the time replication reads and waits on.
 	Clock  Clock

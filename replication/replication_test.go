@@ -17,6 +17,7 @@ import (
 	"github.com/heureka-project/heureka/internal/proctest"
 	"github.com/heureka-project/heureka/registry"
 	"github.com/heureka-project/heureka/replication"
+	"github.com/heureka-project/heureka/replication/replicationtest"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -26,7 +27,7 @@ type node struct {
 	name string
 	host string // host:port on the network
 	url  string // Eureka base URL
-	net  *replication.MemNetwork
+	net  *replicationtest.MemNetwork
 	reg  *registry.Registry
 	rep  *replication.Replicator
 	api  http.Handler
@@ -50,7 +51,7 @@ type options struct {
 // (itself included) as a peer.
 func startCluster(t *testing.T, n int, opt options) []*node {
 	t.Helper()
-	network := replication.NewMemNetwork()
+	network := replicationtest.NewMemNetwork()
 	nodes := make([]*node, n)
 	var urls []string
 	for i := range nodes {
@@ -63,7 +64,7 @@ func startCluster(t *testing.T, n int, opt options) []*node {
 	return nodes
 }
 
-func newNode(network *replication.MemNetwork, name string) *node {
+func newNode(network *replicationtest.MemNetwork, name string) *node {
 	host := name + ".test:8761"
 	return &node{name: name, host: host, url: "http://" + host + "/eureka", net: network}
 }
@@ -310,7 +311,7 @@ func TestStartupSyncCopiesTheRegistry(t *testing.T) {
 }
 
 func TestStartupSyncGivesUpAndStartsEmpty(t *testing.T) {
-	nd := newNode(replication.NewMemNetwork(), "alone")
+	nd := newNode(replicationtest.NewMemNetwork(), "alone")
 	deadURL := "http://dead.test:8761/eureka" // nothing serves it
 	startNode(t, nd, []string{deadURL}, options{repl: func(c *replication.Config) { c.SyncTimeout = 300 * time.Millisecond }})
 	proctest.Eventually(t, 10*time.Second, "ready after the sync timeout", nd.rep.Ready)
@@ -538,7 +539,7 @@ func (longWaitsNever) After(d time.Duration) <-chan time.Time {
 // gathered already. Waiting before every batch capped a peer's
 // replication at BatchSize writes per BatchDelay plus a round trip.
 func TestABacklogGoesOutWithoutBatchDelays(t *testing.T) {
-	network := replication.NewMemNetwork()
+	network := replicationtest.NewMemNetwork()
 	first, second := newNode(network, "peer1"), newNode(network, "peer2")
 	peers := []string{first.url, second.url}
 	repl := func(c *replication.Config) {

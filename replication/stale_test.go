@@ -16,6 +16,7 @@ import (
 	"github.com/heureka-project/heureka/internal/proctest"
 	"github.com/heureka-project/heureka/registry"
 	"github.com/heureka-project/heureka/replication"
+	"github.com/heureka-project/heureka/replication/replicationtest"
 )
 
 // heldRequest is a batch a sender gave up on that the network still holds.
@@ -32,7 +33,7 @@ type heldRequest struct {
 // request is kept, and the test delivers it later, after the heal. It also
 // counts the digests each host asks for, to know when anti-entropy ran.
 type lateNet struct {
-	net     *replication.MemNetwork
+	net     *replicationtest.MemNetwork
 	mu      sync.Mutex
 	hold    map[string]bool
 	held    []heldRequest
@@ -40,7 +41,7 @@ type lateNet struct {
 }
 
 func newLateNet() *lateNet {
-	return &lateNet{net: replication.NewMemNetwork(), hold: map[string]bool{}, digests: map[string]int{}}
+	return &lateNet{net: replicationtest.NewMemNetwork(), hold: map[string]bool{}, digests: map[string]int{}}
 }
 
 func (n *lateNet) transport(from string) replication.Transport {

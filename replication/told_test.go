@@ -10,6 +10,7 @@ import (
 	"github.com/heureka-project/heureka/registry"
 	"github.com/heureka-project/heureka/registry/registrytest"
 	"github.com/heureka-project/heureka/replication"
+	"github.com/heureka-project/heureka/replication/replicationtest"
 )
 
 const (
@@ -31,7 +32,7 @@ func newForwarder(t *testing.T, peers []string) *replication.Replicator {
 	}
 	pcfg := replication.DefaultConfig()
 	pcfg.Peers, pcfg.SelfURL, pcfg.NodeID = peers, reg1, "reg1"
-	pcfg.Transport = replication.NewMemNetwork().Transport("reg1.example:8761")
+	pcfg.Transport = replicationtest.NewMemNetwork().Transport("reg1.example:8761")
 	pcfg.Logger = rcfg.Logger
 	rp, err := replication.New(pcfg, reg)
 	if err != nil {

@@ -13,8 +13,8 @@ import (
 // application (GET /v1/replication/apps/{APP}). The replicator builds each
 // request (URL, credentials, NodeHeader) and reads each answer; the
 // transport only moves them. *http.Client is one; NewHTTPTransport builds
-// the one servers use, and MemNetwork connects replicators in memory for
-// tests.
+// the one servers use, and replicationtest.MemNetwork connects
+// replicators in memory for tests.
 //
 // Do must honour the request's context and be safe for concurrent use.
 type Transport interface {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/replication"
+	"github.com/heureka-project/heureka/replication/replicationtest"
 )
 
 // BenchmarkRenewReplicated is BenchmarkRenewHandler on the first of three
@@ -36,7 +37,7 @@ func BenchmarkRenewReplicated(b *testing.B) {
 				reg := benchRegistry(b, nil, n)
 				pcfg := replication.DefaultConfig()
 				pcfg.Peers, pcfg.SelfURL, pcfg.NodeID = peers, peers[0], "bench"
-				pcfg.Transport = replication.NewMemNetwork().Transport("10.0.0.1:8761")
+				pcfg.Transport = replicationtest.NewMemNetwork().Transport("10.0.0.1:8761")
 				pcfg.Logger = slog.New(slog.DiscardHandler)
 				rep, err := replication.New(pcfg, reg)
 				if err != nil {

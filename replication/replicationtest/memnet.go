@@ -1,17 +1,19 @@
-package replication
+package replicationtest
 
 import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
+
+	"github.com/heureka-project/heureka/replication"
 )
 
 // MemNetwork connects servers in memory, for tests: each server is an
 // http.Handler under a host name, and a transport from one host calls the
 // handler of the host a request names, with no sockets. Hosts can be cut
 // off (Partition) in both directions at once. It is the in-memory
-// counterpart of the HTTP transport; it is not for production use.
+// counterpart of replication.NewHTTPTransport.
 //
 // A MemNetwork is safe for concurrent use.
 type MemNetwork struct {
@@ -47,7 +49,9 @@ func (n *MemNetwork) Partition(host string, on bool) {
 }
 
 // Transport returns the transport of the server at host.
-func (n *MemNetwork) Transport(host string) Transport { return memTransport{n: n, from: host} }
+func (n *MemNetwork) Transport(host string) replication.Transport {
+	return memTransport{n: n, from: host}
+}
 
 type memTransport struct {
 	n    *MemNetwork
