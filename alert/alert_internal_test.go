@@ -11,23 +11,18 @@ import (
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/client"
+	"github.com/heureka-project/heureka/internal/testclock"
 )
-
-// fakeClock is the forwarder's injected time.
-type fakeClock struct{ t time.Time }
-
-func (c *fakeClock) now() time.Time          { return c.t }
-func (c *fakeClock) advance(d time.Duration) { c.t = c.t.Add(d) }
 
 // newTestForwarder builds a Forwarder that is never Run: events are fed to
 // handle and the webhook queue is read directly. Nothing is dialled.
-func newTestForwarder(t *testing.T, edit func(*Config)) (*Forwarder, *fakeClock) {
+func newTestForwarder(t *testing.T, edit func(*Config)) (*Forwarder, *testclock.Clock) {
 	t.Helper()
-	clk := &fakeClock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	clk := testclock.New(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
 	cfg := DefaultConfig()
 	cfg.Registry.URLs = []string{"http://127.0.0.1:9/eureka"}
 	cfg.Webhook = "http://127.0.0.1:9/hook"
-	cfg.Clock = clk.now
+	cfg.Clock = clk.Now
 	if edit != nil {
 		edit(&cfg)
 	}
@@ -55,8 +50,8 @@ func feed(t *testing.T, f *Forwarder, e heureka.Event) {
 	}
 }
 
-func statusEvent(clk *fakeClock, id string, st heureka.Status) heureka.Event {
-	return heureka.Event{Type: heureka.EventStatusChanged, Time: clk.now().UnixMilli(), App: "HDFS-DATANODE.PROD",
+func statusEvent(clk *testclock.Clock, id string, st heureka.Status) heureka.Event {
+	return heureka.Event{Type: heureka.EventStatusChanged, Time: clk.Now().UnixMilli(), App: "HDFS-DATANODE.PROD",
 		ID: id, HostName: id + ".example.com", Status: st, By: heureka.ByInstance}
 }
 
@@ -92,14 +87,14 @@ func TestForHoldsAnAlertUntilItsConditionHasLasted(t *testing.T) {
 	feed(t, f, statusEvent(clk, "dn1", heureka.StatusDown))
 	f.promotePending()
 	wantSent(t, f)
-	clk.advance(29 * time.Second)
+	clk.Advance(29 * time.Second)
 	f.promotePending()
 	wantSent(t, f)
-	clk.advance(time.Second)
+	clk.Advance(time.Second)
 	f.promotePending()
 	wantSent(t, f, "firing HeurekaInstanceDown dn1")
 	// It started when the condition began, not when it was sent.
-	if got := f.sinks[0].queue[0].StartsAt; !got.Equal(clk.now().Add(-30 * time.Second).Truncate(time.Millisecond)) {
+	if got := f.sinks[0].queue[0].StartsAt; !got.Equal(clk.Now().Add(-30 * time.Second).Truncate(time.Millisecond)) {
 		t.Errorf("startsAt %v, want the time of the DOWN event", got)
 	}
 	feed(t, f, statusEvent(clk, "dn1", heureka.StatusUp))
@@ -109,9 +104,9 @@ func TestForHoldsAnAlertUntilItsConditionHasLasted(t *testing.T) {
 func TestForDropsAConditionThatEndsSooner(t *testing.T) {
 	f, clk := newTestForwarder(t, func(c *Config) { c.For = map[string]time.Duration{InstanceDown: 30 * time.Second} })
 	feed(t, f, statusEvent(clk, "dn1", heureka.StatusDown))
-	clk.advance(10 * time.Second)
+	clk.Advance(10 * time.Second)
 	feed(t, f, statusEvent(clk, "dn1", heureka.StatusUp))
-	clk.advance(time.Minute)
+	clk.Advance(time.Minute)
 	f.promotePending()
 	wantSent(t, f)
 	if len(f.state.Pending) != 0 || len(f.state.Firing) != 0 {
@@ -121,7 +116,7 @@ func TestForDropsAConditionThatEndsSooner(t *testing.T) {
 
 func TestForAppliesOnlyToTheAlertsNamed(t *testing.T) {
 	f, clk := newTestForwarder(t, func(c *Config) { c.For = map[string]time.Duration{InstanceDown: time.Hour} })
-	feed(t, f, heureka.Event{Type: heureka.EventExpired, Time: clk.now().UnixMilli(), App: "HDFS-DATANODE.PROD", ID: "dn2"})
+	feed(t, f, heureka.Event{Type: heureka.EventExpired, Time: clk.Now().UnixMilli(), App: "HDFS-DATANODE.PROD", ID: "dn2"})
 	wantSent(t, f, "firing HeurekaInstanceExpired dn2")
 }
 
@@ -135,7 +130,7 @@ func TestPendingAlertsSurviveARestart(t *testing.T) {
 	feed(t, f, statusEvent(clk, "dn1", heureka.StatusDown))
 
 	g, clk2 := newTestForwarder(t, edit)
-	clk2.t = clk.t.Add(30 * time.Second)
+	clk2.Advance(30 * time.Second) // both clocks start at the same time
 	g.promotePending()
 	wantSent(t, g, "firing HeurekaInstanceDown dn1")
 }

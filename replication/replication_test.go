@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/internal/debugclock"
 	"github.com/heureka-project/heureka/internal/httpapi"
 	"github.com/heureka-project/heureka/internal/proctest"
 	"github.com/heureka-project/heureka/registry"
@@ -476,18 +477,10 @@ func TestPeerRecognisedAsSelfByNodeID(t *testing.T) {
 	})
 }
 
-// shiftedClock is the wall clock moved forward by what the test adds:
-// waits stay real and short, while outages last as long as the test says.
-type shiftedClock struct{ offset atomic.Int64 }
-
-func (c *shiftedClock) Now() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }
-
-func (c *shiftedClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
-
-func (c *shiftedClock) advance(d time.Duration) { c.offset.Add(int64(d)) }
-
 func TestLongOutageIsResyncedInFull(t *testing.T) {
-	clock := &shiftedClock{}
+	// The wall clock, stepped forward by what the test adds: waits stay
+	// real and short, while the outage lasts as long as the test says.
+	clock := debugclock.New()
 	nodes := startCluster(t, 2, options{repl: func(c *replication.Config) {
 		c.Clock = clock
 		c.MaxOutage = 5 * time.Minute
@@ -507,7 +500,9 @@ func TestLongOutageIsResyncedInFull(t *testing.T) {
 	if peerStatus(nodes[0], nodes[1].url).Resync {
 		t.Fatal("a short outage already asks for a full resync")
 	}
-	clock.advance(5*time.Minute + time.Second)
+	if err := clock.Change(5*time.Minute+time.Second, 1); err != nil {
+		t.Fatal(err)
+	}
 	proctest.Eventually(t, 10*time.Second, "peer 1 to give up the queue after MaxOutage", func() bool {
 		st := peerStatus(nodes[0], nodes[1].url)
 		return st.Resync && st.Queued == 0
