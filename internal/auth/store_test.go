@@ -207,29 +207,36 @@ func TestWatch(t *testing.T) {
 	})
 }
 
-// TestVerificationIsRemembered: a bcrypt check is paid once per client.
+// TestVerificationIsRemembered: a bcrypt check is paid once per client
+// and password: the checks after the first are answered from memory, and
+// a wrong password is checked again each time.
 func TestVerificationIsRemembered(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c.json")
-	h, err := auth.HashPassword("slow-secret", 10) // ~60 ms a check
+	h, err := auth.HashPassword("slow-secret", 4) // the lowest cost: only the count matters
 	if err != nil {
 		t.Fatal(err)
 	}
 	authtest.WriteFile(t, path, []byte(`{"reads":"open","users":[{"name":"u","roles":["reader"],"secrets":["`+h+`"]}]}`))
 	s := auth.NewStore(path, slog.New(slog.DiscardHandler))
+	checks := auth.CountBcrypt(s)
 	if err := s.Load(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Authenticate(req(basic("u", "slow-secret"))); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
 	for range 100 {
 		if _, err := s.Authenticate(req(basic("u", "slow-secret"))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if d := time.Since(start); d > 100*time.Millisecond {
-		t.Errorf("100 remembered checks took %v; the bcrypt result is not remembered", d)
+	if n := checks.Load(); n != 1 {
+		t.Errorf("100 checks of one password made %d bcrypt comparisons, want 1", n)
+	}
+	for range 3 {
+		if _, err := s.Authenticate(req(basic("u", "wrong"))); err == nil {
+			t.Fatal("a wrong password authenticated")
+		}
+	}
+	if n := checks.Load(); n != 4 {
+		t.Errorf("after 3 wrong passwords, %d bcrypt comparisons, want 4: a refusal must not be remembered", n)
 	}
 }
 
