@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/heureka-project/heureka"
@@ -25,10 +26,12 @@ func pollingCache() client.CacheConfig {
 	return cfg
 }
 
-func TestPollingFollowsDeltas(t *testing.T) {
-	srv := startServer(t)
+func TestPollingFollowsDeltas(t *testing.T) { synctest.Test(t, testPollingFollowsDeltas) }
+
+func testPollingFollowsDeltas(t *testing.T) {
+	srv := startMemServer(t)
 	srv.register(t, "ORDERS", "o1", heureka.StatusUp)
-	cache := startCache(t, newClient(t, srv.URL), pollingCache())
+	cache := startCache(t, srv.memClient(t), pollingCache())
 	waitSynced(t, cache)
 	if got := ids(cache, "orders"); got != "o1" {
 		t.Fatalf("after the full fetch: %q", got)
@@ -36,20 +39,20 @@ func TestPollingFollowsDeltas(t *testing.T) {
 
 	srv.register(t, "ORDERS", "o2", heureka.StatusStarting)
 	srv.register(t, "BILLING", "b1", heureka.StatusUp)
-	proctest.Eventually(t, 10*time.Second, "o2 and b1 to appear", func() bool {
+	afterPolls(t, "o2 and b1 to appear", func() bool {
 		return ids(cache, "ORDERS") == "o1,o2" && ids(cache, "BILLING") == "b1"
 	})
 	if err := srv.registry().SetStatus("ORDERS", "o2", heureka.StatusUp, 0, false); err != nil {
 		t.Fatal(err)
 	}
-	proctest.Eventually(t, 10*time.Second, "o2 to be UP", func() bool {
+	afterPolls(t, "o2 to be UP", func() bool {
 		in, ok := cache.Instance("ORDERS", "o2")
 		return ok && in.Status == heureka.StatusUp
 	})
 	srv.cancel(t, "ORDERS", "o1")
-	proctest.Eventually(t, 10*time.Second, "o1 to go", func() bool { return ids(cache, "ORDERS") == "o2" })
+	afterPolls(t, "o1 to go", func() bool { return ids(cache, "ORDERS") == "o2" })
 	srv.cancel(t, "BILLING", "b1")
-	proctest.Eventually(t, 10*time.Second, "BILLING to go", func() bool { return cache.Snapshot().App("BILLING") == nil })
+	afterPolls(t, "BILLING to go", func() bool { return cache.Snapshot().App("BILLING") == nil })
 
 	if n := srv.deltas.Load(); n < 3 {
 		t.Errorf("%d delta fetches", n)
@@ -65,16 +68,20 @@ func TestPollingFollowsDeltas(t *testing.T) {
 }
 
 func TestPollingRefetchesOnHashMismatch(t *testing.T) {
-	srv := startServer(t)
+	synctest.Test(t, testPollingRefetchesOnHashMismatch)
+}
+
+func testPollingRefetchesOnHashMismatch(t *testing.T) {
+	srv := startMemServer(t)
 	srv.register(t, "ORDERS", "o1", heureka.StatusUp)
-	cache := startCache(t, newClient(t, srv.URL), pollingCache())
+	cache := startCache(t, srv.memClient(t), pollingCache())
 	waitSynced(t, cache)
 
 	drop := "o3"
 	srv.dropFromDelta.Store(&drop)
 	srv.register(t, "ORDERS", "o2", heureka.StatusUp)
 	srv.register(t, "ORDERS", "o3", heureka.StatusUp)
-	proctest.Eventually(t, 10*time.Second, "the full fetch to repair the view", func() bool { return ids(cache, "ORDERS") == "o1,o2,o3" })
+	afterPolls(t, "the full fetch to repair the view", func() bool { return ids(cache, "ORDERS") == "o1,o2,o3" })
 	if srv.dropFromDelta.Load() != nil {
 		t.Fatal("no delta was tampered with")
 	}
@@ -84,31 +91,37 @@ func TestPollingRefetchesOnHashMismatch(t *testing.T) {
 }
 
 func TestEmptyRegistryDoesNotWipeTheView(t *testing.T) {
-	srv := startServer(t)
+	synctest.Test(t, testEmptyRegistryDoesNotWipeTheView)
+}
+
+func testEmptyRegistryDoesNotWipeTheView(t *testing.T) {
+	srv := startMemServer(t)
 	srv.register(t, "ORDERS", "o1", heureka.StatusUp)
-	cache := startCache(t, newClient(t, srv.URL), pollingCache())
+	cache := startCache(t, srv.memClient(t), pollingCache())
 	waitSynced(t, cache)
 
 	srv.restartEmpty(t)
 	fulls := srv.fulls.Load()
-	proctest.Eventually(t, 10*time.Second, "several full fetches of the empty registry", func() bool { return srv.fulls.Load() >= fulls+3 })
+	afterPolls(t, "several full fetches of the empty registry", func() bool { return srv.fulls.Load() >= fulls+3 })
 	if got := ids(cache, "ORDERS"); got != "o1" {
 		t.Fatalf("the empty registry replaced the view: %q", got)
 	}
 	// Once instances register again, the registry's view wins.
 	srv.register(t, "ORDERS", "o9", heureka.StatusUp)
-	proctest.Eventually(t, 10*time.Second, "the new registration to replace the old view", func() bool { return ids(cache, "ORDERS") == "o9" })
+	afterPolls(t, "the new registration to replace the old view", func() bool { return ids(cache, "ORDERS") == "o9" })
 }
 
-func TestAllowEmpty(t *testing.T) {
-	srv := startServer(t)
+func TestAllowEmpty(t *testing.T) { synctest.Test(t, testAllowEmpty) }
+
+func testAllowEmpty(t *testing.T) {
+	srv := startMemServer(t)
 	srv.register(t, "ORDERS", "o1", heureka.StatusUp)
 	cfg := pollingCache()
 	cfg.AllowEmpty = true
-	cache := startCache(t, newClient(t, srv.URL), cfg)
+	cache := startCache(t, srv.memClient(t), cfg)
 	waitSynced(t, cache)
 	srv.restartEmpty(t)
-	proctest.Eventually(t, 10*time.Second, "the view to empty", func() bool { return cache.Snapshot().Len() == 0 })
+	afterPolls(t, "the view to empty", func() bool { return cache.Snapshot().Len() == 0 })
 }
 
 func TestOutageServesLastViewAndCatchesUp(t *testing.T) {

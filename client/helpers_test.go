@@ -3,6 +3,7 @@ package client_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"maps"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/heureka-project/heureka"
@@ -363,4 +365,59 @@ func ids(cache *client.Cache, app string) string {
 		b.WriteString(in.ID)
 	}
 	return b.String()
+}
+
+// startMemServer is startServer with no socket, for a test in a
+// testing/synctest bubble: a client reaches it through memClient, so
+// that the bubble's clock, not the wall clock, drives the cache's polls
+// and retries. It has no connections to drop: serveDrop fails each
+// request as a dropped connection would.
+func startMemServer(t *testing.T) *testServer {
+	t.Helper()
+	s := &testServer{log: testLogger(t), t: t}
+	s.restartEmpty(t)
+	s.URL = "http://registry.test/eureka"
+	return s
+}
+
+// memClient is newClient for s, its requests served in memory.
+func (s *testServer) memClient(t *testing.T) *client.Client {
+	t.Helper()
+	return newClientConfig(t, func(c *client.Config) {
+		c.URLs = []string{s.URL}
+		c.Transport = memTransport{http.HandlerFunc(s.serve)}
+	})
+}
+
+// memTransport serves each request with h in the caller's goroutine.
+type memTransport struct{ h http.Handler }
+
+func (m memTransport) RoundTrip(r *http.Request) (resp *http.Response, err error) {
+	if err := r.Context().Err(); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if v := recover(); v == http.ErrAbortHandler {
+			resp, err = nil, errors.New(r.URL.String()+": the connection closed without an answer")
+		} else if v != nil {
+			panic(v)
+		}
+	}()
+	in := r.Clone(r.Context())
+	in.RequestURI = r.URL.RequestURI()
+	rec := httptest.NewRecorder()
+	m.h.ServeHTTP(rec, in)
+	return rec.Result(), nil
+}
+
+// afterPolls lets a second of the bubble's time pass (fifty of
+// fastCache's polls), waits for every goroutine in it to block, and fails
+// t unless cond then holds.
+func afterPolls(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	time.Sleep(time.Second)
+	synctest.Wait()
+	if !cond() {
+		t.Fatalf("a second of polls later: not %s", what)
+	}
 }
