@@ -31,7 +31,7 @@ func TestPollingFollowsDeltas(t *testing.T) { synctest.Test(t, testPollingFollow
 func testPollingFollowsDeltas(t *testing.T) {
 	srv := startMemServer(t)
 	srv.register(t, "ORDERS", "o1", heureka.StatusUp)
-	cache := startCache(t, srv.memClient(t), pollingCache())
+	cache := startCache(t, memClient(t, srv), pollingCache())
 	waitSynced(t, cache)
 	if got := ids(cache, "orders"); got != "o1" {
 		t.Fatalf("after the full fetch: %q", got)
@@ -74,7 +74,7 @@ func TestPollingRefetchesOnHashMismatch(t *testing.T) {
 func testPollingRefetchesOnHashMismatch(t *testing.T) {
 	srv := startMemServer(t)
 	srv.register(t, "ORDERS", "o1", heureka.StatusUp)
-	cache := startCache(t, srv.memClient(t), pollingCache())
+	cache := startCache(t, memClient(t, srv), pollingCache())
 	waitSynced(t, cache)
 
 	drop := "o3"
@@ -97,7 +97,7 @@ func TestEmptyRegistryDoesNotWipeTheView(t *testing.T) {
 func testEmptyRegistryDoesNotWipeTheView(t *testing.T) {
 	srv := startMemServer(t)
 	srv.register(t, "ORDERS", "o1", heureka.StatusUp)
-	cache := startCache(t, srv.memClient(t), pollingCache())
+	cache := startCache(t, memClient(t, srv), pollingCache())
 	waitSynced(t, cache)
 
 	srv.restartEmpty(t)
@@ -118,26 +118,30 @@ func testAllowEmpty(t *testing.T) {
 	srv.register(t, "ORDERS", "o1", heureka.StatusUp)
 	cfg := pollingCache()
 	cfg.AllowEmpty = true
-	cache := startCache(t, srv.memClient(t), cfg)
+	cache := startCache(t, memClient(t, srv), cfg)
 	waitSynced(t, cache)
 	srv.restartEmpty(t)
 	afterPolls(t, "the view to empty", func() bool { return cache.Snapshot().Len() == 0 })
 }
 
 func TestOutageServesLastViewAndCatchesUp(t *testing.T) {
-	a, b := startServer(t), startServer(t)
+	synctest.Test(t, testOutageServesLastViewAndCatchesUp)
+}
+
+func testOutageServesLastViewAndCatchesUp(t *testing.T) {
+	a, b := startMemServer(t), startMemServer(t)
 	// Two peers of one cluster; give both the same data.
 	for _, s := range []*testServer{a, b} {
 		s.register(t, "ORDERS", "o1", heureka.StatusUp)
 	}
-	cache := startCache(t, newClient(t, a.URL, b.URL), pollingCache())
+	cache := startCache(t, memClient(t, a, b), pollingCache())
 	waitSynced(t, cache)
 
 	a.mode.Store(serveDrop)
 	b.mode.Store(serve503)
-	proctest.Eventually(t, 10*time.Second, "the cache to notice", func() bool { return cache.Status()[0].Failures >= 2 })
+	afterPolls(t, "the cache to notice", func() bool { return cache.Status()[0].Failures >= 2 })
 	// Through more failed rounds, the view stays what it was.
-	proctest.Eventually(t, 10*time.Second, "two more failed rounds", func() bool {
+	afterPolls(t, "two more failed rounds", func() bool {
 		if got := ids(cache, "ORDERS"); got != "o1" {
 			t.Fatalf("during the outage the view is %q", got)
 		}
@@ -152,8 +156,8 @@ func TestOutageServesLastViewAndCatchesUp(t *testing.T) {
 	b.register(t, "ORDERS", "o2", heureka.StatusUp)
 	b.cancel(t, "ORDERS", "o1")
 	b.mode.Store(serveNormally)
-	proctest.Eventually(t, 10*time.Second, "the cache to catch up", func() bool { return ids(cache, "ORDERS") == "o2" })
-	proctest.Eventually(t, 10*time.Second, "the status to clear", func() bool { return cache.Status()[0].LastError == "" })
+	afterPolls(t, "the cache to catch up", func() bool { return ids(cache, "ORDERS") == "o2" })
+	afterPolls(t, "the status to clear", func() bool { return cache.Status()[0].LastError == "" })
 }
 
 func TestCacheFile(t *testing.T) {
@@ -218,17 +222,19 @@ func TestCacheFileCorruptIsIgnored(t *testing.T) {
 	}
 }
 
-func TestAppsFilter(t *testing.T) {
-	srv := startServer(t)
+func TestAppsFilter(t *testing.T) { synctest.Test(t, testAppsFilter) }
+
+func testAppsFilter(t *testing.T) {
+	srv := startMemServer(t)
 	srv.register(t, "ORDERS", "o1", heureka.StatusUp)
 	srv.register(t, "BILLING", "b1", heureka.StatusUp)
 	cfg := pollingCache()
 	cfg.Apps = []string{"orders"}
-	cache := startCache(t, newClient(t, srv.URL), cfg)
+	cache := startCache(t, memClient(t, srv), cfg)
 	waitSynced(t, cache)
 	srv.register(t, "BILLING", "b2", heureka.StatusUp)
 	srv.register(t, "ORDERS", "o2", heureka.StatusUp)
-	proctest.Eventually(t, 10*time.Second, "o2", func() bool { return ids(cache, "ORDERS") == "o1,o2" })
+	afterPolls(t, "o2", func() bool { return ids(cache, "ORDERS") == "o1,o2" })
 	if apps := cache.Apps(); len(apps) != 1 {
 		t.Errorf("view holds %d apps; want only ORDERS", len(apps))
 	}

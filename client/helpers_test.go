@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -376,25 +378,40 @@ func startMemServer(t *testing.T) *testServer {
 	t.Helper()
 	s := &testServer{log: testLogger(t), t: t}
 	s.restartEmpty(t)
-	s.URL = "http://registry.test/eureka"
+	s.URL = fmt.Sprintf("http://registry-%d.test/eureka", memHosts.Add(1))
 	return s
 }
 
-// memClient is newClient for s, its requests served in memory.
-func (s *testServer) memClient(t *testing.T) *client.Client {
+// memHosts numbers the mem servers' host names.
+var memHosts atomic.Int64
+
+// memClient is newClient for servers, its requests served in memory.
+func memClient(t *testing.T, servers ...*testServer) *client.Client {
 	t.Helper()
-	return newClientConfig(t, func(c *client.Config) {
-		c.URLs = []string{s.URL}
-		c.Transport = memTransport{http.HandlerFunc(s.serve)}
-	})
+	hosts := memTransport{}
+	var urls []string
+	for _, s := range servers {
+		u, err := url.Parse(s.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hosts[u.Host] = http.HandlerFunc(s.serve)
+		urls = append(urls, s.URL)
+	}
+	return newClientConfig(t, func(c *client.Config) { c.URLs, c.Transport = urls, hosts })
 }
 
-// memTransport serves each request with h in the caller's goroutine.
-type memTransport struct{ h http.Handler }
+// memTransport serves each request, in the caller's goroutine, with the
+// handler of its host.
+type memTransport map[string]http.Handler
 
 func (m memTransport) RoundTrip(r *http.Request) (resp *http.Response, err error) {
 	if err := r.Context().Err(); err != nil {
 		return nil, err
+	}
+	h, ok := m[r.URL.Host]
+	if !ok {
+		return nil, errors.New(r.URL.String() + ": connection refused: no such host")
 	}
 	defer func() {
 		if v := recover(); v == http.ErrAbortHandler {
@@ -406,7 +423,7 @@ func (m memTransport) RoundTrip(r *http.Request) (resp *http.Response, err error
 	in := r.Clone(r.Context())
 	in.RequestURI = r.URL.RequestURI()
 	rec := httptest.NewRecorder()
-	m.h.ServeHTTP(rec, in)
+	h.ServeHTTP(rec, in)
 	return rec.Result(), nil
 }
 
