@@ -15,3 +15,8 @@ const (
 	// what clients connect to once bootstrapped.
 	MetaListener = "listener"
 )
+
+// MetaKRaft is registered, "true", for a broker of a KRaft cluster, whose
+// controllers are a quorum of their own: no broker of it is the
+// controller, so its cluster has none to expect (roles.Role.NeedsLead).
+const MetaKRaft = "kraft"

@@ -19,7 +19,9 @@
 // from a connection made and not answered before the probe's deadline
 // (agent.ErrNoAnswer: a paused broker keeps its status for the agent's
 // HangAfter). In KRaft mode no broker is the controller (see package
-// kafka), so every broker's role state is "broker".
+// kafka), so every broker's role state is "broker", and each probe adds
+// kafka.MetaKRaft ("true") to say so: a cluster without a controller
+// broker is then nothing to alert on.
 //
 // A broker that answers with another cluster id is not this cluster's:
 // the probe says it is unhealthy, with a cause that names both ids, so the

@@ -122,11 +122,16 @@ func (r *Role) probe(ctx context.Context) (kafka.Report, error) {
 	return rep, err
 }
 
-// Probe asks the broker how it stands: controller or broker, and whether
-// its cluster lists it.
+// Probe asks the broker how it stands: controller or broker, whether its
+// cluster lists it, and, as kafka.MetaKRaft, whether its cluster runs
+// with KRaft (and so has no controller broker to expect).
 func (r *Role) Probe(ctx context.Context) (agent.Health, error) {
 	rep, err := r.probe(ctx)
-	return reach.Health(err, rep.RoleState, rep.Health)
+	h, err := reach.Health(err, rep.RoleState, rep.Health)
+	if err == nil && rep.KRaft && h.State != "" {
+		h.Metadata = heureka.NewMetadata(kafka.MetaKRaft, "true")
+	}
+	return h, err
 }
 
 // Collect reads the broker's figures.

@@ -13,6 +13,7 @@ import (
 	"github.com/heureka-project/heureka/kafka"
 	"github.com/heureka-project/heureka/sim"
 	"github.com/heureka-project/heureka/sim/simtest"
+	"github.com/twmb/franz-go/pkg/kfake"
 )
 
 func ctxFor(t *testing.T, d time.Duration) context.Context {
@@ -54,6 +55,9 @@ func TestRoleAgainstSim(t *testing.T) {
 	if got := state(b0) + "," + state(b2); got != "broker,controller" {
 		t.Errorf("at start: %s", got)
 	}
+	if h, _ := b0.Probe(ctxFor(t, 10*time.Second)); h.Metadata.Has(kafka.MetaKRaft) {
+		t.Errorf("a ZooKeeper-mode broker's probe says %s", h.Metadata)
+	}
 	f, err := b2.Collect(ctxFor(t, 10*time.Second))
 	m, _ := c.Member("broker2")
 	port, _ := strconv.Atoi(m.Addr[strings.LastIndexByte(m.Addr, ':')+1:])
@@ -94,6 +98,28 @@ func TestRoleAgainstSim(t *testing.T) {
 	b1 := newRole(t, c, "broker1", 1, "kafka-prod")
 	if got := state(b1) + "," + state(b2); got != "controller,broker" {
 		t.Errorf("after the controller died: %s", got)
+	}
+}
+
+// TestKRaft: a broker of a KRaft cluster (kfake itself, which finalizes
+// metadata.version) is a "broker", and says kraft=true, so that its
+// cluster is not taken for one that lost its controller.
+func TestKRaft(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	cfg := DefaultConfig()
+	cfg.Addr = c.ListenAddrs()[0]
+	r, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.Close)
+	h, err := r.Probe(ctxFor(t, 10*time.Second))
+	if err != nil || h.Unhealthy != "" || h.State != kafka.RoleBroker || h.Metadata.Get(kafka.MetaKRaft) != "true" {
+		t.Errorf("a KRaft broker's probe: %+v, %v", h, err)
 	}
 }
 
