@@ -116,3 +116,23 @@ func (p *countingProxy) count(key string) int {
 	defer p.mu.Unlock()
 	return p.seen[key]
 }
+
+// member is a daemon of another role as its agent registers it in
+// cluster prod: UP on port 2181 unless status says otherwise, in role
+// state state (none when ""), with more metadata in kv.
+func member(role, host, rack, state string, status heureka.Status, kv ...string) *heureka.Instance {
+	if status == "" {
+		status = heureka.StatusUp
+	}
+	md := heureka.NewMetadata(append([]string{heureka.MetaRack, rack, heureka.MetaVersion, "3.8.4"}, kv...)...)
+	if state != "" {
+		md = md.With(heureka.MetaRoleState, state)
+	}
+	return &heureka.Instance{
+		ID: heureka.InstanceID("prod", host, rack), App: strings.ToUpper(heureka.RoleApp(role, "prod")),
+		HostName: host, IPAddr: "10.2.0." + host[len(host)-1:], Status: status,
+		Port:     heureka.Port{Number: 2181, Enabled: true},
+		Lease:    heureka.LeaseInfo{RenewalIntervalSecs: 1, DurationSecs: 300},
+		Metadata: md,
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/hdfs"
+	"github.com/heureka-project/heureka/roles"
 )
 
 // AppSummary is one line of `heureka apps`.
@@ -57,32 +58,38 @@ func Apps(ctx context.Context, c *Conn, out Output) error {
 }
 
 // View is an instance as the operator commands show it: the Eureka fields
-// that matter and the HDFS metadata, read.
+// that matter, its role state, and the HDFS metadata, read.
 type View struct {
-	App              string           `json:"app"`
-	ID               string           `json:"id"`
-	HostName         string           `json:"hostName"`
-	IPAddr           string           `json:"ipAddr"`
-	Status           heureka.Status   `json:"status"`
-	OverriddenStatus heureka.Status   `json:"overriddenStatus,omitempty"`
-	Port             int              `json:"port,omitempty"`
-	SecurePort       int              `json:"securePort,omitempty"`
-	VIPAddress       string           `json:"vipAddress,omitempty"`
-	Rack             string           `json:"rack,omitempty"`
-	DiskUsed         int64            `json:"diskUsed,omitempty"`
-	DiskTotal        int64            `json:"diskTotal,omitempty"`
-	DiskPercent      *float64         `json:"diskPercent,omitempty"`
-	Blocks           int64            `json:"blocks,omitempty"`
-	Version          string           `json:"version,omitempty"`
-	HAState          string           `json:"haState,omitempty"`
-	AdminState       string           `json:"adminState,omitempty"`
-	RegisteredAt     *time.Time       `json:"registeredAt,omitempty"`
-	LastRenewal      *time.Time       `json:"lastRenewal,omitempty"`
-	LastUpdated      *time.Time       `json:"lastUpdated,omitempty"`
-	RenewalInterval  int              `json:"renewalIntervalSecs,omitempty"`
-	LeaseDuration    int              `json:"leaseDurationSecs,omitempty"`
-	MetadataProblem  string           `json:"metadataProblem,omitempty"`
-	Metadata         heureka.Metadata `json:"metadata"` // {} when empty
+	App              string         `json:"app"`
+	ID               string         `json:"id"`
+	HostName         string         `json:"hostName"`
+	IPAddr           string         `json:"ipAddr"`
+	Status           heureka.Status `json:"status"`
+	OverriddenStatus heureka.Status `json:"overriddenStatus,omitempty"`
+	Port             int            `json:"port,omitempty"`
+	SecurePort       int            `json:"securePort,omitempty"`
+	VIPAddress       string         `json:"vipAddress,omitempty"`
+	Rack             string         `json:"rack,omitempty"`
+	DiskUsed         int64          `json:"diskUsed,omitempty"`
+	DiskTotal        int64          `json:"diskTotal,omitempty"`
+	DiskPercent      *float64       `json:"diskPercent,omitempty"`
+	Blocks           int64          `json:"blocks,omitempty"`
+	Version          string         `json:"version,omitempty"`
+	// RoleState is the role state its agent registered (roles.State):
+	// active, standby, leader, follower, controller, master, ...
+	RoleState string `json:"roleState,omitempty"`
+	// Lead says that RoleState leads the instance's cluster (the active
+	// ResourceManager, the ZooKeeper leader, ...; roles.Role.IsLead).
+	Lead            bool             `json:"lead,omitempty"`
+	HAState         string           `json:"haState,omitempty"`
+	AdminState      string           `json:"adminState,omitempty"`
+	RegisteredAt    *time.Time       `json:"registeredAt,omitempty"`
+	LastRenewal     *time.Time       `json:"lastRenewal,omitempty"`
+	LastUpdated     *time.Time       `json:"lastUpdated,omitempty"`
+	RenewalInterval int              `json:"renewalIntervalSecs,omitempty"`
+	LeaseDuration   int              `json:"leaseDurationSecs,omitempty"`
+	MetadataProblem string           `json:"metadataProblem,omitempty"`
+	Metadata        heureka.Metadata `json:"metadata"` // {} when empty
 }
 
 func msTime(ms int64) *time.Time {
@@ -100,13 +107,16 @@ func ViewOf(in *heureka.Instance) View {
 		App: in.App, ID: in.ID, HostName: in.HostName, IPAddr: in.IPAddr,
 		Status: in.Status, VIPAddress: in.VIPAddress,
 		Rack: info.Rack, DiskUsed: info.DiskUsed, DiskTotal: info.DiskTotal, Blocks: info.BlockCount,
-		Version: info.Version, HAState: string(info.HAState), AdminState: info.Status,
+		Version: info.Version, RoleState: roles.State(in.Metadata), HAState: string(info.HAState), AdminState: info.Status,
 		RegisteredAt:    msTime(in.Lease.RegistrationTimestamp),
 		LastRenewal:     msTime(in.Lease.LastRenewalTimestamp),
 		LastUpdated:     msTime(in.LastUpdatedTimestamp),
 		RenewalInterval: in.Lease.RenewalIntervalSecs,
 		LeaseDuration:   in.Lease.DurationSecs,
 		Metadata:        in.Metadata,
+	}
+	if r, _, ok := roles.Parse(in.App); ok {
+		v.Lead = r.IsLead(v.RoleState)
 	}
 	if in.OverriddenStatus != "" && in.OverriddenStatus != heureka.StatusUnknown {
 		v.OverriddenStatus = in.OverriddenStatus
@@ -191,8 +201,9 @@ func (o InstancesOptions) Validate() error {
 }
 
 // Instances lists an application's instances: ID, status, rack, disk
-// fullness, block count, Hadoop version, last renewal and, for NameNodes,
-// the HA state.
+// fullness, block count, version, last renewal and, for a role that has
+// them, the role state (a NameNode's HA state, a ZooKeeper server's
+// leader or follower, ...).
 func Instances(ctx context.Context, c *Conn, out Output, o InstancesOptions) error {
 	if err := o.Validate(); err != nil {
 		return err
@@ -226,21 +237,21 @@ func Instances(ctx context.Context, c *Conn, out Output, o InstancesOptions) err
 	return instancesTable(out.W, views, time.Now())
 }
 
-// instancesTable writes views as `heureka instances` shows them, with an
-// HA column when any is a NameNode with an HA state.
+// instancesTable writes views as `heureka instances` shows them, with a
+// STATE column (the role state) when any has one.
 func instancesTable(w io.Writer, views []View, now time.Time) error {
-	ha := slices.ContainsFunc(views, func(v View) bool { return v.HAState != "" })
+	state := slices.ContainsFunc(views, func(v View) bool { return v.RoleState != "" })
 	tw := newTable(w)
 	fmt.Fprint(tw, "ID\tSTATUS\tRACK\tDISK\tBLOCKS\tVERSION\tLAST RENEWAL")
-	if ha {
-		fmt.Fprint(tw, "\tHA")
+	if state {
+		fmt.Fprint(tw, "\tSTATE")
 	}
 	fmt.Fprintln(tw)
 	for _, v := range views {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s", cleanCell(v.ID), v.statusCell(), cleanCell(dash(v.Rack)),
 			v.diskCell(), v.blocksCell(), cleanCell(dash(v.Version)), ago(now, v.renewalMs()))
-		if ha {
-			fmt.Fprintf(tw, "\t%s", cleanCell(dash(v.HAState)))
+		if state {
+			fmt.Fprintf(tw, "\t%s", cleanCell(dash(v.RoleState)))
 		}
 		fmt.Fprintln(tw)
 	}
@@ -248,7 +259,7 @@ func instancesTable(w io.Writer, views []View, now time.Time) error {
 }
 
 // Show shows one instance, found by its ID alone: addresses, status and
-// override, lease, HDFS metadata and all other metadata.
+// override, role state, lease, HDFS metadata and all other metadata.
 func Show(ctx context.Context, c *Conn, out Output, id string) error {
 	ctx, cancel := c.bound(ctx)
 	defer cancel()
@@ -291,7 +302,14 @@ func showTable(w io.Writer, v View, now time.Time) error {
 	}
 	row("blocks", v.blocksCell())
 	row("version", dash(v.Version))
-	if v.HAState != "" {
+	if v.RoleState != "" {
+		lead := ""
+		if v.Lead {
+			lead = " (leads its cluster)"
+		}
+		row("role state", v.RoleState+lead)
+	}
+	if v.HAState != "" && v.HAState != v.RoleState {
 		row("ha state", v.HAState)
 	}
 	if v.AdminState != "" {

@@ -74,7 +74,8 @@ func runInstances(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	var o opFlags
 	fs := newFlagSet("instances", "instances APP [flags]", `
 Lists an application's instances: ID, status, rack, disk fullness, block
-count, Hadoop version and last renewal. APP is case-insensitive, e.g.
+count, version, last renewal and the role state (active, standby, leader,
+controller, ...) where the role has one. APP is case-insensitive, e.g.
 hdfs-datanode.prod. With --host, a heureka server looks the hosts up
 itself, so the answer costs the hosts asked for, not the application.`, exitsOperator, stderr)
 	o.add(fs, true)
@@ -104,8 +105,8 @@ func runShow(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var o opFlags
 	fs := newFlagSet("show", "show ID [flags]", `
 Shows one instance, found by its ID alone: addresses, status and override,
-lease, HDFS metadata (rack, disk, blocks, version, HA state) and all other
-metadata.`, exitsOperator, stderr)
+role state (and whether it leads its cluster), lease, HDFS metadata (rack,
+disk, blocks, version) and all other metadata.`, exitsOperator, stderr)
 	o.add(fs, true)
 	id, err := one(fs, args, "show: want exactly one instance ID (see `heureka instances APP`)")
 	if err != nil {

@@ -286,9 +286,9 @@ var checks = []check{
 		})
 	}},
 	{regexp.MustCompile(`^\./heureka instances hdfs-namenode\.demo$`), func(r *tour, cmd string, _ []string) {
-		// "the HA column follows at once": within the agents' next read.
+		// "the STATE column follows at once": within the agents' next read.
 		id := "demo-" + r.active + ".demo-dc1.rack-" + map[string]string{"nn1": "a", "nn2": "b"}[r.active]
-		eventually(r.t, 5*time.Second, "the HA column", func() string {
+		eventually(r.t, 5*time.Second, "the STATE column", func() string {
 			out, errs, code := r.run(cmd)
 			for _, l := range strings.Split(out, "\n") {
 				if f := strings.Fields(l); code == 0 && len(f) > 0 && f[0] == id && f[len(f)-1] == "active" {
