@@ -38,7 +38,7 @@ type obsKey struct {
 }
 
 // newMetrics registers the request histogram, the registry's statistics,
-// the HDFS view of the registry, the number of open streams (watchers), the
+// the HDFS and role views of the registry, the number of open streams (watchers), the
 // Go runtime's and process's collectors, and extra (other owners' state).
 func newMetrics(reg *registry.Registry, watchers func() int, extra []prometheus.Collector) *metrics {
 	m := &metrics{
@@ -55,6 +55,7 @@ func newMetrics(reg *registry.Registry, watchers func() int, extra []prometheus.
 		m.duration,
 		newStatsCollector(reg),
 		newHDFSCollector(reg),
+		newRoleCollector(reg),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "heureka_watchers",
 			Help: "Open watch and event streams.",

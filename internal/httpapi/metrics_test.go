@@ -147,3 +147,66 @@ func TestHDFSMetricsAddUpBlocks(t *testing.T) {
 		`heureka_hdfs_datanodes{cluster="big",rack="/r2",status="UP"}`:             per(2),
 	})
 }
+
+// TestRoleMetrics: UP members of each role's cluster by role state, every
+// state the role knows exported (0s included) and made-up states as
+// other; the leaders of each cluster that needs one (not a KRaft Kafka
+// cluster, not RegionServers), following a change after a scrape.
+func TestRoleMetrics(t *testing.T) {
+	ts := newTestServer(t)
+	st := func(s string, kv ...string) map[string]string {
+		m := map[string]string{"role_state": s}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	for _, in := range []*heureka.Instance{
+		hdfsNode("YARN-RESOURCEMANAGER.PROD", "rm1", st("active")),
+		hdfsNode("YARN-RESOURCEMANAGER.PROD", "rm2", st("standby")),
+		hdfsNode("ZOOKEEPER.PROD", "zk1", st("follower")),
+		hdfsNode("ZOOKEEPER.PROD", "zk2", st("follower")),
+		hdfsNode("ZOOKEEPER.PROD", "zk3", st("lurking")),
+		hdfsNode("KAFKA-BROKER.OLD", "b1", st("broker")),
+		hdfsNode("KAFKA-BROKER.NEW", "b1", st("broker", "kraft", "true")),
+		hdfsNode("HBASE-REGIONSERVER.PROD", "rs1", st("serving")),
+		hdfsNode("HDFS-DATANODE.PROD", "dn1", nil),
+	} {
+		if err := ts.reg.Register(in, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := ts.scrape()
+	wantSamples(t, got, map[string]string{
+		`heureka_role_members{cluster="prod",role="yarn-resourcemanager",state="active"}`:  "1",
+		`heureka_role_members{cluster="prod",role="yarn-resourcemanager",state="standby"}`: "1",
+		`heureka_role_leaders{cluster="prod",role="yarn-resourcemanager"}`:                 "1",
+		`heureka_role_members{cluster="prod",role="zookeeper",state="leader"}`:             "0",
+		`heureka_role_members{cluster="prod",role="zookeeper",state="follower"}`:           "2",
+		`heureka_role_members{cluster="prod",role="zookeeper",state="other"}`:              "1",
+		`heureka_role_leaders{cluster="prod",role="zookeeper"}`:                            "0",
+		`heureka_role_leaders{cluster="old",role="kafka-broker"}`:                          "0",
+		`heureka_role_members{cluster="new",role="kafka-broker",state="broker"}`:           "1",
+		`heureka_role_members{cluster="prod",role="hbase-regionserver",state="serving"}`:   "1",
+	})
+	for k := range got {
+		if strings.Contains(k, `heureka_role_leaders{cluster="new"`) || strings.Contains(k, `role="hbase-regionserver"`) && strings.HasPrefix(k, "heureka_role_leaders") ||
+			strings.Contains(k, `role="hdfs-datanode"`) || strings.Contains(k, `state="unknown"`) {
+			t.Errorf("exported %s: a KRaft cluster, RegionServers and DataNodes have no leader series, DataNodes no role series, and no member lacks a state", k)
+		}
+	}
+
+	// The active ResourceManager goes DOWN, a ZooKeeper server leads.
+	if err := ts.reg.SetStatus("YARN-RESOURCEMANAGER.PROD", "rm1", heureka.StatusDown, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.reg.Register(hdfsNode("ZOOKEEPER.PROD", "zk1", st("leader")), false); err != nil {
+		t.Fatal(err)
+	}
+	wantSamples(t, ts.scrape(), map[string]string{
+		`heureka_role_members{cluster="prod",role="yarn-resourcemanager",state="active"}`: "0",
+		`heureka_role_leaders{cluster="prod",role="yarn-resourcemanager"}`:                "0",
+		`heureka_role_members{cluster="prod",role="zookeeper",state="leader"}`:            "1",
+		`heureka_role_leaders{cluster="prod",role="zookeeper"}`:                           "1",
+	})
+}
