@@ -22,6 +22,7 @@ import (
 	"github.com/heureka-project/heureka/internal/rungroup"
 	"github.com/heureka-project/heureka/internal/tick"
 	"github.com/heureka-project/heureka/internal/urlcheck"
+	"github.com/heureka-project/heureka/roles"
 )
 
 // Alert names, the alertname label.
@@ -56,7 +57,7 @@ type Config struct {
 
 // DefaultConfig returns the defaults, each with its reason.
 func DefaultConfig() Config {
-	return Config{
+	c := Config{
 		Registry: client.DefaultConfig(),
 		// Self-preservation is a state, not an event; 5 s is well within
 		// any paging delay and costs a tiny GET.
@@ -67,8 +68,18 @@ func DefaultConfig() Config {
 		Timeout: 10 * time.Second,
 		// A whole large cluster going down twice over.
 		MaxQueue: 10_000,
-		Clock:    time.Now,
+		// A cluster without its lead for a moment is a failover under way
+		// (the old active steps down before the new one takes over): as
+		// the Prometheus rules, only a minute of it is worth a page.
+		For:   map[string]time.Duration{},
+		Clock: time.Now,
 	}
+	for _, r := range roles.All() {
+		if r.Alert != "" {
+			c.For[r.Alert] = time.Minute
+		}
+	}
+	return c
 }
 
 // Validate reports the first setting that cannot work, as a
@@ -107,7 +118,10 @@ func (c Config) Validate() error {
 		switch name {
 		case InstanceDown, InstanceExpired, SelfPreservation:
 		default:
-			return heureka.InvalidConfig(field, value, "no such alert; want %s, %s or %s", InstanceDown, InstanceExpired, SelfPreservation)
+			if !isClusterAlert(name) {
+				return heureka.InvalidConfig(field, value, "no such alert; want %s, %s, %s or a role's (%s)", InstanceDown, InstanceExpired, SelfPreservation,
+					strings.Join(clusterAlerts(), ", "))
+			}
 		}
 		if d < 0 {
 			return heureka.InvalidConfig(field, value, "must not be negative")
@@ -143,6 +157,11 @@ type state struct {
 	// Pending are alerts whose condition holds but not yet for their
 	// Config.For, by key, with when the condition began.
 	Pending map[string]*pendingAlert `json:"pending,omitempty"`
+	// Members are the members of every application whose clusters have
+	// an alert (cluster.go), by application and ID, as of LastSeq. A
+	// state file without them (from an older forwarder) is not resumed
+	// from: the registry is read again.
+	Members map[string]map[string]roles.Member `json:"members"`
 }
 
 // pendingAlert is an alert waiting out its Config.For.
@@ -182,7 +201,7 @@ func New(cfg Config, logger *slog.Logger) (*Forwarder, error) {
 		logger = slog.Default()
 	}
 	f := &Forwarder{cfg: cfg, log: logger.With("subsystem", "alert"), now: cfg.Clock,
-		state: state{Firing: map[string]*Alert{}, Pending: map[string]*pendingAlert{}}}
+		state: state{Firing: map[string]*Alert{}, Pending: map[string]*pendingAlert{}, Members: map[string]map[string]roles.Member{}}}
 	reg, err := client.New(cfg.Registry)
 	if err != nil {
 		return nil, fmt.Errorf("--registry: %w", err)
@@ -232,6 +251,10 @@ func New(cfg Config, logger *slog.Logger) (*Forwarder, error) {
 			}
 			if st.Pending == nil {
 				st.Pending = map[string]*pendingAlert{}
+			}
+			if st.Members == nil {
+				st.Node = "" // nothing to judge the clusters on: read the registry
+				st.Members = map[string]map[string]roles.Member{}
 			}
 			f.state = st
 			f.log.Info("resuming from the state file", "file", cfg.StateFile, "last_seq", st.LastSeq, "firing", len(st.Firing))
@@ -342,6 +365,7 @@ func (f *Forwarder) handle(ev client.Event) error {
 			fmt.Sprintf("%s %s stopped renewing its lease and was removed from the registry", roleName(e.App), e.ID),
 			fmt.Sprintf("Lease expired (%s). Host %s. Its agent or host is gone; clients no longer see it.", e.Cause, dash(e.HostName)))) || changed
 	}
+	changed = f.memberLocked(e, t) || changed
 	f.state.LastSeq = e.Seq
 	f.saveLocked(changed)
 	return nil
@@ -497,9 +521,11 @@ func (f *Forwarder) reconcile(ctx context.Context, reason string) (client.Positi
 		f.log.Warn("re-reading the registry", "reason", reason, "version", version)
 	}
 	now := f.now()
+	wanted := func(app string) bool { return len(f.cfg.Apps) == 0 || slices.Contains(f.cfg.Apps, app) }
+	members := membersOf(apps, wanted)
 	present := map[string]*heureka.Instance{}
 	for _, a := range apps.Apps {
-		if len(f.cfg.Apps) > 0 && !slices.Contains(f.cfg.Apps, a.Name) {
+		if !wanted(a.Name) {
 			continue
 		}
 		for _, in := range a.Instances {
@@ -536,6 +562,7 @@ func (f *Forwarder) reconcile(ctx context.Context, reason string) (client.Positi
 			fmt.Sprintf("%s %s is DOWN", roleName(in.App), in.ID),
 			fmt.Sprintf("Status DOWN (found on reading the registry). Host %s.", dash(in.HostName))))
 	}
+	f.reconcileClustersLocked(members, now)
 	f.state.Node, f.state.LastSeq = node, version
 	f.saveLocked(true)
 	return pos, nil

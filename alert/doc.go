@@ -1,8 +1,12 @@
 // Package alert turns a heureka registry's event stream into alerts for
 // Prometheus Alertmanager (POST /api/v2/alerts) and/or a webhook: an
 // instance that goes DOWN (HeurekaInstanceDown), one whose lease expires
-// (HeurekaInstanceExpired), and a registry peer that protects expired
-// leases (HeurekaSelfPreservation, read from each peer's GET /v1/status).
+// (HeurekaInstanceExpired), a registry peer that protects expired leases
+// (HeurekaSelfPreservation, read from each peer's GET /v1/status), and a
+// cluster of a role with a lead whose members are UP and none leads
+// (roles.Role.Alert: HeurekaNoActiveResourceManager,
+// HeurekaNoActiveHBaseMaster, HeurekaZooKeeperNoLeader,
+// HeurekaKafkaNoController; cluster.go), held for a minute by default.
 // `heureka alert` is a thin command over it.
 //
 // A Forwarder follows GET /v1/events with client.Follow, so a dropped
@@ -13,8 +17,9 @@
 // re-sent to Alertmanager every Config.Resend. Config.For holds an alert
 // back until its condition has lasted that long, as a Prometheus rule's
 // "for" does. Config.StateFile keeps the stream position, the firing and
-// the pending alerts (replaced atomically), so a restarted forwarder
-// continues where it stopped.
+// the pending alerts and the members the cluster alerts are judged on
+// (replaced atomically), so a restarted forwarder continues where it
+// stopped.
 //
 // # Concurrency
 //
@@ -25,7 +30,7 @@
 // followed at all. The alert state is guarded by one mutex. Time comes
 // from Config.Clock, except for the tickers and retry pauses.
 //
-// It does not evaluate rules of its own beyond these three alerts, deduplicate
+// It does not evaluate rules of its own beyond these alerts, deduplicate
 // across several forwarders (run one, or let Alertmanager deduplicate), or
 // persist undelivered alerts: a restart re-sends what is firing.
 package alert

@@ -38,6 +38,9 @@ type Role struct {
 	// Alert is the alert a cluster of this role raises when members are
 	// UP and none leads (see NeedsLead); "" for a role without one.
 	Alert string `json:"alert,omitempty"`
+	// NoLead says, for people, what such a cluster lacks: "no active
+	// ResourceManager"; "" for a role without a lead.
+	NoLead string `json:"noLead,omitempty"`
 	// unled says, for a member's metadata, that its cluster has no lead
 	// to expect (a Kafka broker of a KRaft cluster); nil: every cluster
 	// of the role expects one.
@@ -64,25 +67,28 @@ const (
 // other systems', each system's leading role first.
 var all = []Role{
 	{Name: hdfs.RoleName(hdfs.RoleNameNode), System: "HDFS", Member: "NameNode", Members: "NameNodes",
-		States: []string{string(hdfs.HAActive), string(hdfs.HAStandby), string(hdfs.HAObserver)}, Leads: []string{string(hdfs.HAActive)}},
+		States: []string{string(hdfs.HAActive), string(hdfs.HAStandby), string(hdfs.HAObserver)}, Leads: []string{string(hdfs.HAActive)},
+		NoLead: "no active NameNode"},
 	{Name: hdfs.RoleName(hdfs.RoleDataNode), System: "HDFS", Member: "DataNode", Members: "DataNodes"},
 	{Name: yarn.RoleName, System: "YARN", Member: "ResourceManager", Members: "ResourceManagers",
 		States: []string{string(yarn.HAActive), string(yarn.HAStandby)}, Leads: []string{string(yarn.HAActive)},
-		Alert: AlertNoActiveResourceManager},
+		Alert: AlertNoActiveResourceManager, NoLead: "no active ResourceManager"},
 	{Name: hbase.MasterRoleName, System: "HBase", Member: "master", Members: "masters",
-		States: []string{hbase.RoleActive, hbase.RoleBackup}, Leads: []string{hbase.RoleActive}, Alert: AlertNoActiveHBaseMaster},
+		States: []string{hbase.RoleActive, hbase.RoleBackup}, Leads: []string{hbase.RoleActive}, Alert: AlertNoActiveHBaseMaster,
+		NoLead: "no active master"},
 	{Name: hbase.RegionServerRoleName, System: "HBase", Member: "RegionServer", Members: "RegionServers",
 		States: []string{hbase.RoleServing}},
 	{Name: elasticsearch.RoleName, System: "Elasticsearch", Member: "node", Members: "nodes",
 		States: []string{elasticsearch.RoleMaster, elasticsearch.RoleMasterEligible, elasticsearch.RoleData, elasticsearch.RoleCoordinating},
-		Leads:  []string{elasticsearch.RoleMaster}},
+		Leads:  []string{elasticsearch.RoleMaster}, NoLead: "no elected master"},
 	{Name: zookeeper.RoleName, System: "ZooKeeper", Member: "server", Members: "servers",
 		States: []string{string(zookeeper.StateLeader), string(zookeeper.StateStandalone), string(zookeeper.StateFollower),
 			string(zookeeper.StateObserver), string(zookeeper.StateReadOnly), string(zookeeper.StateNotServing)},
-		Leads: []string{string(zookeeper.StateLeader), string(zookeeper.StateStandalone)}, Alert: AlertZooKeeperNoLeader},
+		Leads: []string{string(zookeeper.StateLeader), string(zookeeper.StateStandalone)}, Alert: AlertZooKeeperNoLeader,
+		NoLead: "no leader"},
 	{Name: kafka.RoleName, System: "Kafka", Member: "broker", Members: "brokers",
 		States: []string{kafka.RoleController, kafka.RoleBroker}, Leads: []string{kafka.RoleController},
-		Alert: AlertKafkaNoController, unled: func(md heureka.Metadata) bool { return md.Get(kafka.MetaKRaft) == "true" }},
+		Alert: AlertKafkaNoController, NoLead: "no controller", unled: func(md heureka.Metadata) bool { return md.Get(kafka.MetaKRaft) == "true" }},
 }
 
 // All returns every role, in the order consumers show them.

@@ -14,6 +14,9 @@ func TestTable(t *testing.T) {
 		if !heureka.ValidRoleName(r.Name) || r.System == "" || r.Member == "" || r.Members == "" {
 			t.Errorf("%+v: a role needs a valid name, a system and names for its members", r)
 		}
+		if (len(r.Leads) > 0) != (r.NoLead != "") {
+			t.Errorf("%s: leads %v but says %q for a cluster without one", r.Name, r.Leads, r.NoLead)
+		}
 		for _, l := range r.Leads {
 			if r.Label(l) != l {
 				t.Errorf("%s: lead state %q is not among its States %v", r.Name, l, r.States)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"strings"
 	"time"
 
@@ -23,10 +24,16 @@ for Prometheus Alertmanager (POST /api/v2/alerts) and/or a webhook:
   HeurekaSelfPreservation  fires while a registry peer protects expired
                            leases (read from GET /v1/status every
                            --status-interval, for every --registry URL).
+  HeurekaNoActiveResourceManager, HeurekaNoActiveHBaseMaster,
+  HeurekaZooKeeperNoLeader, HeurekaKafkaNoController
+                           fire when a cluster of that role has members UP
+                           and none active, leader or controller for a
+                           minute (--for); resolve when one leads again.
 
-Labels: alertname, app, instance, severity (critical for NameNodes and
-self-preservation, warning otherwise); annotations: summary, description,
-dashboard. Alerts carry startsAt, and endsAt once resolved.
+Labels: alertname, app, instance (cluster for the cluster alerts), severity
+(critical for NameNodes, self-preservation and the cluster alerts, warning
+otherwise); annotations: summary, description, dashboard. Alerts carry
+startsAt, and endsAt once resolved.
 
 Each state change is sent once (and retried until delivered). Firing alerts
 are re-sent to Alertmanager every --resend so that they do not time out; the
@@ -67,7 +74,8 @@ func runAlert(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}
 	defer conn.Close()
 	rc := c.config()
-	cfg.Apps, cfg.Timeout, cfg.For, cfg.Registry = apps, rc.Timeout, forFlag, rc.ClientConfig()
+	cfg.Apps, cfg.Timeout, cfg.Registry = apps, rc.Timeout, rc.ClientConfig()
+	maps.Copy(cfg.For, forFlag)
 	if err := cfg.Validate(); err != nil {
 		return flagError(err, alertFields)
 	}

@@ -276,3 +276,55 @@ func TestAlertmanagerSelfPreservation(t *testing.T) {
 		return am.notified("HeurekaSelfPreservation", ts.Addr, "resolved")
 	})
 }
+
+// TestAlertmanagerNoActiveResourceManager: a YARN cluster whose active
+// ResourceManager goes DOWN while the standby stays standby fires
+// HeurekaNoActiveResourceManager in a real Alertmanager once the
+// condition has held for --for, labelled with the cluster, and resolves
+// when the standby takes over; a quick failover (the old active steps
+// down, the standby takes over within the hold) sends nothing.
+func TestAlertmanagerNoActiveResourceManager(t *testing.T) {
+	const name, hold = "HeurekaNoActiveResourceManager", 2 * time.Second
+	am := startAlertmanager(t)
+	ts := startServer(t)
+	hook := newHookReceiver(t)
+	rm1, rm2 := resourceManager("rm1.example.com", "active"), resourceManager("rm2.example.com", "standby")
+	ts.register(t, rm1)
+	ts.register(t, rm2)
+	startForwarder(t, ts, "--alertmanager", am.URL, "--webhook", hook.URL, "--registry", "http://"+ts.Addr+"/eureka",
+		"--for", name+"="+hold.String())
+
+	// A failover: for a moment neither is active; nothing is sent.
+	ts.register(t, withState(rm1, "standby"))
+	ts.register(t, withState(rm2, "active"))
+	// rm2, now active, dies; rm1 stays standby.
+	down := withState(rm2, "active")
+	down.Status = heureka.StatusDown
+	sent := time.Now()
+	ts.register(t, down)
+	proctest.Eventually(t, 15*time.Second, name+" in Alertmanager", func() bool {
+		_, ok := am.firing(t, name, "")
+		return ok
+	})
+	if waited := time.Since(sent); waited < hold {
+		t.Errorf("%s fired %v after the registry answered the DOWN; --for holds it %v", name, waited, hold)
+	}
+	a, _ := am.firing(t, name, "")
+	if a.Labels["cluster"] != "prod" || a.Labels["app"] != "YARN-RESOURCEMANAGER.PROD" || a.Labels["severity"] != "critical" ||
+		a.Annotations["summary"] != "YARN cluster prod has no active ResourceManager" || !strings.Contains(a.Annotations["description"], "(standby)") {
+		t.Errorf("alert in Alertmanager: %+v", a)
+	}
+	proctest.Eventually(t, 15*time.Second, "Alertmanager to notify firing", func() bool { return am.notified(name, "", "firing") })
+
+	// rm1 takes over: resolved.
+	ts.register(t, withState(rm1, "active"))
+	proctest.Eventually(t, 15*time.Second, name+" to resolve in Alertmanager", func() bool {
+		_, ok := am.firing(t, name, "")
+		return !ok
+	})
+	proctest.Eventually(t, 15*time.Second, "Alertmanager to notify resolved", func() bool { return am.notified(name, "", "resolved") })
+	hook.expect(t,
+		"firing HeurekaInstanceDown "+rm2.ID,
+		"firing "+name+" ",
+		"resolved "+name+" ")
+}

@@ -165,3 +165,25 @@ func countLines(s string, words ...string) int {
 	}
 	return n
 }
+
+// resourceManager is a YARN ResourceManager of cluster prod in HA state
+// state, as its agent registers it.
+func resourceManager(host, state string) *heureka.Instance {
+	return &heureka.Instance{
+		ID:       heureka.InstanceID("prod", host, "/r1"),
+		App:      heureka.RoleApp("yarn-resourcemanager", "prod"),
+		HostName: host,
+		IPAddr:   "10.0.0.2",
+		Status:   heureka.StatusUp,
+		Port:     heureka.Port{Number: 8032, Enabled: true},
+		Lease:    heureka.LeaseInfo{RenewalIntervalSecs: 1, DurationSecs: 300},
+		Metadata: heureka.NewMetadata(heureka.MetaRack, "/r1", heureka.MetaRoleState, state, heureka.MetaVersion, "3.3.6"),
+	}
+}
+
+// withState is in registered again in role state state.
+func withState(in *heureka.Instance, state string) *heureka.Instance {
+	c := in.Clone()
+	c.Metadata = c.Metadata.With(heureka.MetaRoleState, state)
+	return c
+}
