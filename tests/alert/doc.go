@@ -4,8 +4,9 @@
 // Alertmanager (Debian's prometheus-alertmanager, started by the tests on
 // loopback with a temporary configuration and storage directory) and to a
 // webhook receiver. The tests check that alerts fire and resolve in
-// Alertmanager, and that a forwarder whose connection drops resumes without
-// repeating or missing an alert.
+// Alertmanager, that a forwarder whose connection drops resumes without
+// repeating or missing an alert, and that a YARN cluster without an
+// active ResourceManager fires only once that has lasted --for.
 //
 // The Alertmanager tests need /usr/bin/prometheus-alertmanager (apt-get
 // install prometheus-alertmanager). Without it they are skipped, except
