@@ -14,20 +14,34 @@ import (
 	"github.com/heureka-project/heureka/hdfs"
 )
 
-// PickOptions says what Pick chooses.
+// PickOptions says what Pick chooses: DataNodes for a new block, or,
+// with Role, members of another role's cluster (see pickrole.go).
 type PickOptions struct {
-	// Cluster is the HDFS cluster, as the agents register it
-	// (hdfs-datanode.CLUSTER).
+	// Cluster is the cluster, as the agents register it
+	// (hdfs-datanode.CLUSTER, ROLE.CLUSTER).
 	Cluster string
-	// N is how many DataNodes to choose, 1 to 64.
+	// N is how many to choose, up to 64; 0 is the default:
+	// hdfs.DefaultReplicas DataNodes, or every member of Role.
 	N int
+	// Role, when set, chooses members of that role's cluster
+	// (yarn-resourcemanager, kafka-broker, ...) instead of DataNodes: UP
+	// ones, the lead first (the active ResourceManager, the controller,
+	// ...), then one rack after another, paused ones last.
+	Role string
+	// State, with Role, chooses only members in that role state
+	// ("active", "leader", ...).
+	State string
+	// List, with Role, prints only the chosen members' addresses,
+	// host:port comma-separated on one line: what bootstrap.servers,
+	// hbase.client.bootstrap.servers or a ZooKeeper connect string take.
+	List bool
 	// Writer is the writing client's host name or IP address; Rack is the
 	// writer's rack when it is not a DataNode. At most one is set.
 	Writer, Rack string
 	// Exclude are hosts (names, IPs or instance IDs) never to choose.
 	Exclude []string
-	// Probe dials each chosen DataNode's data port within ProbeTimeout and
-	// replaces those that do not answer.
+	// Probe dials each chosen DataNode's data port (a member's registered
+	// port) within ProbeTimeout and replaces those that do not answer.
 	Probe        bool
 	ProbeTimeout time.Duration
 	// Fullness skips DataNodes more used than this fraction.
@@ -38,8 +52,6 @@ type PickOptions struct {
 // is left empty.
 func DefaultPickOptions() PickOptions {
 	return PickOptions{
-		// HDFS's default replication factor.
-		N: hdfs.DefaultReplicas,
 		// A DataNode on the same network answers a dial in well under a
 		// millisecond; a second is a dead or unreachable host.
 		ProbeTimeout: time.Second,
@@ -54,8 +66,12 @@ func (o PickOptions) Validate() error {
 	switch {
 	case o.Cluster == "":
 		return heureka.InvalidConfig("Cluster", nil, "is required: the name the agents register (hdfs-datanode.NAME)")
-	case o.N < 1 || o.N > 64:
-		return heureka.InvalidConfig("N", o.N, "want 1 to 64 DataNodes")
+	case o.N < 0 || o.N > 64:
+		return heureka.InvalidConfig("N", o.N, "want 1 to 64 (0: the default)")
+	case o.Role != "":
+		return o.validateRole()
+	case o.State != "" || o.List:
+		return heureka.InvalidConfig("State", o.State, "a role state and a list are for the members of a --role; DataNodes are placed")
 	case o.Writer != "" && o.Rack != "":
 		return heureka.InvalidConfig("Writer", o.Writer, "give a writer or its rack, not both (a DataNode writer's rack comes from the registry)")
 	case !(o.Fullness > 0 && o.Fullness <= 1):
@@ -84,11 +100,18 @@ type PickResult struct {
 // Pick prints the DataNodes a writer should use for a new block, chosen
 // as HDFS's default placement policy does, by the registry (GET
 // /v1/hdfs/pick) or, from one without that, here from the DataNode
-// application. When fewer than N can be chosen it prints those it has and
-// returns a *NotFoundError that says why.
+// application; with o.Role, the members of that role's cluster
+// (pickMembers). When fewer than N can be chosen it prints those it has
+// and returns a *NotFoundError that says why.
 func Pick(ctx context.Context, c *Conn, out Output, o PickOptions) error {
 	if err := o.Validate(); err != nil {
 		return err
+	}
+	if o.Role != "" {
+		return pickMembers(ctx, c, out, o)
+	}
+	if o.N == 0 {
+		o.N = hdfs.DefaultReplicas // HDFS's default replication factor
 	}
 	ctx, cancel := c.bound(ctx)
 	defer cancel()

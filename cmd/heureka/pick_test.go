@@ -38,7 +38,9 @@ func TestPickCommand(t *testing.T) {
 		flag string
 	}{
 		{[]string{"pick", "--registry", reg}, "--cluster"},
-		{[]string{"pick", "--cluster", "prod", "-n", "0", "--registry", reg}, "-n 0"},
+		{[]string{"pick", "--cluster", "prod", "-n", "65", "--registry", reg}, "-n 65"},
+		{[]string{"pick", "--cluster", "prod", "--role", "hdfs-datanode", "--registry", reg}, "--role"},
+		{[]string{"pick", "--cluster", "prod", "--state", "active", "--registry", reg}, "--state"},
 		{[]string{"pick", "--cluster", "prod", "--writer", "a", "--rack", "/r1"}, "--writer"},
 		{[]string{"pick", "--cluster", "prod", "--fullness", "1.5", "--registry", reg}, "--fullness 1.5"},
 		{[]string{"pick", "--cluster", "prod", "--probe-timeout", "0s"}, "--probe-timeout"},
