@@ -33,8 +33,13 @@ type Config struct {
 	// DataNodes is how many simulated DataNodes run (1 to 50).
 	DataNodes int
 	// Cluster names the HDFS cluster: applications hdfs-datanode.NAME and
-	// hdfs-namenode.NAME.
+	// hdfs-namenode.NAME; with Roles, the other systems' clusters too
+	// (yarn-resourcemanager.NAME, ...).
 	Cluster string
+	// Roles runs, beside HDFS, a small simulated cluster of each of
+	// Systems (YARN, HBase, Elasticsearch, ZooKeeper, Kafka), each member
+	// with an agent beside it.
+	Roles bool
 	// ReadyTimeout bounds how long Open waits for every node to be
 	// registered UP.
 	ReadyTimeout time.Duration
@@ -103,6 +108,7 @@ type Cluster struct {
 
 	webhdfsDir string // the simulated cluster's WebHDFS storage, removed by Close
 	webDNs     []sim.DataNodeAddr
+	systems    []*System // with Config.Roles
 
 	agentCtx    context.Context
 	stopAgents  context.CancelFunc
@@ -184,6 +190,11 @@ func (d *Cluster) Open(ctx context.Context) error {
 	}
 	for _, n := range d.nodes {
 		if err := d.startAgent(n); err != nil {
+			return err
+		}
+	}
+	if d.cfg.Roles {
+		if err := d.openSystems(); err != nil {
 			return err
 		}
 	}
@@ -334,21 +345,30 @@ func (d *Cluster) newAgent(sm *sim.Sim, role hdfs.Role, host, rack string) (*age
 	return a, acfg.InstanceID(), err
 }
 
-// waitRegistered waits until every node is registered and UP.
+// waitRegistered waits until every node and member is registered and UP.
 func (d *Cluster) waitRegistered(ctx context.Context) error {
 	deadline := time.Now().Add(d.cfg.ReadyTimeout)
 	for {
-		up := 0
+		agents := make([]*agent.Agent, 0, len(d.nodes))
 		for _, n := range d.nodes {
-			if st := n.Agent.Status(); st.Phase == agent.PhaseRegistered && st.Reported == heureka.StatusUp {
+			agents = append(agents, n.Agent)
+		}
+		for _, s := range d.systems {
+			for _, m := range s.Members {
+				agents = append(agents, m.Agent)
+			}
+		}
+		up := 0
+		for _, a := range agents {
+			if st := a.Status(); st.Phase == agent.PhaseRegistered && st.Reported == heureka.StatusUp {
 				up++
 			}
 		}
-		if up == len(d.nodes) {
+		if up == len(agents) {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("demo: only %d of %d simulated nodes registered within %v", up, len(d.nodes), d.cfg.ReadyTimeout)
+			return fmt.Errorf("demo: only %d of %d simulated daemons registered within %v", up, len(agents), d.cfg.ReadyTimeout)
 		}
 		select {
 		case <-ctx.Done():
@@ -374,6 +394,14 @@ func (d *Cluster) Close(ctx context.Context) error {
 	var errs []error
 	for _, n := range d.nodes {
 		errs = append(errs, n.Sim.Close(ctx))
+	}
+	for _, s := range d.systems {
+		for _, m := range s.Members {
+			if c, ok := m.role.(interface{ Close() }); ok {
+				c.Close()
+			}
+		}
+		errs = append(errs, s.Sim.Close(ctx))
 	}
 	if d.client != nil {
 		_ = d.client.Close()

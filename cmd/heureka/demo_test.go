@@ -2,12 +2,17 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"net"
 	"net/http"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/heureka-project/heureka/ctl"
 	"github.com/heureka-project/heureka/internal/proctest"
 )
 
@@ -73,7 +78,7 @@ func TestDemo(t *testing.T) {
 	}
 	proctest.Eventually(t, 10*time.Second, "nn2 to show active", func() bool {
 		_, stdout, _ := runCLI(t, "show", "try-nn2.try-dc1.rack-b")
-		return regexp.MustCompile(`ha state\s+active`).MatchString(stdout)
+		return regexp.MustCompile(`role state\s+active \(leads its cluster\)`).MatchString(stdout)
 	})
 
 	cancel()
@@ -93,6 +98,76 @@ func TestDemo(t *testing.T) {
 	}
 	if _, err := http.Post(kill[1]+"/start", "", nil); err == nil {
 		t.Error("a simulator still answers after the demo stopped")
+	}
+}
+
+// TestDemoRoles runs `heureka demo --roles` as a process: every member of
+// the simulated YARN, HBase, Elasticsearch, ZooKeeper and Kafka clusters
+// the introduction lists registers, through its agent, with the role
+// state the simulator reports; the ResourceManager failover the
+// introduction prints shows on the registry and in DNS
+// (active.yarn-resourcemanager.CLUSTER.service.heureka, asked with Go's
+// own resolver); SIGINT stops it all with exit code 0.
+func TestDemoRoles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a whole demo cluster and five others")
+	}
+	p := proctest.Start(t, "heureka demo --roles", "demo", "--base-port", "0", "--datanodes", "1", "--cluster", "try", "--roles")
+	p.WaitFor(regexp.MustCompile(`Ctrl-C stops everything`), 90*time.Second)
+	intro := p.Output()
+	reg := regexp.MustCompile(`export HEUREKA_REGISTRY=(\S+)`).FindStringSubmatch(intro)
+	dns := regexp.MustCompile(`DNS:\s+dig @127\.0\.0\.1 -p (\d+) `).FindStringSubmatch(intro)
+	failover := regexp.MustCompile(`curl -X POST '(http://\S+/sim/role\?member=rm2&state=active)'`).FindStringSubmatch(intro)
+	members := regexp.MustCompile(`(?m)^  (yarn|hbase|elasticsearch|zookeeper|kafka) +(\S+) +(\S+) +(\S+) +(\S+) +127\.0\.0\.1:\d+$`).FindAllStringSubmatch(intro, -1)
+	if reg == nil || dns == nil || failover == nil || len(members) != 16 || !strings.Contains(intro, "SIMULATED") {
+		t.Fatalf("the introduction lacks the registry, DNS, the RM failover or the 16 members:\n%s", intro)
+	}
+	t.Setenv("HEUREKA_REGISTRY", reg[1])
+	state := func(app, host string) string {
+		_, stdout, _ := runCLI(t, "instances", app, "-o", "json")
+		var views []ctl.View
+		_ = json.Unmarshal([]byte(stdout), &views)
+		for _, v := range views {
+			if v.HostName == host {
+				return string(v.Status) + " " + v.RoleState
+			}
+		}
+		return "not registered"
+	}
+	for _, m := range members {
+		app, host, want := m[3]+".try", m[2]+".try", "UP "+m[5]
+		if got := state(app, host); got != want {
+			t.Errorf("%s in %s: %s, want %s (as the simulator reports)", host, app, got, want)
+		}
+	}
+
+	resolver := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, "127.0.0.1:"+dns[1])
+	}}
+	activeRM := func() string {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, srvs, err := resolver.LookupSRV(ctx, "", "", "active.yarn-resourcemanager.try.service.heureka")
+		if err != nil || len(srvs) != 1 {
+			return fmt.Sprintf("%v %v", srvs, err)
+		}
+		return srvs[0].Target
+	}
+	if got := activeRM(); got != "rm1.try." {
+		t.Errorf("DNS's active ResourceManager before the failover: %s, want rm1.try.", got)
+	}
+	if resp, err := http.Post(failover[1], "", nil); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("failover: %v %v", err, resp)
+	}
+	proctest.Eventually(t, 10*time.Second, "rm2 active, rm1 standby in the registry", func() bool {
+		return state("yarn-resourcemanager.try", "rm2.try") == "UP active" && state("yarn-resourcemanager.try", "rm1.try") == "UP standby"
+	})
+	proctest.Eventually(t, 10*time.Second, "DNS's active ResourceManager to be rm2", func() bool { return activeRM() == "rm2.try." })
+
+	p.Signal(syscall.SIGINT)
+	if code := p.Exit(40 * time.Second); code != 0 || !strings.Contains(p.Output(), "nothing is left running") {
+		t.Errorf("demo --roles exited %d after SIGINT, output:\n%s", code, p.Output())
 	}
 }
 
