@@ -485,6 +485,32 @@ func (c *Cluster) State() ClusterState {
 	return st
 }
 
+// Run is a simulated cluster as a program runs it (`heureka sim
+// --system`): it opens the cluster, logs "heureka sim listening" with the
+// control address and what an agent checks (cluster_id; for ZooKeeper,
+// ensemble), then "heureka sim member" for each member with its name,
+// role, address, rack and role state, waits for ctx to end, and closes
+// the cluster, bounded by five seconds.
+func (c *Cluster) Run(ctx context.Context, pid int) error {
+	if err := c.Open(); err != nil {
+		return err
+	}
+	st := c.State()
+	c.log.Info("heureka sim listening", "simulated", true, "control", st.Control,
+		"cluster_id", st.ClusterID, "ensemble", st.Ensemble, "pid", pid)
+	for _, m := range st.Members {
+		c.log.Info("heureka sim member", "member", m.Name, "role", m.Role, "addr", m.Addr, "rack", m.Rack, "state", m.State, "control", st.Control)
+	}
+	<-ctx.Done()
+	cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.Close(cctx); err != nil {
+		return err
+	}
+	c.log.Info("heureka sim stopped")
+	return nil
+}
+
 // Member returns the member named name, as State reports it.
 func (c *Cluster) Member(name string) (MemberState, bool) {
 	for _, m := range c.State().Members {

@@ -16,7 +16,8 @@
 // Elasticsearch master, ZooKeeper leader or Kafka controller is chosen, a
 // ZooKeeper ensemble without a majority stops serving. NewCluster has no
 // side effects; Open starts the members (for Kafka, kfake) and Close
-// stops them.
+// stops them; Run does both around a context, logging each member's
+// address and role state (`heureka sim --system`).
 //
 // A Sim pretends to be one DataNode or one NameNode well enough for
 // heureka's agent to watch it:

@@ -46,7 +46,7 @@ func init() {
 		{name: "pick", summary: "choose DataNodes for a write the way HDFS places blocks, from the registry", run: runPick},
 		{name: "server", summary: "run the Eureka-compatible registry server", run: runServer},
 		{name: "show", summary: "show everything the registry knows about one instance", run: runShow},
-		{name: "sim", summary: "run a SIMULATED DataNode or NameNode (/jmx and a port) for tests and demos", run: runSim},
+		{name: "sim", summary: "run a SIMULATED DataNode or NameNode, or a simulated cluster of another system, for tests and demos", run: runSim},
 		{name: "status", summary: "set or clear an instance's status override (e.g. OUT_OF_SERVICE to drain it)", run: runStatus},
 		{name: "topology", summary: "answer Hadoop's topology-script protocol from the registry", run: runTopology},
 		{name: "version", summary: "print heureka's version", run: runVersion},

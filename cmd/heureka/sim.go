@@ -33,7 +33,76 @@ Control API (on --control, which keeps answering while the daemon is stopped):
 	POST /sim/set?capacity=&used=&blocks=&version=&safemode=on|off
 Signals: SIGUSR1 makes a namenode active, SIGUSR2 standby; SIGINT/SIGTERM stop
 the simulator (exit 0); SIGKILL kills it like any daemon; SIGSTOP pauses it as a
-full GC does (connections accepted, nothing answered) until SIGCONT.`
+full GC does (connections accepted, nothing answered) until SIGCONT.
+
+'heureka sim --system yarn|hbase|elasticsearch|zookeeper|kafka' runs a
+SIMULATED cluster of that system instead (see 'heureka sim --system yarn -h').`
+
+const simClusterHelp = `
+A SIMULATED cluster, not the real system: ResourceManagers, HBase masters and
+RegionServers, Elasticsearch nodes, ZooKeeper servers (AdminServer) or Kafka
+brokers (franz-go's kfake), answering their real endpoints, each on a free port,
+so that 'heureka agent --role ROLE' can be tried without the real system. It
+logs the control address and what an agent checks (cluster_id, or a ZooKeeper
+ensemble), then each member's name, role, address, rack and role state.
+Control API (GET CONTROL/sim lists it): POST /sim/stop, /sim/start, /sim/pause
+or /sim/resume ?member=M; POST /sim/role?member=M&state=S fails over to M.
+SIGINT/SIGTERM stop it (exit 0).`
+
+// runSimCluster is `heureka sim --system SYSTEM`: a simulated cluster that
+// logs its control address and one line per member, and runs until
+// SIGINT/SIGTERM. Its flags' defaults are system's (sim.DefaultClusterConfig).
+func runSimCluster(ctx context.Context, system string, args []string, stderr io.Writer) error {
+	cfg := sim.DefaultClusterConfig(system)
+	fs := commandFlags("sim", stderr)
+	fs.StringVar(&cfg.System, "system", cfg.System, "the `system` to simulate: yarn, hbase, elasticsearch, zookeeper or kafka")
+	fs.IntVar(&cfg.Members, "members", cfg.Members, "`how many` ResourceManagers, HBase masters, Elasticsearch nodes, ZooKeeper servers (1: standalone) or Kafka brokers")
+	fs.IntVar(&cfg.RegionServers, "regionservers", cfg.RegionServers, "how many HBase RegionServers (`count`)")
+	fs.StringVar(&cfg.ClusterID, "cluster-id", cfg.ClusterID, "the cluster `id` every member reports (ZooKeeper: the ensemble's host names)")
+	fs.StringVar(&cfg.Version, "version", cfg.Version, "the `version` every member reports")
+	racks := fs.String("racks", strings.Join(cfg.Racks, ","), "comma-separated `racks` given to the members in turn (Kafka's broker.rack, Elasticsearch's rack_id)")
+	fs.StringVar(&cfg.Host, "host", cfg.Host, "the IP `address` every member listens on, each on a free port")
+	fs.StringVar(&cfg.ControlAddr, "control", cfg.ControlAddr, "TCP `address` of the control API (/sim/...)")
+	newLog := logFlags(fs, stderr)
+	setUsage(fs, "sim --system yarn|hbase|elasticsearch|zookeeper|kafka [flags]", simClusterHelp, exitsProgram)
+	if err := noArgs(fs, args); err != nil {
+		return err
+	}
+	cfg.Racks = nil
+	if *racks != "" {
+		cfg.Racks = strings.Split(*racks, ",")
+	}
+	logger, err := newLog()
+	if err != nil {
+		return &usageError{"sim: " + err.Error()}
+	}
+	cfg.Logger = logger
+	c, err := sim.NewCluster(cfg)
+	if err != nil {
+		return &usageError{err.Error()}
+	}
+	ctx, stop := untilSignal(ctx)
+	defer stop()
+	return c.Run(ctx, os.Getpid())
+}
+
+// systemArg returns the value of a --system flag in args (--system X or
+// --system=X, one dash or two), for a simulated cluster rather than one
+// HDFS daemon.
+func systemArg(args []string) (string, bool) {
+	for i, a := range args {
+		switch name, value, eq := strings.Cut(strings.TrimLeft(a, "-"), "="); {
+		case !strings.HasPrefix(a, "-") || name != "system":
+		case eq:
+			return value, true
+		case i+1 < len(args):
+			return args[i+1], true
+		default:
+			return "", true
+		}
+	}
+	return "", false
+}
 
 // simFlags are `heureka sim`'s flags that are not a sim.Config field as
 // they stand.
@@ -47,6 +116,9 @@ type simFlags struct {
 // logs one line `heureka sim listening ... http=ADDR port=ADDR
 // control=ADDR` and runs until SIGINT/SIGTERM.
 func runSim(ctx context.Context, args []string, _, stderr io.Writer) error {
+	if system, ok := systemArg(args); ok {
+		return runSimCluster(ctx, system, args, stderr)
+	}
 	cfg := sim.DefaultConfig()
 	var f simFlags
 	fs := f.define(&cfg, stderr)
