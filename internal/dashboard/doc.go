@@ -8,7 +8,13 @@
 // rather than Eureka records: instance IDs, hosts, statuses, racks,
 // fullness and notes, rows by rack then ID, with status counts, per-rack
 // counts and problem rows (see Summary and docs/design.md). HDFS facts come
-// from package hdfs. It is encoded once per registry snapshot, and each
+// from package hdfs; every other role's (an application ROLE.CLUSTER of a
+// role package roles knows) from package roles: the summary names every
+// role, its system and the states that lead, and an application of one
+// carries its role, its cluster and each member's role state as the note.
+// The page draws a card per such cluster (a system's roles together, as
+// HBase's masters and RegionServers), its members by role and rack, the
+// one whose state leads marked. It is encoded once per registry snapshot, and each
 // application's part is reused while the snapshot holds the same immutable
 // blocks of it, so a change re-encodes only the applications it touched.
 //

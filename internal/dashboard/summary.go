@@ -14,6 +14,7 @@ import (
 	"github.com/heureka-project/heureka/hdfs"
 	"github.com/heureka-project/heureka/internal/accept"
 	"github.com/heureka-project/heureka/registry"
+	"github.com/heureka-project/heureka/roles"
 )
 
 // SummaryPath is where internal/httpapi mounts ServeSummary.
@@ -33,6 +34,13 @@ type Summary struct {
 	// HDFS names the metadata keys and limits the page reads from event
 	// payloads, so that the script names none of them itself.
 	HDFS HDFSFacts `json:"hdfs"`
+	// Roles are the roles heureka knows (roles.All): the page tells a role
+	// application (ROLE.CLUSTER) by its name, groups a system's roles into
+	// one cluster, and marks the member whose role state leads.
+	Roles []roles.Role `json:"roles"`
+	// RoleStateKey is the metadata key of a member's role state, which the
+	// page reads from event payloads.
+	RoleStateKey string `json:"roleStateKey"`
 	// Apps are every application, by name.
 	Apps []*AppSummary `json:"apps"`
 }
@@ -65,9 +73,11 @@ func hdfsFacts() HDFSFacts {
 // AppSummary is one application. Its instances are columns of equal
 // length, row i being one instance; rows are ordered by rack, then ID.
 type AppSummary struct {
-	Name    string `json:"name"`
-	Role    string `json:"role,omitempty"`    // "datanode" or "namenode" for an HDFS application
-	Cluster string `json:"cluster,omitempty"` // the HDFS cluster, lower case
+	Name string `json:"name"`
+	// Role is "datanode" or "namenode" for an HDFS application, the role's
+	// name (roles.Role.Name) for another role's application (ROLE.CLUSTER).
+	Role    string `json:"role,omitempty"`
+	Cluster string `json:"cluster,omitempty"` // the cluster, lower case
 	// Counts are the instances by status.
 	Counts map[heureka.Status]int `json:"counts"`
 	// Racks are the distinct racks of the instances, sorted; Rack[i] indexes
@@ -82,7 +92,7 @@ type AppSummary struct {
 	Status  []heureka.Status `json:"status"`
 	Rack    []int            `json:"rack"`
 	Full    []int            `json:"full"`    // disk used per mille of capacity; -1 when unknown
-	Note    []string         `json:"note"`    // NameNodes: HA state; DataNodes: admin state unless NORMAL
+	Note    []string         `json:"note"`    // NameNodes: HA state; DataNodes: admin state unless NORMAL; other roles: role state
 	Changed []int64          `json:"changed"` // lastUpdatedTimestamp, ms since the epoch
 
 	// Problems are the rows that are not UP or are over the fullness
@@ -149,9 +159,12 @@ func (c *summaryCache) get(snap *registry.Snapshot) (plain, zipped []byte, err e
 	parts := make(map[string]appPart, len(apps))
 	var buf bytes.Buffer
 	facts, _ := json.Marshal(hdfsFacts())
+	known, _ := json.Marshal(roles.All())
 	buf.WriteString(`{"version":` + strconv.FormatUint(snap.Version, 10) + `,"instances":` + strconv.Itoa(snap.Len()) + `,"hdfs":`)
 	buf.Write(facts)
-	buf.WriteString(`,"apps":[`)
+	buf.WriteString(`,"roles":`)
+	buf.Write(known)
+	buf.WriteString(`,"roleStateKey":"` + heureka.MetaRoleState + `","apps":[`)
 	for i, a := range apps {
 		p, ok := c.apps[a.Name]
 		if !ok || !slices.Equal(p.blocks, a.Blocks) {
@@ -194,8 +207,12 @@ func summarize(a *heureka.Application) *AppSummary {
 		Changed: make([]int64, n),
 	}
 	role, cluster, isHDFS := hdfs.ParseAppName(a.Name)
-	if isHDFS {
+	other, otherCluster, isRole := roles.Parse(a.Name)
+	switch {
+	case isHDFS:
 		s.Role, s.Cluster = string(role), cluster
+	case isRole:
+		s.Role, s.Cluster = other.Name, otherCluster
 	}
 
 	// Racks, sorted, and each instance's.
@@ -247,6 +264,8 @@ func summarize(a *heureka.Application) *AppSummary {
 		switch {
 		case role == hdfs.RoleNameNode:
 			s.Note[row] = string(info.HAState)
+		case !isHDFS && isRole:
+			s.Note[row] = roles.State(in.Metadata)
 		case info.Status != "" && info.Status != string(hdfs.AdminNormal):
 			s.Note[row] = info.Status
 		}

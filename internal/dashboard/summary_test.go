@@ -12,6 +12,8 @@ import (
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/hdfs"
 	"github.com/heureka-project/heureka/registry"
+	"github.com/heureka-project/heureka/roles"
+	"github.com/heureka-project/heureka/yarn"
 )
 
 func newRegistry(t *testing.T) *registry.Registry {
@@ -189,5 +191,40 @@ func TestSummaryMemoised(t *testing.T) {
 	}
 	if len(s.Apps) != 2 || len(s.Apps[0].ID) != 2 || s.Apps[0].Counts[heureka.StatusDown] != 1 {
 		t.Errorf("summary after the change: %+v", s.Apps[0])
+	}
+}
+
+// TestSummaryRoles: another role's application (ROLE.CLUSTER) carries its
+// role and cluster, and each member's role state in the note column, by
+// rack; the summary names every role heureka knows, with the states that
+// lead, and the key the page reads a role state from in events.
+func TestSummaryRoles(t *testing.T) {
+	reg := newRegistry(t)
+	app := heureka.RoleApp(yarn.RoleName, "prod")
+	for _, m := range []struct{ host, rack, state string }{
+		{"rm2.example.com", "/dc1/b", "standby"}, {"rm1.example.com", "/dc1/a", "Active"},
+	} {
+		in := &heureka.Instance{ID: m.host, App: app, HostName: m.host, IPAddr: "10.0.0.2", Status: heureka.StatusUp,
+			Metadata: heureka.NewMetadata(heureka.MetaRack, m.rack, heureka.MetaRoleState, m.state)}
+		in.Normalize()
+		if err := reg.Register(in, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := fetchSummary(t, reg.Snapshot(), false)
+	if s.RoleStateKey != heureka.MetaRoleState || len(s.Roles) != len(roles.All()) {
+		t.Fatalf("roleStateKey %q, %d roles; want %q and %d", s.RoleStateKey, len(s.Roles), heureka.MetaRoleState, len(roles.All()))
+	}
+	if i := slices.IndexFunc(s.Roles, func(r roles.Role) bool { return r.Name == yarn.RoleName }); i < 0 || !slices.Equal(s.Roles[i].Leads, []string{"active"}) {
+		t.Errorf("the summary's roles lack yarn-resourcemanager led by active: %+v", s.Roles)
+	}
+	if len(s.Apps) != 1 {
+		t.Fatalf("apps: %+v", s.Apps)
+	}
+	a := s.Apps[0]
+	if a.Role != yarn.RoleName || a.Cluster != "prod" || !slices.Equal(a.Racks, []string{"/dc1/a", "/dc1/b"}) ||
+		!slices.Equal(a.Host, []string{"rm1.example.com", "rm2.example.com"}) || !slices.Equal(a.Note, []string{"active", "standby"}) {
+		t.Errorf("role application: role %q cluster %q racks %v hosts %v notes %v; want yarn-resourcemanager, prod, "+
+			"[/dc1/a /dc1/b], rm1 then rm2, [active standby]", a.Role, a.Cluster, a.Racks, a.Host, a.Note)
 	}
 }

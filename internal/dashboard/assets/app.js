@@ -33,6 +33,8 @@
   const state = {
     apps: new Map(), // app name → app model (see newApp)
     facts: null, // the HDFS keys and limits, from the summary
+    roles: new Map(), // role name → role (system, members, leads), from the summary
+    roleStateKey: 'role_state', // the metadata key of a role state, from the summary
     version: 0, // registry version the model reflects
     node: '',
     loaded: false,
@@ -163,7 +165,25 @@
     const up = name.toUpperCase();
     if (up.startsWith(f.dataNodePrefix)) return ['datanode', up.slice(f.dataNodePrefix.length).toLowerCase()];
     if (up.startsWith(f.nameNodePrefix)) return ['namenode', up.slice(f.nameNodePrefix.length).toLowerCase()];
+    // Another system's role: ROLE.CLUSTER, a role the summary named.
+    const dot = name.indexOf('.');
+    const ro = dot > 0 && state.roles.get(name.slice(0, dot).toLowerCase());
+    if (ro && ro.system !== 'HDFS') return [ro.name, name.slice(dot + 1).toLowerCase()];
     return ['', ''];
+  }
+
+  // roleOfApp is the role (as the summary's roles describe it) of an
+  // application of a system other than HDFS, or null.
+  function roleOfApp(a) {
+    return a.role && a.role !== 'datanode' && a.role !== 'namenode' ? state.roles.get(a.role) || null : null;
+  }
+
+  // leads says whether row r leads its cluster: the active NameNode, the
+  // active ResourceManager, the ZooKeeper leader, the Kafka controller...
+  function leads(a, r) {
+    if (a.role === 'namenode') return r.note === 'active';
+    const ro = roleOfApp(a);
+    return !!ro && (ro.leads || []).includes(r.note);
   }
 
   function getApp(name) {
@@ -190,10 +210,13 @@
     const used = intOf(md[f.usedKey]);
     const total = intOf(md[f.totalKey]);
     const admin = String(md[f.adminKey] || '').trim();
+    let note = admin && admin !== f.normalAdmin ? admin : '';
+    if (app.role === 'namenode') note = String(md[f.haKey] || '').trim().toLowerCase();
+    else if (roleOfApp(app)) note = String(md[state.roleStateKey] || '').trim().toLowerCase();
     return {
       rack: String(md[f.rackKey] || '').trim() || f.defaultRack,
       full: total > 0 && used >= 0 ? Math.min(100, (used / total) * 100) : NaN,
-      note: app.role === 'namenode' ? String(md[f.haKey] || '').trim().toLowerCase() : (admin && admin !== f.normalAdmin ? admin : ''),
+      note,
     };
   }
 
@@ -274,6 +297,8 @@
   async function loadSummary() {
     const { body, headers } = await getJSON('v1/dashboard/summary');
     state.facts = body.hdfs;
+    state.roles = new Map((body.roles || []).map((r) => [String(r.name), r]));
+    state.roleStateKey = String(body.roleStateKey || 'role_state');
     for (const a of state.apps.values()) removeAppDOM(a);
     state.apps = new Map();
     structureChanged = true;
@@ -658,6 +683,7 @@
     const now = performance.now();
     const text = listNow || structureChanged || now - listAt >= LIST_EVERY_MS;
     renderRackMaps(text);
+    renderRoleClusters();
     for (const a of state.apps.values()) {
       a.dirty = false;
       for (const k of a.racks.values()) k.dirty = false;
@@ -1065,6 +1091,70 @@
     }
   }
 
+  // ---- the other systems' clusters ---------------------------------------
+  //
+  // One card per cluster of a system other than HDFS (YARN, HBase,
+  // Elasticsearch, ZooKeeper, Kafka): each of its roles' members by rack,
+  // as buttons showing host, status and role state, the one that leads
+  // marked. These clusters are small, so a card is rebuilt whole when one
+  // of its applications changed; past MEMBERS_SHOWN members an
+  // application's table lists the rest.
+
+  const MEMBERS_SHOWN = 200;
+
+  function renderRoleClusters() {
+    const box = $('systems');
+    const apps = [...state.apps.values()].filter(roleOfApp);
+    box.hidden = apps.length === 0;
+    if (apps.length === 0 || (!structureChanged && !apps.some((a) => a.dirty))) return;
+    const order = [...state.roles.keys()];
+    apps.sort((x, y) => (x.cluster < y.cluster ? -1 : x.cluster > y.cluster ? 1 : order.indexOf(x.role) - order.indexOf(y.role)));
+    const list = $('role-clusters');
+    clear(list);
+    let card = null;
+    let key = '';
+    for (const a of apps) {
+      const ro = roleOfApp(a);
+      if (a.cluster + '\n' + ro.system !== key) {
+        key = a.cluster + '\n' + ro.system;
+        card = el('section', { class: 'card cluster role-cluster', dataset: { cluster: a.cluster, system: ro.system } },
+          el('div', { class: 'cluster-head' }, el('h3', { text: ro.system + ' cluster ' + a.cluster })));
+        list.append(card);
+      }
+      card.append(buildRoleBlock(a, ro));
+    }
+  }
+
+  function buildRoleBlock(a, ro) {
+    const block = el('div', { class: 'role-block', dataset: { app: a.name } },
+      el('div', { class: 'role-head' },
+        el('span', { class: 'role-name', text: ro.members }),
+        el('span', { class: 'muted', text: a.name }),
+        el('span', { class: 'chips-text muted', text: countsText(a.counts) })));
+    const rows = [...a.rows.values()].sort(byRackThenID);
+    let rack = null;
+    let members = null;
+    for (const [i, r] of rows.entries()) {
+      if (i === MEMBERS_SHOWN) {
+        block.append(el('p', { class: 'muted', text: count(rows.length - i) + ' more in the table of ' + a.name }));
+        break;
+      }
+      if (r.rack !== rack) {
+        rack = r.rack;
+        members = el('div', { class: 'members' });
+        block.append(el('div', { class: 'rack', dataset: { rack } },
+          el('div', { class: 'rack-head' }, el('span', { class: 'rack-name', text: rack })), members));
+      }
+      const lead = leads(a, r);
+      members.append(el('button', {
+        type: 'button', class: 'nn member st-row-' + r.status.toLowerCase() + (lead ? ' lead' : ''),
+        dataset: { app: a.name, id: r.id }, title: ro.member + (lead ? ', leading its cluster' : ''),
+      }, el('span', { class: 'nn-host', text: r.host || r.id }), statusBadge(r.status),
+      el('span', { class: 'nn-ha', text: (lead ? '★ ' : '') + (r.note || 'no role state') })));
+    }
+    return block;
+  }
+
   // The hover card: one element, moved and refilled.
   function onMapMove(e) {
     const r = rowAt(e);
@@ -1140,11 +1230,13 @@
     const chips = el('span', { class: 'chips' });
     const tabs = el('span', { class: 'tabs' });
     const tbody = el('tbody');
-    const head = ['instance', 'host', 'status', 'rack', 'fullness', a.role === 'namenode' ? 'HA state' : 'admin', 'changed'];
+    const ro = roleOfApp(a);
+    const head = ['instance', 'host', 'status', 'rack', 'fullness', a.role === 'namenode' ? 'HA state' : ro ? 'role state' : 'admin', 'changed'];
     const table = el('table', { class: 'instances' }, el('thead', null, el('tr', null, ...head.map((h) => el('th', { text: h })))), tbody);
     const wrap = el('div', { class: 'table-wrap vt' }, table);
     const note = el('p', { class: 'list-note muted' });
-    const role = a.role ? (a.role === 'datanode' ? 'DataNodes' : 'NameNodes') + ' of HDFS cluster ' + a.cluster : '';
+    let role = a.role ? (a.role === 'datanode' ? 'DataNodes' : 'NameNodes') + ' of HDFS cluster ' + a.cluster : '';
+    if (ro) role = ro.members + ' of ' + ro.system + ' cluster ' + a.cluster;
     const card = el('section', { class: 'card app', dataset: { app: a.name } },
       el('div', { class: 'app-head' }, el('h3', { text: a.name }), role ? el('span', { class: 'role muted', text: role }) : null, chips, tabs),
       wrap, note);
@@ -1257,7 +1349,7 @@
       el('td', { class: 'status' }, statusBadge(r.status)),
       el('td', { class: 'rack', text: r.rack }),
       el('td', { class: 'full' }, fullness(r)),
-      el('td', { class: a.role === 'namenode' && r.note === 'active' ? 'note ha-active' : 'note', text: r.note }),
+      el('td', { class: leads(a, r) ? 'note ha-active' : 'note', text: r.note }),
       el('td', { class: 'changed muted', text: ago(r.changed), title: r.changed ? new Date(r.changed).toISOString() : '' }));
   }
 
@@ -1340,6 +1432,11 @@
       if (!nn) return;
       for (const a of state.apps.values()) if (a.role === 'namenode' && a.rows.has(nn.dataset.id)) select(a.rows.get(nn.dataset.id));
     });
+    $('role-clusters').addEventListener('click', (e) => {
+      const b = e.target.closest('button.member');
+      const a = b && state.apps.get(b.dataset.app);
+      if (a && a.rows.has(b.dataset.id)) select(a.rows.get(b.dataset.id));
+    });
     // A new width re-flows the canvases, once the resizing settles.
     let resizeTimer = 0;
     window.addEventListener('resize', () => {
@@ -1364,6 +1461,20 @@
       const a = state.apps.get(String(app).toUpperCase());
       const r = a && a.rows.get(id);
       return r ? { app: r.app, id: r.id, host: r.host, status: r.status, rack: r.rack, full: r.full, note: r.note } : null;
+    },
+    // member reports what the other systems' section shows for a member:
+    // its rack row, status, role-state text and whether it is marked as
+    // leading; null when it is not shown.
+    member: (app, id) => {
+      for (const b of document.querySelectorAll('#role-clusters button.member')) {
+        if (b.dataset.app !== String(app).toUpperCase() || b.dataset.id !== id) continue;
+        const card = b.closest('.role-cluster');
+        return {
+          cluster: card.querySelector('h3').textContent, rack: b.closest('.rack').dataset.rack,
+          status: b.querySelector('.badge').textContent, state: b.querySelector('.nn-ha').textContent, lead: b.classList.contains('lead'),
+        };
+      }
+      return null;
     },
     // cell reports what the rack map shows for a DataNode: its status and
     // fullness band ("st-down f1") and the colour of the centre pixel of
