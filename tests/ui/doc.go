@@ -13,6 +13,14 @@
 // DNS zone, its address and the queries answered, and that the count
 // follows queries.
 //
+// TestDashboardRoles registers a YARN pair, HBase masters and
+// RegionServers and a ZooKeeper ensemble (and a DataNode, which stays in
+// its rack map) and checks the other systems' section: a card per
+// cluster, its members by role and rack with their role states, the lead
+// marked; a ResourceManager failover moves the mark and a dead server
+// shows DOWN without a reload; at 1000 and 700 px nothing scrolls
+// sideways (screenshots roles-1400.png, roles-1000.png, roles-700.png).
+//
 // TestDashboardAtScale registers HEUREKA_UI_DATANODES DataNodes (20,000
 // unless set) on 40 racks and an HA pair of NameNodes over HTTP, a bounded
 // number at a time, and logs what it measured in Chromium: the first paint
