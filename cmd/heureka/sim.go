@@ -68,10 +68,7 @@ func runSimCluster(ctx context.Context, system string, args []string, stderr io.
 	if err := noArgs(fs, args); err != nil {
 		return err
 	}
-	cfg.Racks = nil
-	if *racks != "" {
-		cfg.Racks = strings.Split(*racks, ",")
-	}
+	cfg.Racks = commaList(*racks)
 	logger, err := newLog()
 	if err != nil {
 		return &usageError{"sim: " + err.Error()}
