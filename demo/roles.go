@@ -79,6 +79,9 @@ func (d *Cluster) openSystems() error {
 			acfg.Role, acfg.Cluster, acfg.Host, acfg.IPAddr, acfg.Rack = ms.Role, d.cfg.Cluster, ms.Name+"."+d.cfg.Cluster, "127.0.0.1", m.Rack
 			acfg.DrainPeriod, acfg.Logger = time.Second, d.log
 			if m.Agent, err = agent.New(acfg, d.client, m.role); err != nil {
+				if c, ok := m.role.(interface{ Close() }); ok {
+					c.Close() // Close only closes the roles of the members it holds
+				}
 				return fmt.Errorf("demo: %s %s: %w", name, ms.Name, err)
 			}
 			m.ID = acfg.InstanceID()
