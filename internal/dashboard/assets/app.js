@@ -677,13 +677,13 @@
   // or rack redraws at once.
   function render() {
     for (const a of state.apps.values()) {
-      if (a.dirty) { a.listDirty = true; a.fullDirty = true; }
+      if (a.dirty) { a.listDirty = true; a.fullDirty = true; a.roleDirty = true; }
       for (const k of a.racks.values()) if (k.dirty) k.labelDirty = true;
     }
     const now = performance.now();
     const text = listNow || structureChanged || now - listAt >= LIST_EVERY_MS;
     renderRackMaps(text);
-    renderRoleClusters();
+    if (text) renderRoleClusters();
     for (const a of state.apps.values()) {
       a.dirty = false;
       for (const k of a.racks.values()) k.dirty = false;
@@ -1097,7 +1097,8 @@
   // Elasticsearch, ZooKeeper, Kafka): each of its roles' members by rack,
   // as buttons showing host, status and role state, the one that leads
   // marked. These clusters are small, so a card is rebuilt whole when one
-  // of its applications changed; past MEMBERS_SHOWN members an
+  // of its applications changed, with the other text (at most every
+  // LIST_EVERY_MS under a storm); past MEMBERS_SHOWN members an
   // application's table lists the rest.
 
   const MEMBERS_SHOWN = 200;
@@ -1106,7 +1107,8 @@
     const box = $('systems');
     const apps = [...state.apps.values()].filter(roleOfApp);
     box.hidden = apps.length === 0;
-    if (apps.length === 0 || (!structureChanged && !apps.some((a) => a.dirty))) return;
+    if (apps.length === 0 || (!structureChanged && !apps.some((a) => a.roleDirty))) return;
+    for (const a of apps) a.roleDirty = false;
     const order = [...state.roles.keys()];
     apps.sort((x, y) => (x.cluster < y.cluster ? -1 : x.cluster > y.cluster ? 1 : order.indexOf(x.role) - order.indexOf(y.role)));
     const list = $('role-clusters');
