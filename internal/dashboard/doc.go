@@ -14,9 +14,10 @@
 // carries its role, its cluster and each member's role state as the note.
 // The page draws a card per such cluster (a system's roles together, as
 // HBase's masters and RegionServers), its members by role and rack, the
-// one whose state leads marked. It is encoded once per registry snapshot, and each
-// application's part is reused while the snapshot holds the same immutable
-// blocks of it, so a change re-encodes only the applications it touched.
+// one whose state leads marked. The summary is encoded once per registry
+// snapshot, and each application's part is reused while the snapshot holds
+// the same immutable blocks of it, so a change re-encodes only the
+// applications it touched.
 //
 // The page reads only heureka's public endpoints, through relative URLs (so
 // it also works behind a proxy that mounts a server under a path): the
