@@ -7,18 +7,19 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka"
+	"github.com/heureka-project/heureka/internal/testclock"
 	"github.com/heureka-project/heureka/kafka"
 	"github.com/heureka-project/heureka/roles"
 )
 
 // memberEvent is an event of an instance of app in role state state
 // (none when ""), with kv more metadata.
-func memberEvent(clk *fakeClock, typ heureka.EventType, app, id string, st heureka.Status, state string, kv ...string) heureka.Event {
+func memberEvent(clk *testclock.Clock, typ heureka.EventType, app, id string, st heureka.Status, state string, kv ...string) heureka.Event {
 	md := heureka.NewMetadata(kv...)
 	if state != "" {
 		md = md.With(heureka.MetaRoleState, state)
 	}
-	e := heureka.Event{Type: typ, Time: clk.now().UnixMilli(), App: app, ID: id, HostName: id, Status: st, By: heureka.ByInstance}
+	e := heureka.Event{Type: typ, Time: clk.Now().UnixMilli(), App: app, ID: id, HostName: id, Status: st, By: heureka.ByInstance}
 	if typ == heureka.EventRegistered || typ == heureka.EventMetadataChanged {
 		e.Metadata = md
 	}
@@ -52,9 +53,9 @@ func TestNoActiveResourceManager(t *testing.T) {
 	feed(t, f, memberEvent(clk, heureka.EventRegistered, rmApp, "rm1", heureka.StatusUp, "active"))
 	feed(t, f, memberEvent(clk, heureka.EventRegistered, rmApp, "rm2", heureka.StatusUp, "standby"))
 	feed(t, f, memberEvent(clk, heureka.EventMetadataChanged, rmApp, "rm1", heureka.StatusUp, "standby"))
-	clk.advance(3 * time.Second)
+	clk.Advance(3 * time.Second)
 	feed(t, f, memberEvent(clk, heureka.EventMetadataChanged, rmApp, "rm2", heureka.StatusUp, "active"))
-	clk.advance(2 * time.Minute)
+	clk.Advance(2 * time.Minute)
 	f.promotePending()
 	if got := clusterSent(f); got != "" {
 		t.Fatalf("a failover sent %q", got)
@@ -62,10 +63,10 @@ func TestNoActiveResourceManager(t *testing.T) {
 
 	feed(t, f, memberEvent(clk, heureka.EventStatusChanged, rmApp, "rm2", heureka.StatusDown, ""))
 	wantSent(t, f, "firing HeurekaInstanceDown rm2")
-	began := clk.now()
-	clk.advance(59 * time.Second)
+	began := clk.Now()
+	clk.Advance(59 * time.Second)
 	f.promotePending()
-	clk.advance(time.Second)
+	clk.Advance(time.Second)
 	f.promotePending()
 	if got := clusterSent(f); got != "firing HeurekaInstanceDown "+rmApp+"|firing HeurekaNoActiveResourceManager "+rmApp {
 		t.Fatalf("sent %q", got)
@@ -133,7 +134,7 @@ func TestClusterAlertsReconcile(t *testing.T) {
 		{Name: "HBASE-MASTER.PROD", Instances: []*heureka.Instance{member("HBASE-MASTER.PROD", "m1", "backup")}},
 	}}
 	f.mu.Lock()
-	f.reconcileClustersLocked(membersOf(apps, func(string) bool { return true }), clk.now())
+	f.reconcileClustersLocked(membersOf(apps, func(string) bool { return true }), clk.Now())
 	f.mu.Unlock()
 	want := "firing HeurekaNoActiveResourceManager " + rmApp + "|firing HeurekaZooKeeperNoLeader ZOOKEEPER.PROD|" +
 		"resolved HeurekaZooKeeperNoLeader ZOOKEEPER.PROD|firing HeurekaNoActiveHBaseMaster HBASE-MASTER.PROD|resolved HeurekaNoActiveResourceManager " + rmApp
