@@ -355,3 +355,44 @@ func (s *Sim) SetSafemode(on bool) {
 	defer s.mu.Unlock()
 	s.st.safemode = on
 }
+
+// Run is a simulated daemon's program, as Cluster.Run is a cluster's: it
+// opens the daemon, writes pid to pidFile (when not ""; removed on return),
+// logs one line with its addresses (http=, port=, control=), answers each
+// HA state sent on ha (nil: none) until ctx ends, and then closes it.
+func (s *Sim) Run(ctx context.Context, pid int, pidFile string, ha <-chan hdfs.HAState) error {
+	if err := s.Open(); err != nil {
+		return err
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = s.Close(cctx) // idempotent: a no-op after the Close below
+	}()
+	if pidFile != "" {
+		remove, err := WritePIDFile(pidFile)
+		if err != nil {
+			return err
+		}
+		defer remove()
+	}
+	s.log.Info("heureka sim listening", "role", string(s.cfg.Role), "simulated", true,
+		"http", s.HTTPAddr(), "port", s.PortAddr(), "control", s.ControlAddr(), "pid", pid)
+	for done := false; !done; {
+		select {
+		case <-ctx.Done():
+			done = true
+		case st := <-ha:
+			if err := s.SetHAState(st); err != nil {
+				s.log.Warn("ignoring the HA state asked", "state", string(st), "err", err)
+			}
+		}
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.Close(cctx); err != nil {
+		return err
+	}
+	s.log.Info("heureka sim stopped")
+	return nil
+}

@@ -295,3 +295,40 @@ func TestWritePIDFile(t *testing.T) {
 		t.Error("a pid file in a missing directory was written")
 	}
 }
+
+// TestRunAnswersHAStatesAndCleansUp runs a NameNode as the sim command does:
+// a state sent on the channel moves it, the PID file is there while it
+// runs, and ending the context closes the daemon and removes the file.
+func TestRunAnswersHAStatesAndCleansUp(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Role, cfg.HAState = hdfs.RoleNameNode, hdfs.HAStandby
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(t.TempDir(), "nn.pid")
+	ctx, cancel := context.WithCancel(context.Background())
+	ha := make(chan hdfs.HAState)
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, 4242, pidFile, ha) }()
+	ha <- hdfs.HAActive // taken only once Run serves the channel, so after Open
+	ha <- hdfs.HAActive // and handled once this second send is taken
+	if got := s.State().HAState; got != hdfs.HAActive {
+		t.Errorf("HA state after Run was sent active: %q", got)
+	}
+	if b, err := os.ReadFile(pidFile); err != nil || strings.TrimSpace(string(b)) != strconv.Itoa(os.Getpid()) {
+		t.Errorf("pid file while running: %q, %v", b, err)
+	}
+	addr := s.HTTPAddr()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if _, err := os.Stat(pidFile); !os.IsNotExist(err) {
+		t.Errorf("pid file after Run returned: %v", err)
+	}
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Errorf("%s still accepts connections after Run returned", addr)
+	}
+}

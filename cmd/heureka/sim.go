@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/heureka-project/heureka/hdfs"
 	"github.com/heureka-project/heureka/sim"
@@ -146,31 +145,9 @@ func runSim(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if err != nil {
 		return flagError(err, simFields)
 	}
-	if err := s.Open(); err != nil {
-		return err
-	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = s.Close(cctx) // idempotent: a no-op after the Close below
-	}()
-	if f.pidFile != "" {
-		remove, err := sim.WritePIDFile(f.pidFile)
-		if err != nil {
-			return err
-		}
-		defer remove()
-	}
-	logger.Info("heureka sim listening", "role", string(cfg.Role), "simulated", true,
-		"http", s.HTTPAddr(), "port", s.PortAddr(), "control", s.ControlAddr(), "pid", os.Getpid())
-	simSignals(ctx, s, logger)
-	cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := s.Close(cctx); err != nil {
-		return err
-	}
-	logger.Info("heureka sim stopped")
-	return nil
+	ctx, stop := untilSignal(ctx)
+	defer stop()
+	return s.Run(ctx, os.Getpid(), f.pidFile, haSignals(ctx))
 }
 
 // simFields maps sim.Config's fields to the flags that set them.
@@ -252,30 +229,30 @@ func (f *simFlags) configure(cfg *sim.Config) error {
 	return nil
 }
 
-// simSignals serves the simulator's signals until ctx ends or SIGINT or
-// SIGTERM comes: SIGUSR1 makes a namenode active, SIGUSR2 standby.
-func simSignals(ctx context.Context, s *sim.Sim, logger *slog.Logger) {
+// haSignals turns SIGUSR1 into the active HA state and SIGUSR2 into
+// standby, until ctx ends.
+func haSignals(ctx context.Context) <-chan hdfs.HAState {
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGUSR2)
-	defer signal.Stop(sigs)
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case sig := <-sigs:
-			switch sig {
-			case syscall.SIGUSR1, syscall.SIGUSR2:
+	signal.Notify(sigs, syscall.SIGUSR1, syscall.SIGUSR2)
+	ha := make(chan hdfs.HAState)
+	go func() {
+		defer signal.Stop(sigs)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case sig := <-sigs:
 				st := hdfs.HAActive
 				if sig == syscall.SIGUSR2 {
 					st = hdfs.HAStandby
 				}
-				if err := s.SetHAState(st); err != nil {
-					logger.Warn("ignoring signal", "signal", sig.String(), "err", err)
+				select {
+				case ha <- st:
+				case <-ctx.Done():
+					return
 				}
-			default:
-				logger.Info("heureka sim stopping", "signal", sig.String())
-				return
 			}
 		}
-	}
+	}()
+	return ha
 }
