@@ -56,7 +56,7 @@ func TestConfigErrorsNameTheFlag(t *testing.T) {
 		{[]string{"apps", "--timeout", "-1s"}, 2, "--timeout -1s: must be a positive duration"},
 		{[]string{"apps", "--ca-file", "/nonexistent/ca.pem"}, 2, `--ca-file "/nonexistent/ca.pem": cannot be read`},
 		{[]string{"instances", "--registry", "127.0.0.1:8761", "APP"}, 2, `--registry "127.0.0.1:8761": is not a URL like`},
-		{[]string{"pick", "--cluster", "prod", "-n", "0"}, 2, "-n 0: want 1 to 64 DataNodes"},
+		{[]string{"pick", "--cluster", "prod", "-n", "65"}, 2, "-n 65: want 1 to 64 (0: the default)"},
 	} {
 		code, _, stderr := runCLI(t, c.args...)
 		if code != c.code || !strings.Contains(stderr, c.want) {
