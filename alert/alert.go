@@ -21,8 +21,8 @@ import (
 	"github.com/heureka-project/heureka/internal/atomicfile"
 	"github.com/heureka-project/heureka/internal/rungroup"
 	"github.com/heureka-project/heureka/internal/tick"
-	"github.com/heureka-project/heureka/internal/urlcheck"
 	"github.com/heureka-project/heureka/roles"
+	"github.com/heureka-project/heureka/urlcheck"
 )
 
 // Alert names, the alertname label.

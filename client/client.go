@@ -14,7 +14,7 @@ import (
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/eureka"
-	"github.com/heureka-project/heureka/internal/urlcheck"
+	"github.com/heureka-project/heureka/urlcheck"
 )
 
 // Client makes Eureka-protocol calls against one or more registry

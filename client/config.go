@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka"
-	"github.com/heureka-project/heureka/internal/urlcheck"
+	"github.com/heureka-project/heureka/urlcheck"
 )
 
 // Config holds a Client's settings: where the registries are and how hard

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka"
-	"github.com/heureka-project/heureka/internal/urlcheck"
+	"github.com/heureka-project/heureka/urlcheck"
 )
 
 // cluster is one set of registry peers that hold the same data.

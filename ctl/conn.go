@@ -12,7 +12,7 @@ import (
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/client"
-	"github.com/heureka-project/heureka/internal/urlcheck"
+	"github.com/heureka-project/heureka/urlcheck"
 )
 
 // DefaultURL is where a registry listens unless told otherwise.

@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"github.com/heureka-project/heureka/hdfs"
-	"github.com/heureka-project/heureka/internal/urlcheck"
 	"github.com/heureka-project/heureka/roles"
 	"github.com/heureka-project/heureka/sim"
+	"github.com/heureka-project/heureka/urlcheck"
 )
 
 // WriteIntro writes what runs and what to try, for `heureka demo`: the

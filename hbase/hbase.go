@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/heureka-project/heureka"
-	"github.com/heureka-project/heureka/internal/fetch"
-	"github.com/heureka-project/heureka/internal/jmxjson"
+	"github.com/heureka-project/heureka/fetch"
+	"github.com/heureka-project/heureka/jmxjson"
 )
 
 // Beans and endpoints (MetricsMasterSource, MetricsRegionServerSource).

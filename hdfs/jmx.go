@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/heureka-project/heureka"
-	"github.com/heureka-project/heureka/internal/jmxjson"
+	"github.com/heureka-project/heureka/jmxjson"
 )
 
 // MaxJMXBytes bounds how much of a /jmx response the parsers read. A full

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/heureka-project/heureka"
-	"github.com/heureka-project/heureka/internal/urlcheck"
 	"github.com/heureka-project/heureka/registry"
+	"github.com/heureka-project/heureka/urlcheck"
 )
 
 // NodeHeader carries a server's node ID on every request and response

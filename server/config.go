@@ -10,9 +10,9 @@ import (
 	"github.com/heureka-project/heureka/internal/conntime"
 	"github.com/heureka-project/heureka/internal/dnsapi"
 	"github.com/heureka-project/heureka/internal/httpapi"
-	"github.com/heureka-project/heureka/internal/urlcheck"
 	"github.com/heureka-project/heureka/registry"
 	"github.com/heureka-project/heureka/replication"
+	"github.com/heureka-project/heureka/urlcheck"
 )
 
 // Config is everything a heureka server is told: the settings of the

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/heureka-project/heureka"
-	"github.com/heureka-project/heureka/internal/fetch"
+	"github.com/heureka-project/heureka/fetch"
 )
 
 // Member is one voting member of an ensemble: its server id and its

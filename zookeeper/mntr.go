@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/heureka-project/heureka"
-	"github.com/heureka-project/heureka/internal/fetch"
+	"github.com/heureka-project/heureka/fetch"
 )
 
 // Endpoints and bounds.

@@ -18,7 +18,7 @@ import (
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/agent"
 	"github.com/heureka-project/heureka/hdfs"
-	"github.com/heureka-project/heureka/internal/urlcheck"
+	"github.com/heureka-project/heureka/urlcheck"
 )
 
 // Daemon is an HDFS daemon as the role reads it. JMXDaemon is the real

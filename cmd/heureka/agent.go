@@ -28,8 +28,8 @@ import (
 	"github.com/heureka-project/heureka/elasticsearch"
 	"github.com/heureka-project/heureka/hbase"
 	"github.com/heureka-project/heureka/hdfs"
-	"github.com/heureka-project/heureka/internal/urlcheck"
 	"github.com/heureka-project/heureka/kafka"
+	"github.com/heureka-project/heureka/urlcheck"
 	"github.com/heureka-project/heureka/yarn"
 	"github.com/heureka-project/heureka/zookeeper"
 )

@@ -13,7 +13,7 @@ import (
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/agent"
-	"github.com/heureka-project/heureka/internal/fetch"
+	"github.com/heureka-project/heureka/fetch"
 )
 
 // get reads url through fetch, as the knowledge packages do.

@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/heureka-project/heureka"
-	"github.com/heureka-project/heureka/internal/urlcheck"
+	"github.com/heureka-project/heureka/urlcheck"
 )
 
 // Get sends GET url with the given Accept header (none if "") and returns
