@@ -18,7 +18,11 @@ type verdict struct {
 	watchGaps     int
 	watchReorders int
 	cacheEmpty    int // client.Cache reads that came back empty while every peer was dead
-	deadServed    int // dead nodes a peer still served a lease and 15 s after they died
+	deadServed    int // dead nodes a peer still served a lease and deathSlack after they died
+	// brokenPromises counts samples where a peer did not serve a live
+	// instance that its shape promised it would (promise.go).
+	brokenPromises int
+	unconverged    int // heals after which the peers did not agree within convergeWithin
 	// crossPeer counts overrides and clears lost where the call before the
 	// last one went the other way through another peer shortly before:
 	// Eureka orders no writes across senders (docs/reliability.md, "What
@@ -30,7 +34,8 @@ type verdict struct {
 }
 
 func (v *verdict) failed() bool {
-	return v.resurrected+v.evictedLive+v.overrideLost+v.clearLost+v.divergent+v.liveMissing+v.watchGaps+v.watchReorders+v.cacheEmpty+v.deadServed > 0
+	return v.resurrected+v.evictedLive+v.overrideLost+v.clearLost+v.divergent+v.liveMissing+v.watchGaps+v.watchReorders+
+		v.cacheEmpty+v.deadServed+v.brokenPromises+v.unconverged > 0
 }
 
 func (v *verdict) note(format string, args ...any) {

@@ -10,7 +10,7 @@ import (
 // Eureka allows and does not fail the run; the same loss after two calls
 // through one peer is a loss and fails it.
 func TestCheckerTellsCrossPeerReordersFromLosses(t *testing.T) {
-	live := map[string]*liveInst{"plain-00-005": {kind: "plain"}}
+	live := map[string]*liveInst{"plain-00-005": {shape: shapePlain}}
 	final := map[string]map[string]string{
 		"p1": {"plain-00-005": "OUT_OF_SERVICE rev=3"},
 		"p2": {"plain-00-005": "OUT_OF_SERVICE rev=3"},

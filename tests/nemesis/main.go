@@ -315,9 +315,9 @@ func runInner(cfg runConfig) int {
 		rng:  &lockedRand{r: rand.New(rand.NewPCG(cfg.seed, 0x6e656d65))},
 		http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}}
 	w.changing.Store(true)
-	nem := &nemesis{w: w, topo: topo, faults: map[string]int{},
+	nem := &nemesis{w: w, topo: topo, faults: map[string]int{}, deaths: map[string][]time.Duration{},
 		rng: &lockedRand{r: rand.New(rand.NewPCG(cfg.seed, 0x7363686564))}}
-	ms := &missStats{samples: map[string]int{}, missing: map[string]map[string]int{}, worst: map[string]map[string]int{}}
+	ms := newMissStats()
 
 	wctx, stopWork := context.WithCancel(ctx)
 	defer stopWork()
@@ -325,11 +325,13 @@ func runInner(cfg runConfig) int {
 	var wg sync.WaitGroup
 	goRun := func(f func()) { wg.Add(1); go func() { defer wg.Done(); f() }() }
 	for n := range cfg.plain {
-		servers := serverList(peers, n)
-		goRun(func() { w.plainAgent(wctx, n, servers) })
+		c := newEurekaClient(w, fmt.Sprintf("plain-%02d", n), serverList(peers, n))
+		crash := make(chan chan string)
+		nem.crash = append(nem.crash, crash)
+		goRun(func() { w.plainAgent(wctx, n, c, crash) })
 	}
 	for n := range cfg.hagents {
-		ha, err := w.startHAgent(wctx, n)
+		ha, err := w.startHAgent(wctx, n, agentShape(n))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "nemesis:", err)
 			return 2
@@ -369,7 +371,7 @@ func runInner(cfg runConfig) int {
 	w.changing.Store(false)
 	fmt.Printf("nemesis %6.1fs settling\n", time.Since(h.begin).Seconds())
 	_ = sleep(ctx, cfg.lease+2*time.Second)
-	var views []map[string]string
+	var views []view
 	settleBegan := time.Now()
 	for time.Since(settleBegan) < 60*time.Second && ctx.Err() == nil {
 		var ok bool
@@ -378,11 +380,14 @@ func runInner(cfg runConfig) int {
 		}
 		_ = sleep(ctx, 500*time.Millisecond)
 	}
-	_, views = w.agree(ctx, "checker")
+	agreed, views := w.agree(ctx, "checker")
+	if !agreed && ctx.Err() == nil {
+		w.recordDivergence(ctx, "final-divergence", "the views the checker judges, 60 s after the settle began", "")
+	}
 	final := map[string]map[string]string{}
 	for i, p := range peers {
 		if i < len(views) {
-			final[p.name()] = views[i]
+			final[p.name()] = views[i].seen()
 		} else {
 			final[p.name()] = map[string]string{}
 		}
@@ -403,6 +408,11 @@ func runInner(cfg runConfig) int {
 	v := check(ops, final, live, peers, cfg.lease, ws)
 	v.cacheEmpty = cs.empty
 	v.deadServed = nem.deadLate
+	v.brokenPromises = ms.broken
+	for _, d := range ms.first {
+		v.note("%s", d)
+	}
+	v.unconverged = nem.unconv
 	report := summary(cfg, time.Since(began), ops, nem, ms, v, ws, cs, time.Since(settleBegan))
 	fmt.Print(report)
 	_ = os.WriteFile(filepath.Join(cfg.out, "report.txt"), []byte(report), 0o644)
@@ -410,16 +420,6 @@ func runInner(cfg runConfig) int {
 		return 1
 	}
 	return 0
-}
-
-// serverList is plain agent n's servers: one or two, as Eureka clients
-// configured with a list have, spread over every peer.
-func serverList(peers []*peer, n int) []*peer {
-	servers := []*peer{peers[n%len(peers)]}
-	if n%2 == 0 {
-		servers = append(servers, peers[(n+1)%len(peers)])
-	}
-	return servers
 }
 
 func summary(cfg runConfig, ran time.Duration, ops []op, nem *nemesis, ms *missStats, v *verdict, ws []*watchStats, cs *cacheStats, settle time.Duration) string {
@@ -450,18 +450,13 @@ func summary(cfg runConfig, ran time.Duration, ops []op, nem *nemesis, ms *missS
 		streams, events, resyncs = streams+s.streams, events+s.events, resyncs+s.resyncs
 	}
 	fmt.Fprintf(&b, "\nwatch: %d streams, %d events, %d resyncs\n", streams, events, resyncs)
-	fmt.Fprintf(&b, "convergence after heal: %s; not converged within 30 s: %d\n", percentiles(nem.converge), nem.unconv)
-	fmt.Fprintf(&b, "node death to gone from every peer (target lease+5s = %v): %s\n", cfg.lease+5*time.Second, percentiles(nem.deaths))
-	fmt.Fprintf(&b, "instances a peer should serve and did not (sampled full fetches):\n")
-	phases := []string{"healthy", "isolate/majority", "isolate/cut-off", "bridge", "slow", "flaky", "clock", "recovering", "node-death"}
-	if cfg.peers > 3 {
-		phases = slices.Insert(phases, 3, "split/majority", "split/minority")
+	fmt.Fprintf(&b, "convergence after heal: %s; not converged within %v: %d\n", percentiles(nem.converge), convergeWithin, nem.unconv)
+	fmt.Fprintf(&b, "node death to gone from every peer (must be within lease + %v = %v):", deathSlack, cfg.lease+deathSlack)
+	for _, sh := range shapes {
+		fmt.Fprintf(&b, "\n  %-13s %s", sh, percentiles(nem.deaths[sh]))
 	}
-	for _, ph := range phases {
-		m, wst := ms.missing[ph], ms.worst[ph]
-		fmt.Fprintf(&b, "  %-16s fetches=%d  plain agents: missing=%d worst=%d  heureka agents: missing=%d worst=%d\n",
-			ph, ms.samples[ph], m["plain"], wst["plain"], m["heureka"], wst["heureka"])
-	}
+	fmt.Fprintf(&b, "\n")
+	b.WriteString(ms.report(cfg.peers))
 	fmt.Fprintf(&b, "checker (final state %v after the settle began; must be 0 unless noted):\n", settle.Round(100*time.Millisecond))
 	fmt.Fprintf(&b, "  acknowledged cancels resurrected:        %d (of %d cancels)\n", v.resurrected, v.cancelsAcked)
 	fmt.Fprintf(&b, "  evicted while renewing through the peer: %d\n", v.evictedLive)
@@ -472,7 +467,9 @@ func summary(cfg runConfig, ran time.Duration, ops []op, nem *nemesis, ms *missS
 	fmt.Fprintf(&b, "  running agents missing from a peer:      %d\n", v.liveMissing)
 	fmt.Fprintf(&b, "  watch id gaps / reorders:                %d / %d\n", v.watchGaps, v.watchReorders)
 	fmt.Fprintf(&b, "  cache reads empty while all peers dead:  %d (of %d)\n", v.cacheEmpty, cs.reads)
-	fmt.Fprintf(&b, "  dead nodes served lease+15s after death: %d (of %d)\n", v.deadServed, len(nem.deaths))
+	fmt.Fprintf(&b, "  dead nodes served past lease + %v:       %d\n", deathSlack, v.deadServed)
+	fmt.Fprintf(&b, "  heals not converged within %v:         %d\n", convergeWithin, v.unconverged)
+	fmt.Fprintf(&b, "  live instances a peer had to serve, and did not (sampled): %d\n", v.brokenPromises)
 	for _, d := range v.details {
 		fmt.Fprintf(&b, "  - %s\n", d)
 	}

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -30,10 +31,6 @@ func kindsFor(n int) []string {
 	return slices.Clone(faultKinds)
 }
 
-// peerOnly says whether a fault cuts peers apart while every client still
-// reaches every peer: the case the eviction target is about.
-func peerOnly(kind string) bool { return kind == "isolate" || kind == "split" || kind == "bridge" }
-
 // nemesis injects faults one at a time on a schedule drawn from the seed.
 type nemesis struct {
 	w      *world
@@ -43,37 +40,42 @@ type nemesis struct {
 	// same faults however the workload's own draws interleave with them.
 	rng *lockedRand
 
-	agentCtx context.Context // the workload's lifetime, for replacement nodes
-	allDead  atomic.Bool     // every peer is killed and none restarted yet
+	agentCtx context.Context    // the workload's lifetime, for replacement nodes
+	allDead  atomic.Bool        // every peer is killed and none restarted yet
+	crash    []chan chan string // each plain agent's crash request (node-death)
 
 	mu      sync.Mutex
-	current string          // the fault in force, "" when healthy
-	down    map[string]bool // peers that cannot answer now (killed, paused)
+	current string          // the fault in force, "recovering" after its heal until the peers agree, "" when healthy
+	net     netState        // what the fault in force does (kept while recovering)
 	cutOff  map[string]bool // the peers on the minority side of an isolate or split
 	agents  []*hagent
 	nextAg  int
 
-	converge []time.Duration // heal → every peer agrees
-	unconv   int             // heals after which the peers did not agree in time
-	deaths   []time.Duration // node death → gone from every reachable peer
-	deadLate int             // dead nodes still served at the limit
-	deathMax time.Duration
+	converge []time.Duration            // heal → every peer agrees
+	unconv   int                        // heals after which the peers did not agree in time
+	deaths   map[string][]time.Duration // shape → node death until gone from every peer
+	deadLate int                        // dead nodes a peer still served past the bound
 }
 
-func (n *nemesis) set(kind string, down ...string) {
+// set records the fault in force and what it does to the peers.
+func (n *nemesis) set(kind string, s netState) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.current = kind
-	n.down = map[string]bool{}
-	for _, d := range down {
-		n.down[d] = true
-	}
+	n.current, n.net = kind, s
 }
 
-func (n *nemesis) state() (string, map[string]bool, map[string]bool) {
+// recovering marks the heal of the fault in force: until the peers agree,
+// a peer is held to what it was held to during the fault.
+func (n *nemesis) recovering() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.current, maps.Clone(n.down), maps.Clone(n.cutOff)
+	n.current = "recovering"
+}
+
+func (n *nemesis) state() (string, netState, map[string]bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.current, n.net, maps.Clone(n.cutOff)
 }
 
 func (n *nemesis) setCutOff(peers []int) {
@@ -81,7 +83,7 @@ func (n *nemesis) setCutOff(peers []int) {
 	defer n.mu.Unlock()
 	n.cutOff = map[string]bool{}
 	for _, p := range peers {
-		n.cutOff[fmt.Sprintf("p%d", p)] = true
+		n.cutOff[pname(p)] = true
 	}
 }
 
@@ -133,7 +135,9 @@ func (n *nemesis) inject(ctx context.Context, kind string, hold time.Duration) e
 		if err := n.topo.cutPeer(p.i, true); err != nil {
 			return err
 		}
-		n.set(kind)
+		var st netState
+		st.cut([]int{p.i}, ring(len(ps), p.i))
+		n.set(kind, st)
 		n.setCutOff([]int{p.i})
 		heal = func() error {
 			n.setCutOff(nil)
@@ -151,7 +155,9 @@ func (n *nemesis) inject(ctx context.Context, kind string, hold time.Duration) e
 			_ = heal()
 			return err
 		}
-		n.set(kind)
+		var st netState
+		st.cut(major, minor)
+		n.set(kind, st)
 		n.setCutOff(minor)
 	case "bridge":
 		left, mid, right := bridgeSides(len(ps), p.i, rng.intN)
@@ -163,7 +169,9 @@ func (n *nemesis) inject(ctx context.Context, kind string, hold time.Duration) e
 			_ = heal()
 			return err
 		}
-		n.set(kind)
+		var st netState
+		st.cut(left, right)
+		n.set(kind, st)
 	case "slow", "flaky":
 		what := "1.5 s ± 0.7 s latency each way and 8 KB/s"
 		if kind == "flaky" {
@@ -173,25 +181,29 @@ func (n *nemesis) inject(ctx context.Context, kind string, hold time.Duration) e
 		if err := toxics(p.i, len(ps), kind, true); err != nil {
 			return err
 		}
-		n.set(kind)
+		var st netState
+		for _, j := range ring(len(ps), p.i) {
+			st.badLink(p.i, j)
+		}
+		n.set(kind, st)
 		heal = func() error { return toxics(p.i, len(ps), kind, false) }
 	case "kill":
 		n.log("start", fmt.Sprintf("kill -9 %s, restart after %v", p.name(), hold))
-		n.set(kind, p.name())
+		n.set(kind, netState{down: map[string]bool{p.name(): true}})
 		p.kill()
 		heal = func() error { return n.restart(ctx, p) }
 	case "pause":
 		n.log("start", fmt.Sprintf("SIGSTOP %s for %v", p.name(), hold))
-		n.set(kind, p.name())
+		n.set(kind, netState{down: map[string]bool{p.name(): true}})
 		p.signal(syscall.SIGSTOP)
 		heal = func() error { p.signal(syscall.SIGCONT); return nil }
 	case "all-down":
 		n.log("start", fmt.Sprintf("kill -9 every peer, restart after %v", hold))
-		var names []string
+		st := netState{down: map[string]bool{}}
 		for _, q := range ps {
-			names = append(names, q.name())
+			st.down[q.name()] = true
 		}
-		n.set(kind, names...)
+		n.set(kind, st)
 		for _, q := range ps {
 			q.kill()
 		}
@@ -232,7 +244,7 @@ func (n *nemesis) inject(ctx context.Context, kind string, hold time.Duration) e
 		if _, err := p.setClock(query); err != nil {
 			return err
 		}
-		n.set(kind)
+		n.set(kind, netState{})
 		heal = func() error { _, err := p.setClock("reset=true"); return err }
 	}
 	if sleep(ctx, hold) != nil {
@@ -241,10 +253,10 @@ func (n *nemesis) inject(ctx context.Context, kind string, hold time.Duration) e
 	if err := heal(); err != nil {
 		return err
 	}
-	n.set("recovering")
+	n.recovering()
 	n.log("heal", kind)
-	n.measureConvergence(ctx)
-	n.set("")
+	n.measureConvergence(ctx, kind)
+	n.set("", netState{})
 	return nil
 }
 
@@ -258,10 +270,11 @@ func (n *nemesis) restart(ctx context.Context, p *peer) error {
 // measureConvergence polls every peer until they serve the same instances
 // with the same statuses and metadata, every instance that should be live
 // among them (after all-down: the agents registered again), for at most
-// 30 s.
-func (n *nemesis) measureConvergence(ctx context.Context) {
+// convergeWithin. When they do not, it records each peer's view and how
+// they differ (recordDivergence).
+func (n *nemesis) measureConvergence(ctx context.Context, kind string) {
 	began := time.Now()
-	for time.Since(began) < 30*time.Second {
+	for time.Since(began) < convergeWithin {
 		if agree, views := n.w.agree(ctx, "nemesis"); agree && n.w.allLive(views[0]) {
 			d := time.Since(began)
 			n.converge = append(n.converge, d)
@@ -272,172 +285,313 @@ func (n *nemesis) measureConvergence(ctx context.Context) {
 			return
 		}
 	}
+	if ctx.Err() != nil {
+		return
+	}
 	n.unconv++
-	n.log("not-converged", "the peers did not agree within 30 s of the heal")
+	name := fmt.Sprintf("unconverged-%d", n.unconv)
+	n.log("not-converged", fmt.Sprintf("the peers did not agree within %v of the heal of %s; their views are in %s.txt", convergeWithin, kind, name))
+	n.w.recordDivergence(ctx, name, fmt.Sprintf("%v after the heal of %s", convergeWithin, kind), "")
 }
 
+// convergeWithin is how long after a heal the peers must agree again.
+const convergeWithin = 30 * time.Second
+
 // allLive says whether view holds every instance that should be live.
-func (w *world) allLive(view map[string]string) bool {
+func (w *world) allLive(v view) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for id := range w.live {
-		if _, ok := view[id]; !ok {
+		if _, ok := v[id]; !ok {
 			return false
 		}
 	}
 	return true
 }
 
-// agree fetches every peer and says whether they hold the same thing.
-func (w *world) agree(ctx context.Context, proc string) (bool, []map[string]string) {
-	var views []map[string]string
+// agree fetches every peer and says whether they serve the same thing.
+func (w *world) agree(ctx context.Context, proc string) (bool, []view) {
+	var views []view
 	for _, p := range w.peers {
-		v, err := w.fetchIDs(ctx, proc, p)
+		v, err := w.fetchView(ctx, proc, p)
 		if err != nil {
 			return false, nil
 		}
 		views = append(views, v)
 	}
+	first := views[0].seen()
 	for _, v := range views[1:] {
-		if !maps.Equal(v, views[0]) {
+		if !maps.Equal(v.seen(), first) {
 			return false, views
 		}
 	}
 	return true, views
 }
 
-// nodeDeath kills one heureka agent's node without a word and measures
-// how long until no peer serves it.
+// nodeDeath stops one node without a word, a heureka agent's or a plain
+// client's (drawn from the seed), and measures how long until no peer
+// serves it; past lease + deathSlack it counts as served late.
 func (n *nemesis) nodeDeath(ctx context.Context) error {
 	n.mu.Lock()
-	if len(n.agents) == 0 {
-		n.mu.Unlock()
-		return nil
-	}
-	k := n.rng.intN(len(n.agents))
-	ha := n.agents[k]
+	agents := len(n.agents)
 	n.mu.Unlock()
-	n.log("start", fmt.Sprintf("node %s (%s) dies", ha.id, ha.proc))
-	n.set("node-death")
-	died := time.Now()
-	ha.die(n.w)
-	limit := n.w.cfg.lease + 15*time.Second
+	k := n.rng.intN(agents + len(n.crash))
+	n.set("node-death", netState{})
+	defer n.set("", netState{})
+	var id, shape string
+	var died time.Time
+	if k < agents {
+		n.mu.Lock()
+		ha := n.agents[k]
+		n.mu.Unlock()
+		n.log("start", fmt.Sprintf("node %s (%s, %s) dies", ha.id, ha.proc, ha.shape))
+		died = time.Now()
+		ha.die(n.w)
+		id, shape = ha.id, ha.shape
+		// A new node of the same shape takes its place.
+		na, err := n.w.startHAgent(n.agentCtx, n.nextAg, ha.shape)
+		if err != nil {
+			return err
+		}
+		n.mu.Lock()
+		n.agents[k] = na
+		n.nextAg++
+		n.mu.Unlock()
+	} else {
+		a := k - agents
+		reply := make(chan string, 1)
+		select {
+		case n.crash[a] <- reply:
+		case <-time.After(3 * time.Second):
+			n.log("start", fmt.Sprintf("node-death: plain-%02d is between instances; nothing dies", a))
+			return nil
+		case <-ctx.Done():
+			return nil
+		}
+		id, shape, died = <-reply, shapePlain, time.Now()
+		n.log("start", fmt.Sprintf("node %s (plain-%02d, %s) dies", id, a, shapePlain))
+	}
+	limit := n.w.cfg.lease + deathSlack
+	// goneBy[p] is when the first fetch of p in its current streak of
+	// fetches without the node ended: p had dropped it by then.
+	goneBy := map[string]time.Time{}
 	for {
-		gone := true
 		for _, p := range n.w.peers {
-			v, err := n.w.fetchIDs(ctx, "nemesis", p)
-			if err == nil {
-				if _, ok := v[ha.id]; ok {
-					gone = false
-				}
+			v, err := n.w.fetchView(ctx, "nemesis", p)
+			end := time.Now()
+			if _, served := v[id]; err != nil || served {
+				delete(goneBy, p.name())
+			} else if goneBy[p.name()].IsZero() {
+				goneBy[p.name()] = end
 			}
 		}
-		if gone {
-			d := time.Since(died)
-			n.deaths = append(n.deaths, d)
-			n.deathMax = max(n.deathMax, d)
-			n.log("heal", fmt.Sprintf("node-death: %s gone from every peer after %v", ha.id, d.Round(10*time.Millisecond)))
-			break
+		if len(goneBy) == len(n.w.peers) {
+			d := time.Duration(0)
+			for _, t := range goneBy {
+				d = max(d, t.Sub(died))
+			}
+			n.deaths[shape] = append(n.deaths[shape], d)
+			if d > limit {
+				n.deadLate++
+			}
+			n.log("heal", fmt.Sprintf("node-death: %s (%s) gone from every peer %v after it died", id, shape, d.Round(10*time.Millisecond)))
+			return nil
 		}
-		if time.Since(died) > limit {
-			n.deaths = append(n.deaths, limit)
-			n.deathMax = max(n.deathMax, limit)
+		if time.Since(died) > limit+2*time.Second {
+			n.deaths[shape] = append(n.deaths[shape], time.Since(died))
 			n.deadLate++
-			n.log("heal", fmt.Sprintf("node-death: %s still served %v after it died", ha.id, limit))
-			break
+			name := "late-death-" + id
+			n.log("heal", fmt.Sprintf("node-death: %s (%s) still served %v after it died, past lease + %v; the peers' views are in %s.txt",
+				id, shape, time.Since(died).Round(10*time.Millisecond), deathSlack, name))
+			n.w.recordDivergence(ctx, name, fmt.Sprintf("%s died %v before", id, time.Since(died).Round(time.Millisecond)), id)
+			return nil
 		}
 		if sleep(ctx, 200*time.Millisecond) != nil {
-			n.set("")
 			return nil // interrupted: nothing measured
 		}
 	}
-	n.set("")
-	// A new node takes its place.
-	na, err := n.w.startHAgent(n.agentCtx, n.nextAg)
-	if err != nil {
-		return err
-	}
-	n.mu.Lock()
-	n.agents[k] = na
-	n.nextAg++
-	n.mu.Unlock()
-	return nil
 }
 
-// missStats counts, per phase, instances that should be on a peer and
-// were not, sampled from full fetches.
+// deathSlack is what docs/reliability.md promises beyond a lease: a dead
+// node is gone from every peer within its lease and this.
+const deathSlack = 5 * time.Second
+
+// missStats is what the sampler found: per phase and shape, the
+// (instance, peer) samples where the peer had to serve the instance, those
+// where it had to and did not (broken promises), and those where it need
+// not and did not, by reason.
 type missStats struct {
 	mu      sync.Mutex
-	samples map[string]int            // phase → peer fetches sampled
-	missing map[string]map[string]int // phase → kind → missing instance-samples
-	worst   map[string]map[string]int // phase → kind → most missing in one fetch
+	fetches map[string]int
+	cells   map[[2]string]*missCell // phase, shape
+	broken  int
+	// missingSince is when each (instance, peer) pair was first seen
+	// missing in its current stretch; longest is, per shape, the longest
+	// stretch seen.
+	missingSince map[[2]string]time.Time
+	longest      map[string]time.Duration
+	first        []string // the first broken promises, for the report
+}
+
+type missCell struct {
+	promised, broken int
+	allowed          map[string]int // reason → samples
+}
+
+func newMissStats() *missStats {
+	return &missStats{fetches: map[string]int{}, cells: map[[2]string]*missCell{},
+		missingSince: map[[2]string]time.Time{}, longest: map[string]time.Duration{}}
+}
+
+func (ms *missStats) cell(phase, shape string) *missCell {
+	c := ms.cells[[2]string{phase, shape}]
+	if c == nil {
+		c = &missCell{allowed: map[string]int{}}
+		ms.cells[[2]string{phase, shape}] = c
+	}
+	return c
+}
+
+// phaseOf names where peer p is in the fault in force, for the report.
+func phaseOf(current string, cutOff map[string]bool, p string) string {
+	switch current {
+	case "":
+		return "healthy"
+	case "isolate":
+		if cutOff[p] {
+			return "isolate/cut-off"
+		}
+		return "isolate/majority"
+	case "split":
+		if cutOff[p] {
+			return "split/minority"
+		}
+		return "split/majority"
+	}
+	return current
 }
 
 // sampler reads every answering peer's full registry twice a second and
-// counts the instances it should show and does not: heureka agents
-// registered more than 2 s ago, plain agents' instances whose last
-// heartbeat (through any peer) succeeded within the last 1.5 s.
+// judges each live instance against what its shape is promised (promised).
+// A broken promise goes to the history (checker, missing) with what the
+// judgement rested on.
 func (n *nemesis) sampler(ctx context.Context, ms *missStats) {
 	for ctx.Err() == nil {
 		if sleep(ctx, 500*time.Millisecond) != nil {
 			return
 		}
-		current, down, cutOff := n.state()
-		if current == "" {
-			current = "healthy"
-		}
-		if current == "kill" || current == "pause" || current == "all-down" {
-			continue // restarted peers resync; not what this measures
-		}
 		for _, p := range n.w.peers {
-			if down[p.name()] {
-				continue
+			current, st, cutOff := n.state()
+			if st.down[p.name()] && current != "recovering" {
+				continue // killed or paused: it cannot answer
 			}
-			phase := current
-			switch current {
-			case "isolate":
-				phase = "isolate/majority"
-				if cutOff[p.name()] {
-					phase = "isolate/cut-off"
-				}
-			case "split":
-				phase = "split/majority"
-				if cutOff[p.name()] {
-					phase = "split/minority"
-				}
-			}
-			v, err := n.w.fetchIDs(ctx, "reader", p)
+			phase := phaseOf(current, cutOff, p.name())
+			began := time.Now()
+			before := n.w.liveCopy()
+			v, err := n.w.fetchView(ctx, "reader", p)
 			if err != nil {
 				continue
 			}
-			now := time.Now()
-			n.w.mu.Lock()
-			miss := map[string]int{}
-			for id, li := range n.w.live {
-				want := false
-				switch li.kind {
-				case "heureka":
-					want = now.Sub(li.registered) > 2*time.Second
-				case "plain":
-					want = now.Sub(li.registered) > 2*time.Second && now.Sub(li.lastOK) < 1500*time.Millisecond
-				}
-				if _, ok := v[id]; want && !ok {
-					miss[li.kind]++
-				}
-			}
-			n.w.mu.Unlock()
+			after := n.w.liveCopy()
 			ms.mu.Lock()
-			ms.samples[phase]++
-			for _, kind := range []string{"plain", "heureka"} {
-				if ms.missing[phase] == nil {
-					ms.missing[phase], ms.worst[phase] = map[string]int{}, map[string]int{}
+			ms.fetches[phase]++
+			for id, li := range before {
+				if a, ok := after[id]; !ok || !a.registered.Equal(li.registered) {
+					continue // cancelled or died while the fetch ran
 				}
-				ms.missing[phase][kind] += miss[kind]
-				ms.worst[phase][kind] = max(ms.worst[phase][kind], miss[kind])
+				must, why := promised(&li, p.name(), began, st)
+				key := [2]string{id, p.name()}
+				_, served := v[id]
+				if served {
+					delete(ms.missingSince, key)
+				} else if first, ok := ms.missingSince[key]; !ok {
+					ms.missingSince[key] = began
+				} else {
+					ms.longest[li.shape] = max(ms.longest[li.shape], began.Sub(first))
+				}
+				c := ms.cell(phase, li.shape)
+				switch {
+				case must && served:
+					c.promised++
+				case must:
+					c.promised++
+					c.broken++
+					ms.broken++
+					info := fmt.Sprintf("%s during %s: heartbeats to %v, the last acknowledged %.1fs before, registered %.1fs before; %s must serve it",
+						li.shape, phase, li.direct(st), began.Sub(li.lastOK).Seconds(), began.Sub(li.registered).Seconds(), p.name())
+					o := n.w.h.add(op{Proc: "checker", Op: "missing", ID: id, Peer: p.name(), Result: "error", Info: info})
+					if len(ms.first) < 10 {
+						ms.first = append(ms.first, fmt.Sprintf("missing at %.1fs: %s on %s (%s)", o.At, id, p.name(), info))
+					}
+				case !served && why != "":
+					c.allowed[why]++
+				}
 			}
 			ms.mu.Unlock()
 		}
 	}
+}
+
+// report is the sampler's table: per phase and shape, the samples where
+// a peer had to serve a live instance and the broken promises among them,
+// and the misses allowed by reason.
+func (ms *missStats) report(peers int) string {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	var b strings.Builder
+	fmt.Fprintf(&b, "live instances on the peers, sampled from full fetches; each cell is broken/promised (a peer had to serve the instance: must be 0/…), then +allowed misses:\n")
+	fmt.Fprintf(&b, "  %-17s %7s", "phase", "fetches")
+	for _, sh := range shapes {
+		fmt.Fprintf(&b, "  %-17s", sh)
+	}
+	phases := []string{"healthy", "isolate/majority", "isolate/cut-off", "bridge", "slow", "flaky", "kill", "pause", "clock", "node-death", "recovering"}
+	if peers > 3 {
+		phases = slices.Insert(phases, 3, "split/majority", "split/minority")
+	}
+	allowed := map[string]map[string]int{}
+	for _, ph := range phases {
+		fmt.Fprintf(&b, "\n  %-17s %7d", ph, ms.fetches[ph])
+		for _, sh := range shapes {
+			c := ms.cells[[2]string{ph, sh}]
+			if c == nil {
+				c = &missCell{}
+			}
+			cell := fmt.Sprintf("%d/%d", c.broken, c.promised)
+			n := 0
+			for why, k := range c.allowed {
+				n += k
+				if allowed[sh] == nil {
+					allowed[sh] = map[string]int{}
+				}
+				allowed[sh][why] += k
+			}
+			if n > 0 {
+				cell += fmt.Sprintf(" +%d", n)
+			}
+			fmt.Fprintf(&b, "  %-17s", cell)
+		}
+	}
+	fmt.Fprintf(&b, "\nallowed misses by reason, and the longest stretch an instance was missing from a peer:")
+	for _, sh := range shapes {
+		fmt.Fprintf(&b, "\n  %-13s", sh)
+		for _, why := range []string{whyNoPeer, whyCut, whyMoved} {
+			fmt.Fprintf(&b, " %s: %d;", why, allowed[sh][why])
+		}
+		fmt.Fprintf(&b, " longest %v", ms.longest[sh].Round(100*time.Millisecond))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// liveCopy is a copy of the live instances.
+func (w *world) liveCopy() map[string]liveInst {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make(map[string]liveInst, len(w.live))
+	for id, li := range w.live {
+		out[id] = *li
+	}
+	return out
 }
 
 // cacheStats are what a client.Cache answered while every peer was dead.

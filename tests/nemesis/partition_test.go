@@ -171,24 +171,33 @@ func TestNamesFitLinuxAtTheLargestPID(t *testing.T) {
 	}
 }
 
+// TestServerListsSpreadOverEveryPeer: each plain client lists every peer
+// once, in an order of its own that stays the same, and the clients' first
+// servers spread over every peer, as Netflix's shuffle by address spreads
+// them.
 func TestServerListsSpreadOverEveryPeer(t *testing.T) {
 	for _, n := range []int{3, 5} {
 		var peers []*peer
 		for i := 1; i <= n; i++ {
 			peers = append(peers, &peer{i: i})
 		}
-		reached := map[int]int{}
+		first := map[int]int{}
 		for a := range 12 {
 			list := serverList(peers, a)
-			if len(list) < 1 || len(list) > 2 || (len(list) == 2 && list[0] == list[1]) {
-				t.Fatalf("%d peers: agent %d has servers %v", n, a, list)
-			}
+			seen := map[int]bool{}
 			for _, p := range list {
-				reached[p.i]++
+				seen[p.i] = true
 			}
+			if len(list) != n || len(seen) != n {
+				t.Fatalf("%d peers: client %d has servers %v, want each peer once", n, a, list)
+			}
+			if again := serverList(peers, a); !slices.Equal(again, list) {
+				t.Errorf("%d peers: client %d's order changed: %v, then %v", n, a, list, again)
+			}
+			first[list[0].i]++
 		}
-		if len(reached) != n {
-			t.Errorf("%d peers: 12 agents reach only %v", n, reached)
+		if len(first) != n {
+			t.Errorf("%d peers: 12 clients start at only %v", n, first)
 		}
 	}
 }

@@ -23,6 +23,7 @@ type peer struct {
 	bin    string
 	dir    string
 	peers  string // --peers
+	base   string // where clients reach it, when not its address on the client network (tests)
 	mu     sync.Mutex
 	proc   *proc.Proc  // the latest process
 	starts []time.Time // every (re)start, for the checker
@@ -30,6 +31,9 @@ type peer struct {
 
 func (p *peer) name() string { return fmt.Sprintf("p%d", p.i) }
 func (p *peer) clientURL() string {
+	if p.base != "" {
+		return p.base
+	}
 	return fmt.Sprintf("http://%s%d:%d/eureka", clientNet, p.i, serverPort)
 }
 func (p *peer) peerURL() string {

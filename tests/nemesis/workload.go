@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,6 +30,21 @@ const (
 	heurekaApp = "HDFS-DATANODE.NEMESIS"
 )
 
+// The shapes of client the workload runs, each as users deploy it; what
+// each is promised is in promise.go and docs/reliability.md.
+const (
+	shapeOne   = "one-url"       // heureka's agent with one registry URL (the packaged default)
+	shapeSome  = "some-peers"    // heureka's agent with two of the peers' URLs
+	shapeEvery = "every-peer"    // heureka's agent with every peer's URL
+	shapePlain = "eureka-client" // a plain Eureka client with every peer's URL (eurekaClient)
+)
+
+// shapes is every shape, in the order reports list them.
+var shapes = []string{shapeOne, shapeSome, shapeEvery, shapePlain}
+
+// agentShape is the shape of heureka agent n: the three in turn.
+func agentShape(n int) string { return []string{shapeOne, shapeSome, shapeEvery}[n%3] }
+
 // world is what the workload and the nemesis share.
 type world struct {
 	h     *history
@@ -44,11 +60,48 @@ type world struct {
 	changing atomic.Bool
 }
 
+// liveInst is an instance that should be registered now, and what the
+// promises need to know of its client.
 type liveInst struct {
-	kind       string // plain or heureka
-	agent      int    // plain agent index
+	shape  string
+	agent  int      // plain agent index
+	listed []string // a heureka agent's registry peers, which it heartbeats itself
+	// via is the peer that acknowledged the plain client's last call, and
+	// viaSince when it began to (the client's peer before was another).
+	via        string
+	viaSince   time.Time
 	registered time.Time
 	lastOK     time.Time
+}
+
+func (li *liveInst) plain() bool { return li.shape == shapePlain }
+
+// acked notes a call of instance id's client that a peer acknowledged
+// (via, when known); first makes the entry when id is not live yet.
+func (w *world) acked(id string, via *peer, first func() *liveInst) {
+	now := time.Now()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	li := w.live[id]
+	if li == nil {
+		if first == nil {
+			return
+		}
+		li = first()
+		li.registered = now
+		w.live[id] = li
+	}
+	li.lastOK = now
+	if via != nil && via.name() != li.via {
+		li.via, li.viaSince = via.name(), now
+	}
+}
+
+// forget takes id out of the live instances.
+func (w *world) forget(id string) {
+	w.mu.Lock()
+	delete(w.live, id)
+	w.mu.Unlock()
 }
 
 type lockedRand struct {
@@ -66,9 +119,15 @@ func (l *lockedRand) dur(lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(l.intN(int(hi-lo)/int(time.Millisecond)+1))*time.Millisecond
 }
 
-// call sends one Eureka request to p and records it.
+// call sends one Eureka request to p, bounded by 2 s, and records it.
 func (w *world) call(ctx context.Context, proc, opName, id string, p *peer, method, path string, body []byte) (int, []byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	return w.callWithin(ctx, 2*time.Second, proc, opName, id, p, method, path, body)
+}
+
+// callWithin sends one Eureka request to p, bounded by d, and records it.
+// A status of 300 or more is an error too; the status is returned with it.
+func (w *world) callWithin(ctx context.Context, d time.Duration, proc, opName, id string, p *peer, method, path string, body []byte) (int, []byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, p.clientURL()+path, strings.NewReader(string(body)))
 	if err != nil {
@@ -105,13 +164,32 @@ func instanceJSON(id, status string, leaseSecs int, md map[string]string, dirty 
 		id, id, plainApp, status, leaseSecs, mdj, dirty)
 }
 
-// plainAgent is a plain Eureka client: one server at a time, the next on
-// an error, register, renew every second, change its metadata and (unless
-// operators own its status) its status, cancel, and start again under a
-// new ID. An ID whose cancel was acknowledged is never used again.
-func (w *world) plainAgent(ctx context.Context, n int, servers []*peer) {
-	proc := fmt.Sprintf("plain-%02d", n)
-	cur := n % len(servers)
+// serverList is plain client n's service URLs: every peer, in an order of
+// the client's own, as Netflix's client shuffles its list with a seed
+// drawn from its address (ResolverUtils.randomize; n stands for the
+// address). Over a fleet that spreads the clients' first servers over
+// every peer; over a dozen clients a shuffle may miss one, so client n
+// starts at peer n mod N and the rest of its list is shuffled.
+func serverList(peers []*peer, n int) []*peer {
+	list := slices.Clone(peers)
+	first := n % len(list)
+	list[0], list[first] = list[first], list[0]
+	rest := list[1:]
+	r := rand.New(rand.NewPCG(uint64(n), 0x656e6470))
+	r.Shuffle(len(rest), func(i, j int) { rest[i], rest[j] = rest[j], rest[i] })
+	return list
+}
+
+// plainAgent is a plain Eureka client (eurekaClient) on a node of its
+// own: it registers, heartbeats every second with its status and
+// lastDirtyTimestamp, registers again when a heartbeat is answered 404
+// (DiscoveryClient.renew), changes its metadata and (unless operators own
+// its status) its status, cancels, and starts again under a new ID. An ID
+// whose cancel was acknowledged is never used again. A crash (the
+// node-death fault sends a channel on crash) stops it renewing without a
+// word; it sends back the ID it was renewing and starts again under a new
+// one.
+func (w *world) plainAgent(ctx context.Context, n int, c *eurekaClient, crash chan chan string) {
 	ownsStatus := n%3 != 0 // operators override the others
 	lease := int(w.cfg.lease / time.Second)
 	for gen := 0; ctx.Err() == nil; gen++ {
@@ -121,18 +199,11 @@ func (w *world) plainAgent(ctx context.Context, n int, servers []*peer) {
 		var dirty int64
 		register := func() bool {
 			dirty = max(dirty+1, time.Now().UnixMilli())
-			_, _, err := w.call(ctx, proc, "register", id, servers[cur], http.MethodPost, "/apps/"+plainApp, instanceJSON(id, status, lease, md, dirty))
-			if err != nil {
-				cur = (cur + 1) % len(servers)
+			code, p, err := c.do(ctx, "register", id, http.MethodPost, "/apps/"+plainApp, instanceJSON(id, status, lease, md, dirty))
+			if err != nil || code/100 != 2 { // DiscoveryClient.register: 204 is success
 				return false
 			}
-			w.mu.Lock()
-			if li := w.live[id]; li != nil {
-				li.lastOK = time.Now()
-			} else {
-				w.live[id] = &liveInst{kind: "plain", agent: n, registered: time.Now(), lastOK: time.Now()}
-			}
-			w.mu.Unlock()
+			w.acked(id, p, func() *liveInst { return &liveInst{shape: shapePlain, agent: n} })
 			return true
 		}
 		for !register() {
@@ -142,24 +213,28 @@ func (w *world) plainAgent(ctx context.Context, n int, servers []*peer) {
 		}
 		life := w.rng.dur(w.cfg.minLife, w.cfg.maxLife)
 		end := time.Now().Add(life)
+		crashed := false
 		for ctx.Err() == nil && (time.Now().Before(end) || !w.changing.Load()) {
-			if sleep(ctx, time.Second) != nil {
+			reply, err := sleepOrCrash(ctx, time.Second, crash)
+			if err != nil {
 				return
 			}
-			code, _, err := w.call(ctx, proc, "renew", id, servers[cur], http.MethodPut, "/apps/"+plainApp+"/"+id, nil)
+			if reply != nil {
+				w.forget(id)
+				reply <- id
+				crashed = true
+				break
+			}
+			q := url.Values{"status": {status}, "lastDirtyTimestamp": {strconv.FormatInt(dirty, 10)}}
+			code, p, err := c.do(ctx, "renew", id, http.MethodPut, "/apps/"+plainApp+"/"+id+"?"+q.Encode(), nil)
 			switch {
-			case code == http.StatusNotFound:
-				register() // what Eureka clients do
-				continue
 			case err != nil:
-				cur = (cur + 1) % len(servers)
+				continue
+			case code == http.StatusNotFound:
+				register() // DiscoveryClient.renew
 				continue
 			}
-			w.mu.Lock()
-			if li := w.live[id]; li != nil {
-				li.lastOK = time.Now()
-			}
-			w.mu.Unlock()
+			w.acked(id, p, nil)
 			if !w.changing.Load() {
 				continue
 			}
@@ -167,8 +242,8 @@ func (w *world) plainAgent(ctx context.Context, n int, servers []*peer) {
 			case r == 0:
 				md["rev"] = strconv.Itoa(gen*1000 + w.rng.intN(1000))
 				q := url.Values{"rev": {md["rev"]}}
-				if _, _, err := w.call(ctx, proc, "metadata", id, servers[cur], http.MethodPut, "/apps/"+plainApp+"/"+id+"/metadata?"+q.Encode(), nil); err != nil {
-					cur = (cur + 1) % len(servers)
+				if _, p, err := c.do(ctx, "metadata", id, http.MethodPut, "/apps/"+plainApp+"/"+id+"/metadata?"+q.Encode(), nil); err == nil {
+					w.acked(id, p, nil)
 				}
 			case r == 1 && ownsStatus:
 				if status == "UP" {
@@ -182,22 +257,29 @@ func (w *world) plainAgent(ctx context.Context, n int, servers []*peer) {
 		if ctx.Err() != nil {
 			return
 		}
-		w.mu.Lock()
-		delete(w.live, id)
-		w.mu.Unlock()
-		for try := 0; try < 2*len(servers); try++ {
-			_, _, err := w.call(ctx, proc, "cancel", id, servers[cur], http.MethodDelete, "/apps/"+plainApp+"/"+id, nil)
-			if err == nil || ctx.Err() != nil {
-				break
-			}
-			cur = (cur + 1) % len(servers)
-			if sleep(ctx, 300*time.Millisecond) != nil {
-				return
-			}
+		if !crashed {
+			w.forget(id)
+			// Cancel is best effort: any answer ends it.
+			_, _, _ = c.do(ctx, "cancel", id, http.MethodDelete, "/apps/"+plainApp+"/"+id, nil)
 		}
 		if sleep(ctx, w.rng.dur(500*time.Millisecond, 2*time.Second)) != nil {
 			return
 		}
+	}
+}
+
+// sleepOrCrash waits d, or until a crash is asked for (its reply channel
+// is returned).
+func sleepOrCrash(ctx context.Context, d time.Duration, crash chan chan string) (chan string, error) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case reply := <-crash:
+		return reply, nil
+	case <-t.C:
+		return nil, nil
 	}
 }
 
@@ -212,7 +294,7 @@ func (w *world) operator(ctx context.Context) {
 		w.mu.Lock()
 		var ids []string
 		for id, li := range w.live {
-			if li.kind == "plain" && li.agent%3 == 0 {
+			if li.plain() && li.agent%3 == 0 {
 				ids = append(ids, id)
 			}
 		}
@@ -238,10 +320,12 @@ func (w *world) operator(ctx context.Context) {
 // recordingRegistry is a heureka agent's registry client that writes every
 // call to the history, and fails every call once the node is dead.
 type recordingRegistry struct {
-	w    *world
-	proc string
-	c    *client.Client
-	dead atomic.Bool
+	w      *world
+	proc   string
+	shape  string
+	listed []string
+	c      *client.Client
+	dead   atomic.Bool
 }
 
 var errDead = errors.New("the node is dead")
@@ -264,13 +348,7 @@ func (r *recordingRegistry) Register(ctx context.Context, in *heureka.Instance) 
 	}
 	err := r.rec("register", in.ID, r.c.Register(ctx, in))
 	if err == nil {
-		r.w.mu.Lock()
-		if li := r.w.live[in.ID]; li != nil {
-			li.lastOK = time.Now()
-		} else {
-			r.w.live[in.ID] = &liveInst{kind: "heureka", registered: time.Now(), lastOK: time.Now()}
-		}
-		r.w.mu.Unlock()
+		r.w.acked(in.ID, nil, func() *liveInst { return &liveInst{shape: r.shape, listed: r.listed} })
 	}
 	return err
 }
@@ -279,7 +357,11 @@ func (r *recordingRegistry) Renew(ctx context.Context, app, id string) error {
 	if r.dead.Load() {
 		return errDead
 	}
-	return r.rec("renew", id, r.c.Renew(ctx, app, id))
+	err := r.rec("renew", id, r.c.Renew(ctx, app, id))
+	if err == nil {
+		r.w.acked(id, nil, nil)
+	}
+	return err
 }
 
 // recordingRegistry reaches the other peers as the real client does.
@@ -291,7 +373,11 @@ func (r *recordingRegistry) RenewTold(ctx context.Context, app, id string, told 
 	if r.dead.Load() {
 		return errDead
 	}
-	return r.rec("renew", id, r.c.RenewTold(ctx, app, id, told))
+	err := r.rec("renew", id, r.c.RenewTold(ctx, app, id, told))
+	if err == nil {
+		r.w.acked(id, nil, nil)
+	}
+	return err
 }
 
 func (r *recordingRegistry) RenewOthers(ctx context.Context, app, id string, in *heureka.Instance) ([]string, error) {
@@ -324,23 +410,29 @@ func (healthyDaemon) Collect(context.Context) (hdfs.NodeInfo, error) {
 	return hdfs.NodeInfo{DiskUsed: 1 << 30, DiskTotal: 100 << 30, BlockCount: 10, Version: "3.3.6", DataPort: 9866}, nil
 }
 
-// hagent is one node running heureka's own agent. It lists every peer,
-// starting at its own (as a deployment configures the agent with its
-// registry cluster's URLs), and so heartbeats every peer it reaches.
+// hagent is one node running heureka's own agent. Its registry URLs are
+// those of its shape, starting at its own peer n mod N and going round the
+// ring: one (the packaged default), two, or every peer, as a deployment
+// configures them.
 type hagent struct {
 	proc   string
+	shape  string
 	id     string
 	reg    *recordingRegistry
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
-func (w *world) startHAgent(ctx context.Context, n int) (*hagent, error) {
+func (w *world) startHAgent(ctx context.Context, n int, shape string) (*hagent, error) {
 	proc := fmt.Sprintf("hagent-%02d", n)
 	first := n % len(w.peers)
+	urls := map[string]int{shapeOne: 1, shapeSome: 2, shapeEvery: len(w.peers)}[shape]
 	ccfg := client.DefaultConfig()
-	for k := range w.peers {
-		ccfg.URLs = append(ccfg.URLs, w.peers[(first+k)%len(w.peers)].clientURL())
+	var listed []string
+	for k := range urls {
+		p := w.peers[(first+k)%len(w.peers)]
+		ccfg.URLs = append(ccfg.URLs, p.clientURL())
+		listed = append(listed, p.name())
 	}
 	ccfg.ConnectTimeout, ccfg.ReadTimeout = time.Second, time.Second
 	c, err := client.New(ccfg)
@@ -353,7 +445,7 @@ func (w *world) startHAgent(ctx context.Context, n int) (*hagent, error) {
 	cfg.CallTimeout, cfg.DrainPeriod = 2*time.Second, 0
 	cfg.BackoffMin, cfg.BackoffMax = 200*time.Millisecond, time.Second
 	cfg.Logger = slog.New(slog.DiscardHandler)
-	reg := &recordingRegistry{w: w, proc: proc, c: c}
+	reg := &recordingRegistry{w: w, proc: proc, shape: shape, listed: listed, c: c}
 	hcfg := hdfsrole.DefaultConfig()
 	hcfg.Role = hdfs.RoleDataNode
 	role, err := hdfsrole.New(hcfg, healthyDaemon{})
@@ -365,7 +457,7 @@ func (w *world) startHAgent(ctx context.Context, n int) (*hagent, error) {
 		return nil, err
 	}
 	actx, cancel := context.WithCancel(ctx)
-	ha := &hagent{proc: proc, id: a.Instance().ID, reg: reg, cancel: cancel, done: make(chan struct{})}
+	ha := &hagent{proc: proc, shape: shape, id: a.Instance().ID, reg: reg, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(ha.done)
 		defer c.Close()
@@ -377,15 +469,40 @@ func (w *world) startHAgent(ctx context.Context, n int) (*hagent, error) {
 // die stops the node without a word to the registry, as a crash would.
 func (ha *hagent) die(w *world) {
 	ha.reg.dead.Store(true)
-	w.mu.Lock()
-	delete(w.live, ha.id)
-	w.mu.Unlock()
+	w.forget(ha.id)
 	ha.cancel()
 	<-ha.done
 }
 
-// fetchIDs reads the full registry of p: id → status and metadata rev.
-func (w *world) fetchIDs(ctx context.Context, proc string, p *peer) (map[string]string, error) {
+// instView is what a full fetch shows of one instance: what clients see
+// (status, the metadata's rev) and what tells why two peers' copies differ.
+type instView struct {
+	Status     string `json:"status"`
+	Rev        string `json:"rev"`
+	Overridden string `json:"overriddenStatus,omitempty"`
+	Action     string `json:"actionType,omitempty"`
+	Dirty      string `json:"lastDirtyTimestamp,omitempty"`
+	Updated    string `json:"lastUpdatedTimestamp,omitempty"`
+	Renewed    string `json:"lastRenewalTimestamp,omitempty"`
+}
+
+// seen is what peers must agree on: what a client of the peer sees.
+func (v instView) seen() string { return v.Status + " rev=" + v.Rev }
+
+// view is one peer's full registry: id → instance.
+type view map[string]instView
+
+// seen is the view as the peers must agree on it: id → status and rev.
+func (v view) seen() map[string]string {
+	out := make(map[string]string, len(v))
+	for id, in := range v {
+		out[id] = in.seen()
+	}
+	return out
+}
+
+// fetchView reads the full registry of p.
+func (w *world) fetchView(ctx context.Context, proc string, p *peer) (view, error) {
 	_, b, err := w.call(ctx, proc, "fetch", "", p, http.MethodGet, "/apps", nil)
 	if err != nil {
 		return nil, err
@@ -394,9 +511,16 @@ func (w *world) fetchIDs(ctx context.Context, proc string, p *peer) (map[string]
 		Applications struct {
 			Application []struct {
 				Instance []struct {
-					ID       string            `json:"instanceId"`
-					Status   string            `json:"status"`
-					Metadata map[string]string `json:"metadata"`
+					ID         string            `json:"instanceId"`
+					Status     string            `json:"status"`
+					Overridden string            `json:"overriddenStatus"`
+					Metadata   map[string]string `json:"metadata"`
+					Action     string            `json:"actionType"`
+					Dirty      json.RawMessage   `json:"lastDirtyTimestamp"`
+					Updated    json.RawMessage   `json:"lastUpdatedTimestamp"`
+					Lease      struct {
+						Renewed json.RawMessage `json:"lastRenewalTimestamp"`
+					} `json:"leaseInfo"`
 				} `json:"instance"`
 			} `json:"application"`
 		} `json:"applications"`
@@ -404,10 +528,12 @@ func (w *world) fetchIDs(ctx context.Context, proc string, p *peer) (map[string]
 	if err := json.Unmarshal(b, &env); err != nil {
 		return nil, fmt.Errorf("%s: the full fetch does not decode: %w", p.name(), err)
 	}
-	out := map[string]string{}
+	raw := func(m json.RawMessage) string { return strings.Trim(string(m), `"`) }
+	out := view{}
 	for _, a := range env.Applications.Application {
 		for _, in := range a.Instance {
-			out[in.ID] = in.Status + " rev=" + in.Metadata["rev"]
+			out[in.ID] = instView{Status: in.Status, Rev: in.Metadata["rev"], Overridden: in.Overridden, Action: in.Action,
+				Dirty: raw(in.Dirty), Updated: raw(in.Updated), Renewed: raw(in.Lease.Renewed)}
 		}
 	}
 	return out, nil
