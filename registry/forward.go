@@ -209,3 +209,17 @@ func (r *Registry) LastRenewal(app, id string) (time.Time, bool) {
 	}
 	return time.Unix(0, r.lastRenewal(l)), true
 }
+
+// Current returns a copy of instance app/id as it is stored now, not as of
+// the last snapshot, for a sender that replicates a registration: it sends
+// the copy it holds when it sends, which may be newer than the one it
+// queued. ok is false when the instance is not registered here.
+func (r *Registry) Current(app, id string) (in *heureka.Instance, ok bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	l := r.lookup(app, id)
+	if l == nil {
+		return nil, false
+	}
+	return l.inst.instance(), true
+}

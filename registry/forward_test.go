@@ -242,3 +242,25 @@ func TestTimestampsFromTheFutureAreRefused(t *testing.T) {
 		t.Fatalf("MaxAhead 0: %v, want an error naming it", err)
 	}
 }
+
+// TestCurrentIsTheStoredCopyNow: Current returns what is stored at the
+// call, a metadata update included (which leaves lastDirtyTimestamp
+// alone), and nothing for an unknown instance.
+func TestCurrentIsTheStoredCopyNow(t *testing.T) {
+	r, _ := newTestRegistry(t)
+	mustRegister(t, r, inst("HDFS-DATANODE.PROD", "x"))
+	before, ok := r.Current("HDFS-DATANODE.PROD", "x")
+	if !ok || before.LastDirtyTimestamp == 0 {
+		t.Fatalf("Current after Register: %v %v", before, ok)
+	}
+	if err := r.UpdateMetadata("HDFS-DATANODE.PROD", "x", map[string]string{"rev": "7"}); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := r.Current("HDFS-DATANODE.PROD", "x")
+	if !ok || got.Metadata.Get("rev") != "7" || got.LastDirtyTimestamp != before.LastDirtyTimestamp {
+		t.Fatalf("Current: %v %v; want the copy with rev 7 and lastDirtyTimestamp %d", got, ok, before.LastDirtyTimestamp)
+	}
+	if _, ok := r.Current("HDFS-DATANODE.PROD", "y"); ok {
+		t.Error("Current found an instance that was never registered")
+	}
+}

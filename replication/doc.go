@@ -23,6 +23,10 @@
 //     batch that arrives after a newer one from the same sender (its sender
 //     gave up on it, and sent its writes again since) is refused whole, so
 //     a late override never lands over its clear;
+//   - a queued registration is sent as the copy the registry holds when it
+//     is sent, so a registration that waited out a partition cannot land
+//     after a newer copy (same lastDirtyTimestamp, as a metadata update
+//     leaves it) that another peer delivered first;
 //   - conflicts resolve by lastDirtyTimestamp, as in Eureka: a heartbeat
 //     the peer does not know becomes a registration, and a peer's newer
 //     copy (409) is taken;

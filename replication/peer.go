@@ -228,11 +228,34 @@ func (p *peer) sendBatch(ctx context.Context) error {
 	if len(batch) == 0 {
 		return nil
 	}
+	p.rp.current(batch)
 	if err := p.post(ctx, batch); err != nil {
 		p.putBack(batch)
 		return err
 	}
 	return nil
+}
+
+// current makes each registration in batch carry the copy the registry
+// holds now, when that is as new (lastDirtyTimestamp) as the queued one. A
+// registration waits in the queue while its peer is unreachable, and the
+// registry may meanwhile take a newer copy with the same
+// lastDirtyTimestamp from another peer (a metadata update, which leaves
+// it alone, as in Eureka). Sent as queued, the older copy would arrive
+// after the newer one the other peer sent, replace it (equal timestamps:
+// the later registration wins), and leave the peers different until
+// anti-entropy's next round, and then agreeing on the older copy.
+func (rp *Replicator) current(batch []registry.Op) {
+	for i, op := range batch {
+		if op.Action != registry.ActionRegister || op.Instance == nil {
+			continue
+		}
+		in, ok := rp.reg.Current(op.App, op.ID)
+		if !ok || in.LastDirtyTimestamp < op.LastDirtyTimestamp {
+			continue
+		}
+		batch[i].Instance, batch[i].Status, batch[i].LastDirtyTimestamp = in, in.Status, in.LastDirtyTimestamp
+	}
 }
 
 // sendAll sends the whole registry, and the recent cancels, as one

@@ -281,3 +281,108 @@ func TestLateBatchDoesNotBringBackAClearedOverride(t *testing.T) {
 		t.Fatalf("peer 3 serves x as %q while it renews through peer 1, want UP", st)
 	}
 }
+
+// gatedNet is a MemNetwork whose links can be blocked one direction at a
+// time: a request from a blocked sender to a blocked destination fails
+// for its sender, as a timeout during a partition does, and is not
+// delivered.
+type gatedNet struct {
+	net     *replication.MemNetwork
+	mu      sync.Mutex
+	blocked map[[2]string]bool // from host, to host
+}
+
+func (g *gatedNet) transport(from string) replication.Transport {
+	return gatedTransport{g: g, from: from, next: g.net.Transport(from)}
+}
+
+// block blocks (on) or opens both directions between a and b.
+func (g *gatedNet) block(a, b string, on bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.blocked[[2]string{a, b}], g.blocked[[2]string{b, a}] = on, on
+}
+
+type gatedTransport struct {
+	g    *gatedNet
+	from string
+	next replication.Transport
+}
+
+func (t gatedTransport) Do(req *http.Request) (*http.Response, error) {
+	t.g.mu.Lock()
+	blocked := t.g.blocked[[2]string{t.from, req.URL.Host}]
+	t.g.mu.Unlock()
+	if blocked {
+		return nil, fmt.Errorf("%s %s: timeout awaiting the answer (%s cannot reach it)", req.Method, req.URL, t.from)
+	}
+	return t.next.Do(req)
+}
+
+// TestAStaleQueuedRegistrationDoesNotOutliveTheHeal is the nemesis's slow
+// and non-converging heals (docs/reliability.md, "Heals that waited for
+// anti-entropy"). Peer 3 is cut off. An instance registers through peer 2,
+// which queues the registration for peer 3; then its metadata changes
+// through peer 1, which queues the change for peer 3 and tells peer 2.
+// The change carries the same lastDirtyTimestamp, as Eureka's metadata
+// updates do. At the heal peer 1 delivers first and peer 2 last, so peer
+// 3 gets the registration after the change it predates, and peer 2's
+// repair then takes peer 3's copy, the last one applied. No periodic
+// anti-entropy round runs (its interval is an hour here; 30 s in servers,
+// as long as the nemesis allows a heal), so the peers must agree, on the
+// change, from replication and the repairs a heal triggers alone.
+func TestAStaleQueuedRegistrationDoesNotOutliveTheHeal(t *testing.T) {
+	const app = "HDFS-DATANODE.PROD"
+	g := &gatedNet{net: replication.NewMemNetwork(), blocked: map[[2]string]bool{}}
+	nodes := make([]*node, 3)
+	var urls []string
+	for i := range nodes {
+		nodes[i] = newNode(g.net, fmt.Sprintf("peer%d", i+1))
+		urls = append(urls, nodes[i].url)
+	}
+	for _, nd := range nodes {
+		startNode(t, nd, urls, options{repl: func(c *replication.Config) {
+			c.Transport = g.transport(nd.host)
+			c.AntiEntropyInterval = time.Hour
+		}})
+	}
+	p1, p2, p3 := nodes[0], nodes[1], nodes[2]
+	for _, nd := range nodes {
+		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
+	}
+	rev := func(nd *node) string {
+		in, ok := nd.reg.Snapshot().Instance(app, "x")
+		if !ok {
+			return "absent"
+		}
+		return in.Metadata.Get("rev")
+	}
+	revs := func() string { return fmt.Sprintf("peer1 %s, peer2 %s, peer3 %s", rev(p1), rev(p2), rev(p3)) }
+
+	g.block(p3.host, p1.host, true)
+	g.block(p3.host, p2.host, true)
+	if err := p2.reg.Register(dn("x", func(in *heureka.Instance) { in.Metadata = in.Metadata.With("rev", "0") }), false); err != nil {
+		t.Fatal(err)
+	}
+	proctest.Eventually(t, 10*time.Second, "x on peer 1", func() bool { return rev(p1) == "0" })
+	if err := p1.reg.UpdateMetadata(app, "x", map[string]string{"rev": "1"}); err != nil {
+		t.Fatal(err)
+	}
+	proctest.Eventually(t, 10*time.Second, "the change on peer 2", func() bool { return rev(p2) == "1" })
+	if q := peerStatus(p2, p3.url).Queued; q == 0 {
+		t.Fatalf("peer 2 holds nothing for peer 3 (%s); the test no longer models the run", revs())
+	}
+
+	// Peer 1 delivers first.
+	g.block(p3.host, p1.host, false)
+	proctest.Eventually(t, 20*time.Second, "the change on peer 3", func() bool { return rev(p3) == "1" })
+	// Then peer 2.
+	g.block(p3.host, p2.host, false)
+	proctest.Eventually(t, 20*time.Second, "every queue drained", quiescent(nodes))
+	for deadline := time.Now().Add(10 * time.Second); rev(p1) != "1" || rev(p2) != "1" || rev(p3) != "1"; {
+		if time.Now().After(deadline) {
+			t.Fatalf("10 s after the heal the peers serve %s; want rev 1 everywhere, the last acknowledged write", revs())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
