@@ -3,7 +3,7 @@
 // from a seed, a history of every operation, and a checker over that
 // history and the healed cluster's state.
 //
-//	cd tests/nemesis && go run . [-short] [-peers 3|5] [-seed N] [-duration D] [-out DIR]
+//	cd tests/nemesis && go run . [-short] [-peers 3|5] [-seed N] [-duration D] [-faults K,…] [-agents S,…] [-out DIR]
 //
 // -peers defaults to 3, the topology every earlier seed was drawn for: a
 // seed replays the same schedule only with the same -peers (and -faults).
@@ -48,9 +48,9 @@
 //   - kill: kill -9 of a peer, restarted after the hold;
 //   - pause: SIGSTOP, SIGCONT after the hold;
 //   - all-down: every peer killed at once, all restarted;
-//   - node-death: a heureka agent's node stops without a word; the time
-//     until no peer serves it is measured, and a node still served a lease
-//     and 15 s after it died fails the run (the target is a lease and 5 s);
+//   - node-death: a heureka agent's node or a plain client stops without
+//     a word; the time until no peer serves it is measured, and a node
+//     still served a lease and 5 s after it died fails the run;
 //   - clock: one peer's clock steps 10–40 s forward or back, or runs at
 //     0.5–1.5×, until the heal sets it to the wall clock again. The clock
 //     is the one the peer's registry and replicator read: every peer runs
@@ -60,27 +60,84 @@
 //     the time through the vDSO, so libfaketime would not move it, and
 //     time namespaces do not virtualise CLOCK_REALTIME.
 //
-// One fault is in force at a time, held 5–15 s (5–10 s in short mode),
-// with 2–5 s of health between faults, each kind drawn at random. -faults
-// limits the kinds drawn. The short mode (-short: seed 1, then a random
-// seed, 65 s of faults each) draws every kind once before any twice and
-// holds each 4–6 s, past a lease, with 1–2 s between.
+// One fault is in force at a time, held 5–15 s, with 2–5 s of health
+// between faults, each kind drawn at random. -faults limits the kinds
+// drawn. The short mode (-short: seed 1, then a random seed, 65 s of
+// faults each) draws every kind once before any twice and holds each
+// 4–6 s, past a lease, with 1–2 s between.
 //
-// # Workload
+// # Workload: the shapes users deploy
 //
-// Plain Eureka agents (raw HTTP, one server at a time from a list of one
-// or two, the next on an error) register, renew every second on 3 s
-// leases, change metadata and status, cancel, and start again under a new
-// ID. Agent n (from 0) has peer n mod N + 1 of the N, and for an even n
-// the next one on the ring too, so each client reaches some of the peers,
-// as an agent configured with a server list does. Nodes running heureka's
-// own agent (package agent, with a healthy fake DataNode) have two
-// registry URLs, also neighbours on the ring: with five peers a split or
-// a bridge can put both on one side. An operator sets and clears
-// OUT_OF_SERVICE on a third of the plain agents' instances; readers fetch
-// the full registry and deltas and follow /v1/watch on every peer. Every
-// operation goes to history.jsonl with its outcome (ok, error, timeout),
-// peer and time.
+// Nodes running heureka's own agent (package agent, with a healthy fake
+// DataNode) take three shapes in turn (-agents narrows them): one registry
+// URL, the packaged default (one-url); two of the peers (some-peers); every
+// peer (every-peer). Agent n's list starts at peer n mod N + 1 and goes
+// round the ring, so with five peers a split or a bridge can put all of a
+// some-peers list on one side. A dead node is replaced by one of the same
+// shape.
+//
+// Plain Eureka clients (eureka-client) register, heartbeat every second
+// on 3 s leases with their status and lastDirtyTimestamp, register again
+// after a 404, change their metadata and status, cancel, and start again
+// under a new ID. They choose a server as Netflix's Java client does for
+// its registration calls (eurekaclient.go); the facts, from Netflix/eureka's
+// eureka-client:
+//
+//   - EurekaHttpClients.canonicalClientFactory wraps each call in
+//     SessionedEurekaHttpClient over RetryableEurekaHttpClient;
+//   - the cluster's endpoints are the service URLs, shuffled by
+//     ResolverUtils.randomize with a Random seeded by the client's IPv4
+//     address (ZoneAffinityClusterResolver puts the client's zone first;
+//     the harness has one zone), so each client keeps its own order;
+//   - RetryableEurekaHttpClient.execute tries the server that answered
+//     last, then the candidates in order, DEFAULT_NUMBER_OF_RETRIES (3)
+//     attempts in all; a connection error or a status its
+//     ServerStatusEvaluators.legacyEvaluator does not accept (it accepts
+//     2xx, 302, 404 to a register or a heartbeat, anything to a cancel)
+//     moves on, and a failed candidate is quarantined; getHostCandidates
+//     clears the quarantine once it holds
+//     retryableClientQuarantineRefreshPercentage (0.66) of the servers;
+//   - SessionedEurekaHttpClient starts a new session, from the head of the
+//     list, every sessionedClientReconnectIntervalSeconds (20 min) ±50%;
+//   - DiscoveryClient.renew sends the heartbeat with status and
+//     lastDirtyTimestamp (AbstractJerseyEurekaHttpClient.sendHeartBeat)
+//     and registers again on a 404.
+//
+// Times are scaled as the renewal interval is (Netflix's 30 s to 1 s): a
+// session lasts 40 s ±50%. An attempt is bounded by 1 s (Netflix: 5 s to
+// connect and 8 s to read), since a thirtieth would be too tight on a
+// shared two-core machine.
+//
+// An operator sets and clears OUT_OF_SERVICE on a third of the plain
+// clients' instances; readers fetch the full registry and deltas and follow
+// /v1/watch on every peer. Every operation goes to history.jsonl with its
+// outcome (ok, error, timeout), peer and time.
+//
+// # Promises
+//
+// Twice a second the sampler reads every answering peer's registry and
+// judges each live instance against what its shape is promised
+// (promise.go, as docs/reliability.md states it): a peer must serve an
+// instance registered at least 2 s ago whose client had a call
+// acknowledged within the last 1.5 s if the peer hears the client
+// directly (a heureka agent heartbeats every peer it lists; a plain client,
+// the peer that answers it), or if replication from such a peer reaches
+// it: not cut, not slow or flaky out of that peer, neither end killed or
+// paused. A plain client that moved to another peer less than 2 s before
+// is promised only there. After a heal, until the peers agree again, a
+// peer is held to what it was held to during the fault. A missing
+// instance that was promised fails the run (it goes to the history as
+// checker/missing); one that was not is counted by its reason. In the
+// healthy phase every peer is promised every live instance.
+//
+// The node-death fault stops a heureka agent's node or a plain client
+// without a word (drawn from the seed); it must be gone from every peer
+// within its lease and 5 s, or the run fails. A heal after which the peers
+// do not agree within 30 s fails the run too; so does a node served past
+// its bound. Either leaves each peer's copy of what differs, its
+// /v1/status and its anti-entropy digest in unconverged-N.txt or
+// late-death-ID.txt, beside history.jsonl (and final-divergence.txt when
+// the final views differ).
 //
 // # Concurrency
 //

@@ -25,6 +25,7 @@ type runConfig struct {
 	duration         time.Duration
 	lease            time.Duration
 	plain, hagents   int
+	agentShapes      []string // the shapes heureka agents take in turn
 	minLife, maxLife time.Duration
 	minHold, maxHold time.Duration
 	bin, prefix, out string
@@ -39,6 +40,7 @@ func main() {
 	duration := flag.Duration("duration", 5*time.Minute, "how long faults are injected, per seed")
 	plain := flag.Int("plain", 12, "plain Eureka agents")
 	hagents := flag.Int("hagents", 6, "nodes running heureka's agent")
+	agentShapes := flag.String("agents", strings.Join(agentShapes, ","), "the shapes heureka agents take in turn: "+strings.Join(agentShapes, ", "))
 	out := flag.String("out", "", "directory for the history, peer logs and the report (default: a new temporary one)")
 	inner := flag.String("inner", "", "internal: run one seed inside the client namespace of this prefix")
 	npeers := flag.Int("peers", 3, "registry peers, each in its own network namespace: 3 or 5")
@@ -61,11 +63,16 @@ func main() {
 		fmt.Fprintln(os.Stderr, "nemesis: -faults:", err)
 		os.Exit(2)
 	}
+	shapesRun, err := parseShapes(*agentShapes)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "nemesis: -agents:", err)
+		os.Exit(2)
+	}
 
 	cfg := runConfig{peers: *npeers, duration: *duration, lease: 3 * time.Second, plain: *plain, hagents: *hagents,
 		minLife: 10 * time.Second, maxLife: 40 * time.Second, minHold: 5 * time.Second, maxHold: 15 * time.Second,
 		minGap: 2 * time.Second, maxGap: 5 * time.Second,
-		bin: os.Getenv("HEUREKA_BIN"), out: *out, kinds: chosen}
+		bin: os.Getenv("HEUREKA_BIN"), out: *out, kinds: chosen, agentShapes: shapesRun}
 	if *inner != "" {
 		cfg.prefix, cfg.seed = *inner, *seed
 		os.Exit(runInner(cfg))
@@ -90,6 +97,18 @@ func parseKinds(list string, n int) ([]string, error) {
 		chosen = append(chosen, k)
 	}
 	return chosen, nil
+}
+
+// parseShapes reads -agents: heureka agents' shapes, each known.
+func parseShapes(list string) ([]string, error) {
+	var out []string
+	for _, sh := range strings.Split(list, ",") {
+		if !slices.Contains(agentShapes, sh) {
+			return nil, fmt.Errorf("unknown shape %q (known: %s)", sh, strings.Join(agentShapes, ","))
+		}
+		out = append(out, sh)
+	}
+	return out, nil
 }
 
 func runOuter(cfg runConfig, short bool, seed uint64) int {
@@ -185,7 +204,7 @@ func runSeed(cfg runConfig, seed uint64, sigs chan os.Signal) (code int) {
 		return 2
 	}
 	args := []string{"netns", "exec", topo.ns("cli"), self, "-inner", topo.prefix, "-peers", strconv.Itoa(cfg.peers), "-seed", strconv.FormatUint(seed, 10),
-		"-duration", cfg.duration.String(), "-plain", strconv.Itoa(cfg.plain), "-hagents", strconv.Itoa(cfg.hagents),
+		"-duration", cfg.duration.String(), "-plain", strconv.Itoa(cfg.plain), "-hagents", strconv.Itoa(cfg.hagents), "-agents", strings.Join(cfg.agentShapes, ","),
 		"-out", filepath.Join(cfg.out, "seed-"+strconv.FormatUint(seed, 10)), "-faults", strings.Join(cfg.kinds, ",")}
 	cmd := exec.Command("ip", args...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
@@ -260,6 +279,9 @@ func runInner(cfg runConfig) int {
 	if !slices.Equal(cfg.kinds, kindsFor(cfg.peers)) {
 		replay += " -faults " + strings.Join(cfg.kinds, ",")
 	}
+	if !slices.Equal(cfg.agentShapes, agentShapes) {
+		replay += " -agents " + strings.Join(cfg.agentShapes, ",")
+	}
 	fmt.Printf("nemesis: seed %d (replay: %s), %v of faults\n", cfg.seed, replay, cfg.duration)
 	h, err := newHistory(filepath.Join(cfg.out, "history.jsonl"))
 	if err != nil {
@@ -331,7 +353,7 @@ func runInner(cfg runConfig) int {
 		goRun(func() { w.plainAgent(wctx, n, c, crash) })
 	}
 	for n := range cfg.hagents {
-		ha, err := w.startHAgent(wctx, n, agentShape(n))
+		ha, err := w.startHAgent(wctx, n, cfg.agentShapes[n%len(cfg.agentShapes)])
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "nemesis:", err)
 			return 2

@@ -274,12 +274,28 @@ func (n *nemesis) restart(ctx context.Context, p *peer) error {
 // they differ (recordDivergence).
 func (n *nemesis) measureConvergence(ctx context.Context, kind string) {
 	began := time.Now()
+	var last []view // the views of the last poll that did not agree
 	for time.Since(began) < convergeWithin {
-		if agree, views := n.w.agree(ctx, "nemesis"); agree && n.w.allLive(views[0]) {
+		agree, views := n.w.agree(ctx, "nemesis")
+		if agree && n.w.allLive(views[0]) {
 			d := time.Since(began)
 			n.converge = append(n.converge, d)
 			n.log("converged", fmt.Sprintf("in %v", d.Round(10*time.Millisecond)))
+			if d > slowHeal && last != nil {
+				// What held it up, as the last poll before saw it.
+				lines := divergence(n.w.peers, last, make([]error, len(last)), n.w.liveCopy(), "")
+				for i, l := range lines {
+					if i == 3 {
+						n.log("slow-heal", fmt.Sprintf("… and %d more", len(lines)-i))
+						break
+					}
+					n.log("slow-heal", l)
+				}
+			}
 			return
+		}
+		if len(views) == len(n.w.peers) {
+			last = views
 		}
 		if sleep(ctx, 200*time.Millisecond) != nil {
 			return
@@ -294,8 +310,12 @@ func (n *nemesis) measureConvergence(ctx context.Context, kind string) {
 	n.w.recordDivergence(ctx, name, fmt.Sprintf("%v after the heal of %s", convergeWithin, kind), "")
 }
 
-// convergeWithin is how long after a heal the peers must agree again.
-const convergeWithin = 30 * time.Second
+// convergeWithin is how long after a heal the peers must agree again;
+// a heal slower than slowHeal has its last difference logged.
+const (
+	convergeWithin = 30 * time.Second
+	slowHeal       = 3 * time.Second
+)
 
 // allLive says whether view holds every instance that should be live.
 func (w *world) allLive(v view) bool {

@@ -42,8 +42,9 @@ const (
 // shapes is every shape, in the order reports list them.
 var shapes = []string{shapeOne, shapeSome, shapeEvery, shapePlain}
 
-// agentShape is the shape of heureka agent n: the three in turn.
-func agentShape(n int) string { return []string{shapeOne, shapeSome, shapeEvery}[n%3] }
+// agentShapes is the shapes of heureka's agent; agent n takes the n-th in
+// turn (-agents narrows them).
+var agentShapes = []string{shapeOne, shapeSome, shapeEvery}
 
 // world is what the workload and the nemesis share.
 type world struct {
