@@ -31,11 +31,19 @@
 //     the peer does not know becomes a registration, and a peer's newer
 //     copy (409) is taken;
 //   - anti-entropy compares per-application digests with every peer and,
-//     for an application that differs, the digests of its instances, and
+//     for an application that differs, the digests of its instances; it
 //     pulls the instances that differ (the whole application from a peer
-//     without per-instance digests, or past 64 of them), and the peer's
-//     recent cancels, so a healed partition converges without waiting for
-//     renewals and without resurrecting what was cancelled meanwhile;
+//     without per-instance digests, or past 64 of them) and the peer's
+//     recent cancels, adopts the copies newer there or missing here, and
+//     sends the peer our copies that are newer than its own, so a healed
+//     partition converges without waiting for renewals and without
+//     resurrecting what was cancelled meanwhile; a peer that answers again
+//     after an outage is compared at once and again once its queue is
+//     delivered, and a comparison that changed a copy on either side is
+//     followed by one with every other peer, so writes through two peers
+//     that a heal delivered in different orders (Eureka orders none across
+//     senders) converge without waiting for the next round
+//     (AntiEntropyInterval);
 //   - at start, the registry is copied from the first peer that answers
 //     (bounded by SyncTimeout, then the server starts empty and says so);
 //     Ready reports when that is over, for /readyz. Then every other peer

@@ -41,6 +41,10 @@ type peer struct {
 	refusals  uint64 // batches refused, or answered unusably
 	wake      chan struct{}
 	repairNow chan struct{}
+	// repairDrained asks for a repair once the queue has been delivered:
+	// set when the peer answers again after an outage, since what waited
+	// for it (and what other peers held for it) lands only then.
+	repairDrained bool
 }
 
 func newPeer(rp *Replicator, u string) *peer {
@@ -167,6 +171,23 @@ func (p *peer) run(ctx context.Context) {
 			continue
 		}
 		backoff = 0
+		p.mu.Lock()
+		drained := p.repairDrained && len(p.queue) == 0 && len(p.beats) == 0 && !p.resync
+		if drained {
+			p.repairDrained = false
+		}
+		p.mu.Unlock()
+		if drained {
+			p.repairSoon()
+		}
+	}
+}
+
+// repairSoon asks the anti-entropy loop to compare with the peer now.
+func (p *peer) repairSoon() {
+	select {
+	case p.repairNow <- struct{}{}:
+	default:
 	}
 }
 
@@ -458,6 +479,7 @@ func (p *peer) markUp() {
 	wasDown := !p.reachable
 	if wasDown {
 		p.reachable, p.since = true, p.rp.clock.Now()
+		p.repairDrained = true
 	}
 	outage := time.Duration(0)
 	if !p.failing.IsZero() {
@@ -469,10 +491,7 @@ func (p *peer) markUp() {
 		p.rp.log.Info("peer reachable", "peer", p.url, "after", outage.Round(time.Millisecond))
 		p.rp.updatePeers()
 		p.rp.reg.NotePeer(heureka.EventPeerFound, p.url, "")
-		select { // a healed peer gets its differences repaired at once
-		case p.repairNow <- struct{}{}:
-		default:
-		}
+		p.repairSoon() // a healed peer gets its differences repaired at once, and again once its queue is delivered
 	}
 }
 

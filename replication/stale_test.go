@@ -386,3 +386,63 @@ func TestAStaleQueuedRegistrationDoesNotOutliveTheHeal(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestWritesThroughTwoPeersReorderedAtAHealConverge is the slowest heal of
+// the nemesis (29.8 s, docs/reliability.md): an operator sets
+// OUT_OF_SERVICE through peer 2 while peer 3 cannot hear it, and clears
+// it through peer 3 as peer 3 comes back, so peer 3 gets the clear (which
+// changes nothing there) before the override, and peer 2 the override
+// before the clear. Batches from two senders have no order between them,
+// as in Eureka, so which status wins is not the test's business; that
+// every peer serves the same one soon after the heal is. Anti-entropy's
+// periodic round is an hour away here: the repairs the heal triggers must
+// do it.
+func TestWritesThroughTwoPeersReorderedAtAHealConverge(t *testing.T) {
+	const app = "HDFS-DATANODE.PROD"
+	g := &gatedNet{net: replication.NewMemNetwork(), blocked: map[[2]string]bool{}}
+	nodes := make([]*node, 3)
+	var urls []string
+	for i := range nodes {
+		nodes[i] = newNode(g.net, fmt.Sprintf("peer%d", i+1))
+		urls = append(urls, nodes[i].url)
+	}
+	for _, nd := range nodes {
+		startNode(t, nd, urls, options{repl: func(c *replication.Config) {
+			c.Transport = g.transport(nd.host)
+			c.AntiEntropyInterval = time.Hour
+		}})
+	}
+	p1, p2, p3 := nodes[0], nodes[1], nodes[2]
+	for _, nd := range nodes {
+		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
+	}
+	if err := p1.reg.Register(dn("x"), false); err != nil {
+		t.Fatal(err)
+	}
+	proctest.Eventually(t, 10*time.Second, "x on every peer", everywhere(nodes, "x", heureka.StatusUp))
+	statuses := func() string {
+		return fmt.Sprintf("peer1 %s, peer2 %s, peer3 %s", status(p1, "x"), status(p2, "x"), status(p3, "x"))
+	}
+
+	g.block(p2.host, p3.host, true)
+	if err := p2.reg.SetStatus(app, "x", heureka.StatusOutOfService, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	proctest.Eventually(t, 10*time.Second, "the override on peer 1", everywhere(nodes[:1], "x", heureka.StatusOutOfService))
+	if err := p3.reg.DeleteStatusOverride(app, "x", heureka.StatusUp, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	proctest.Eventually(t, 10*time.Second, "the clear on peer 1", everywhere(nodes[:1], "x", heureka.StatusUp))
+	if status(p2, "x") != heureka.StatusOutOfService || status(p3, "x") != heureka.StatusUp {
+		t.Fatalf("before the heal: %s; want peer 2 OUT_OF_SERVICE and peer 3 UP", statuses())
+	}
+
+	g.block(p2.host, p3.host, false)
+	proctest.Eventually(t, 20*time.Second, "every queue drained", quiescent(nodes))
+	for deadline := time.Now().Add(10 * time.Second); status(p1, "x") != status(p2, "x") || status(p2, "x") != status(p3, "x"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("10 s after the heal the peers serve %s", statuses())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

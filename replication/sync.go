@@ -13,6 +13,7 @@ import (
 
 	"github.com/heureka-project/heureka"
 	"github.com/heureka-project/heureka/eureka"
+	"github.com/heureka-project/heureka/registry"
 )
 
 // startupSync copies the registry from the first peer that answers, trying
@@ -223,19 +224,28 @@ func (p *peer) repair(ctx context.Context) error {
 		}
 	}
 	local := reg.Snapshot().Digests()
-	adopted := 0
+	adopted, pushed := 0, 0
 	for app, remote := range d.Apps {
 		if FormatDigest(local[app]) == remote {
 			continue
 		}
-		n, err := p.repairApp(ctx, app)
+		a, s, err := p.repairApp(ctx, app)
 		if err != nil {
 			return err
 		}
-		adopted += n
+		adopted, pushed = adopted+a, pushed+s
 	}
-	if cancelled+adopted > 0 {
-		p.rp.log.Info("anti-entropy repaired differences", "peer", p.url, "adopted", adopted, "cancelled", cancelled)
+	if cancelled+adopted+pushed > 0 {
+		p.rp.log.Info("anti-entropy repaired differences", "peer", p.url, "adopted", adopted, "sent", pushed, "cancelled", cancelled)
+	}
+	if adopted+pushed > 0 {
+		// A copy that differed here, or there, may differ on the other
+		// peers too: compare with them now rather than at their round.
+		for _, o := range p.rp.peers {
+			if o != p {
+				o.repairSoon()
+			}
+		}
 	}
 	return nil
 }
@@ -249,29 +259,37 @@ const (
 	maxPulledQuery = 16 << 10
 )
 
-// repairApp pulls from the peer the instances of app that are missing here
-// or differ, and adopts those that are newer there. It first compares the
-// peer's digest of each instance with its own, so that it pulls only those
-// that differ: while writes go on, an application's digest differs at
+// repairApp compares the peer's copies of app with ours. It first compares
+// the peer's digest of each instance with its own, so that it pulls only
+// those that differ: while writes go on, an application's digest differs at
 // most rounds for the few instances whose replication is in flight, and a
 // pull of the whole application, encoded there and decoded here, cost
 // three peers sharing a core a third of it (docs/benchmarks.md). A peer
 // without per-instance digests (404) is asked for the whole application.
-func (p *peer) repairApp(ctx context.Context, app string) (int, error) {
+//
+// Of the copies pulled, one the peer has newer, or that is missing here, is
+// adopted; a copy of ours that is newer than the peer's is sent to it, as a
+// registration and, when the overrides differ, the override or its removal
+// (sent ahead of it, so that the registration's status is judged with the
+// override in force). So one comparison leaves both with the newer copy,
+// whichever side makes it. A copy the peer lacks is left to the peer's own
+// round: sent as a registration it would start a fresh lease there, for a
+// node that may be dead.
+func (p *peer) repairApp(ctx context.Context, app string) (adopted, sent int, err error) {
 	base := p.origin + "/v1/replication/apps/" + url.PathEscape(app)
 	body, err := p.get(ctx, base+"/digests")
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	query := ""
 	if body != nil {
 		var remote map[string]string
 		if err := json.Unmarshal(body, &remote); err != nil {
-			return 0, fmt.Errorf("instance digests of %s from %s: %w", app, p.url, err)
+			return 0, 0, fmt.Errorf("instance digests of %s from %s: %w", app, p.url, err)
 		}
 		ids := p.differing(app, remote)
 		if len(ids) == 0 {
-			return 0, nil
+			return 0, 0, nil
 		}
 		q := (url.Values{"id": ids}).Encode()
 		if len(ids) <= maxPulledIDs && len(q) <= maxPulledQuery {
@@ -280,30 +298,46 @@ func (p *peer) repairApp(ctx context.Context, app string) (int, error) {
 	}
 	body, err = p.get(ctx, base+query)
 	if err != nil || body == nil {
-		return 0, err
+		return 0, 0, err
 	}
 	remote, err := eureka.DecodeApplication(body, eureka.JSON)
 	if err != nil {
-		return 0, fmt.Errorf("application %s from %s: %w", app, p.url, err)
+		return 0, 0, fmt.Errorf("application %s from %s: %w", app, p.url, err)
 	}
 	snap := p.rp.reg.Snapshot()
 	limit := p.rp.clock.Now().Add(p.rp.reg.MaxAhead()).UnixMilli()
-	n := 0
 	for _, r := range remote.Instances {
 		l, ok := snap.Instance(r.App, r.ID)
 		if ok && !newer(r, l, limit) {
+			if newer(l, r, limit) {
+				p.send(l, r)
+				sent++
+			}
 			continue
 		}
-		adopted, err := p.rp.reg.Adopt(r, time.UnixMilli(r.Lease.LastRenewalTimestamp))
+		ok, err := p.rp.reg.Adopt(r, time.UnixMilli(r.Lease.LastRenewalTimestamp))
 		if err != nil {
 			p.rp.log.Warn("anti-entropy: skipping an instance", "peer", p.url, "instance", r.String(), "err", err)
 			continue
 		}
-		if adopted {
-			n++
+		if ok {
+			adopted++
 		}
 	}
-	return n, nil
+	return adopted, sent, nil
+}
+
+// send queues our copy l of an instance for the peer, whose copy r is
+// older.
+func (p *peer) send(l, r *heureka.Instance) {
+	if override(l) != override(r) {
+		if override(l) == heureka.StatusUnknown {
+			p.enqueue(registry.Op{Action: registry.ActionDeleteStatusOverride, App: l.App, ID: l.ID, Status: l.Status, LastDirtyTimestamp: l.LastDirtyTimestamp})
+		} else {
+			p.enqueue(registry.Op{Action: registry.ActionStatusUpdate, App: l.App, ID: l.ID, Status: l.OverriddenStatus, LastDirtyTimestamp: l.LastDirtyTimestamp})
+		}
+	}
+	p.enqueue(registry.Op{Action: registry.ActionRegister, App: l.App, ID: l.ID, Instance: l, Status: l.Status, LastDirtyTimestamp: l.LastDirtyTimestamp})
 }
 
 // differing returns, sorted, the IDs in remote (a peer's digests of app's
@@ -334,6 +368,14 @@ func newer(r, l *heureka.Instance, limit int64) bool {
 		return false
 	}
 	return r.LastUpdatedTimestamp > l.LastUpdatedTimestamp
+}
+
+// override is the instance's status override, UNKNOWN for none.
+func override(in *heureka.Instance) heureka.Status {
+	if in.OverriddenStatus == "" {
+		return heureka.StatusUnknown
+	}
+	return in.OverriddenStatus
 }
 
 func registry_equal(a, b *heureka.Instance) bool {
