@@ -39,10 +39,10 @@
 //     partition converges without waiting for renewals and without
 //     resurrecting what was cancelled meanwhile; a peer that answers again
 //     after an outage is compared at once and again once its queue is
-//     delivered, and a comparison that changed a copy on either side is
-//     followed by one with every other peer, so writes through two peers
-//     that a heal delivered in different orders (Eureka orders none across
-//     senders) converge without waiting for the next round
+//     delivered, and a comparison that adopted a copy is followed by one
+//     with every other peer, so writes through two peers that a heal
+//     delivered in different orders (Eureka orders none across senders)
+//     converge without waiting for the next round
 //     (AntiEntropyInterval);
 //   - at start, the registry is copied from the first peer that answers
 //     (bounded by SyncTimeout, then the server starts empty and says so);

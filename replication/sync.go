@@ -238,9 +238,13 @@ func (p *peer) repair(ctx context.Context) error {
 	if cancelled+adopted+pushed > 0 {
 		p.rp.log.Info("anti-entropy repaired differences", "peer", p.url, "adopted", adopted, "sent", pushed, "cancelled", cancelled)
 	}
-	if adopted+pushed > 0 {
-		// A copy that differed here, or there, may differ on the other
-		// peers too: compare with them now rather than at their round.
+	if adopted > 0 {
+		// A copy that was older here may be older on the other peers too:
+		// compare with them now rather than at the next round. An adoption
+		// makes the copy here the same as the peer's, so adoptions cannot
+		// chase each other for ever; copies sent to the peer ask for no
+		// more comparisons, so a difference the peer cannot take (a server
+		// of another make, say) costs one comparison a round, never a loop.
 		for _, o := range p.rp.peers {
 			if o != p {
 				o.repairSoon()
