@@ -143,7 +143,10 @@
 //
 // Every workload actor is a goroutine with its own state; they share the
 // history (a mutex) and the set of instances that should be live (a
-// mutex). The nemesis runs faults one after another in its own goroutine.
+// mutex). The nemesis runs faults one after another in its own goroutine;
+// the fault in force and what it does to the peers are behind its mutex,
+// which the sampler reads before each fetch. A crash of a plain client is
+// asked for on a channel its goroutine reads between heartbeats.
 //
 // # What it does not do
 //
