@@ -75,9 +75,13 @@ func check(ops []op, final map[string]map[string]string, live map[string]*liveIn
 
 	// A heartbeat answered 404 by a peer that acknowledged one from the
 	// same instance less than a lease before, and was not restarted in
-	// between, means that peer evicted a live instance.
+	// between, means that peer evicted a live instance, unless the client
+	// registered a newer copy through another peer since: a heartbeat
+	// carries the client's lastDirtyTimestamp, and a peer that has not yet
+	// heard of the newer copy answers 404 for it (Eureka's rule).
 	type key struct{ id, peer string }
 	lastOK := map[key]op{}
+	lastReg := map[string]op{} // the latest acknowledged registration of each instance
 	for _, o := range ops {
 		if !strings.HasPrefix(o.Proc, "plain-") || o.Peer == "" {
 			continue
@@ -86,9 +90,14 @@ func check(ops []op, final map[string]map[string]string, live map[string]*liveIn
 		switch {
 		case o.Result == "ok" && (o.Op == "register" || o.Op == "renew" || o.Op == "metadata"):
 			lastOK[k] = o
+			if o.Op == "register" {
+				lastReg[o.ID] = o
+			}
 		case o.Op == "renew" && o.Code == 404:
 			prev, ok := lastOK[k]
-			if ok && o.at.Sub(prev.at) < lease && !peerByName[o.Peer].restartedSince(prev.at) {
+			reg, registered := lastReg[o.ID]
+			newerElsewhere := registered && reg.Peer != o.Peer && reg.at.After(prev.at)
+			if ok && o.at.Sub(prev.at) < lease && !newerElsewhere && !peerByName[o.Peer].restartedSince(prev.at) {
 				v.evictedLive++
 				v.note("evicted while renewing: %s renewed through %s at %.1fs, 404 there at %.1fs", o.ID, o.Peer, prev.At, o.At)
 			}

@@ -31,3 +31,24 @@ func TestCheckerTellsCrossPeerReordersFromLosses(t *testing.T) {
 		t.Errorf("through one peer: clearLost %d, crossPeer %d, failed %v; want 3, 0, true", v.clearLost, v.crossPeer, v.failed())
 	}
 }
+
+// TestCheckerTellsEvictionsFromNewerCopies: a heartbeat answered 404 by a
+// peer that acknowledged one a second before is an eviction, unless the
+// client registered a newer copy through another peer in between, which
+// that peer may not have heard of yet.
+func TestCheckerTellsEvictionsFromNewerCopies(t *testing.T) {
+	peers := []*peer{{i: 1}, {i: 2}}
+	at := func(s float64) time.Time { return time.Unix(1000, 0).Add(time.Duration(s * float64(time.Second))) }
+	ops := func(between ...op) []op {
+		out := []op{{At: 10, at: at(10), Proc: "plain-01", Op: "renew", ID: "plain-01-000", Peer: "p1", Result: "ok", Code: 200}}
+		out = append(out, between...)
+		return append(out, op{At: 11, at: at(11), Proc: "plain-01", Op: "renew", ID: "plain-01-000", Peer: "p1", Result: "error", Code: 404})
+	}
+	if v := check(ops(), nil, nil, peers, 3*time.Second, nil); v.evictedLive != 1 {
+		t.Errorf("a 404 a second after an acknowledged heartbeat: evictedLive %d, want 1", v.evictedLive)
+	}
+	newer := op{At: 10.5, at: at(10.5), Proc: "plain-01", Op: "register", ID: "plain-01-000", Peer: "p2", Result: "ok", Code: 204}
+	if v := check(ops(newer), nil, nil, peers, 3*time.Second, nil); v.evictedLive != 0 {
+		t.Errorf("a 404 after a newer copy registered through p2: evictedLive %d, want 0 (%v)", v.evictedLive, v.details)
+	}
+}
