@@ -88,7 +88,7 @@ func check(ops []op, final map[string]map[string]string, live map[string]*liveIn
 		}
 		k := key{o.ID, o.Peer}
 		switch {
-		case o.Result == "ok" && (o.Op == "register" || o.Op == "renew" || o.Op == "metadata"):
+		case o.Result == "ok" && (o.Op == "register" || o.Op == "renew"): // a metadata update renews no lease
 			lastOK[k] = o
 			if o.Op == "register" {
 				lastReg[o.ID] = o

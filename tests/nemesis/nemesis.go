@@ -506,12 +506,17 @@ func (n *nemesis) sampler(ctx context.Context, ms *missStats) {
 				continue // killed or paused: it cannot answer
 			}
 			phase := phaseOf(current, cutOff, p.name())
-			began := time.Now()
 			before := n.w.liveCopy()
 			v, err := n.w.fetchView(ctx, "reader", p)
 			if err != nil {
 				continue
 			}
+			// The peer built its answer at some moment of the fetch. A
+			// promise holds for the whole fetch only on what the clients had
+			// had acknowledged before it began, still fresh at its end: a
+			// fetch slowed by a stalled machine then holds no peer to a
+			// renewal older than it looks, nor to one made while it ran.
+			ended := time.Now()
 			after := n.w.liveCopy()
 			ms.mu.Lock()
 			ms.fetches[phase]++
@@ -519,15 +524,15 @@ func (n *nemesis) sampler(ctx context.Context, ms *missStats) {
 				if a, ok := after[id]; !ok || !a.registered.Equal(li.registered) {
 					continue // cancelled or died while the fetch ran
 				}
-				must, why := promised(&li, p.name(), began, st)
+				must, why := promised(&li, p.name(), ended, st)
 				key := [2]string{id, p.name()}
 				_, served := v[id]
 				if served {
 					delete(ms.missingSince, key)
 				} else if first, ok := ms.missingSince[key]; !ok {
-					ms.missingSince[key] = began
+					ms.missingSince[key] = ended
 				} else {
-					ms.longest[li.shape] = max(ms.longest[li.shape], began.Sub(first))
+					ms.longest[li.shape] = max(ms.longest[li.shape], ended.Sub(first))
 				}
 				c := ms.cell(phase, li.shape)
 				switch {
@@ -538,7 +543,7 @@ func (n *nemesis) sampler(ctx context.Context, ms *missStats) {
 					c.broken++
 					ms.broken++
 					info := fmt.Sprintf("%s during %s: heartbeats to %v, the last acknowledged %.1fs before, registered %.1fs before; %s must serve it",
-						li.shape, phase, li.direct(st), began.Sub(li.lastOK).Seconds(), began.Sub(li.registered).Seconds(), p.name())
+						li.shape, phase, li.direct(st), ended.Sub(li.lastOK).Seconds(), ended.Sub(li.registered).Seconds(), p.name())
 					o := n.w.h.add(op{Proc: "checker", Op: "missing", ID: id, Peer: p.name(), Result: "error", Info: info})
 					if len(ms.first) < 10 {
 						ms.first = append(ms.first, fmt.Sprintf("missing at %.1fs: %s on %s (%s)", o.At, id, p.name(), info))

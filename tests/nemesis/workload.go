@@ -77,8 +77,9 @@ type liveInst struct {
 
 func (li *liveInst) plain() bool { return li.shape == shapePlain }
 
-// acked notes a call of instance id's client that a peer acknowledged
-// (via, when known); first makes the entry when id is not live yet.
+// acked notes a registration or heartbeat of instance id's client that a
+// peer acknowledged (via, when known): the peer renewed its lease. first
+// makes the entry when id is not live yet.
 func (w *world) acked(id string, via *peer, first func() *liveInst) {
 	now := time.Now()
 	w.mu.Lock()
@@ -243,9 +244,9 @@ func (w *world) plainAgent(ctx context.Context, n int, c *eurekaClient, crash ch
 			case r == 0:
 				md["rev"] = strconv.Itoa(gen*1000 + w.rng.intN(1000))
 				q := url.Values{"rev": {md["rev"]}}
-				if _, p, err := c.do(ctx, "metadata", id, http.MethodPut, "/apps/"+plainApp+"/"+id+"/metadata?"+q.Encode(), nil); err == nil {
-					w.acked(id, p, nil)
-				}
+				// A metadata update renews no lease (as in Eureka), so it
+				// is not an acknowledged heartbeat.
+				_, _, _ = c.do(ctx, "metadata", id, http.MethodPut, "/apps/"+plainApp+"/"+id+"/metadata?"+q.Encode(), nil)
 			case r == 1 && ownsStatus:
 				if status == "UP" {
 					status = "DOWN"
