@@ -490,6 +490,7 @@ func summary(cfg runConfig, ran time.Duration, ops []op, nem *nemesis, ms *missS
 	fmt.Fprintf(&b, "  watch id gaps / reorders:                %d / %d\n", v.watchGaps, v.watchReorders)
 	fmt.Fprintf(&b, "  cache reads empty while all peers dead:  %d (of %d)\n", v.cacheEmpty, cs.reads)
 	fmt.Fprintf(&b, "  dead nodes served past lease + %v:       %d\n", deathSlack, v.deadServed)
+	fmt.Fprintf(&b, "  … only by peers in self-preservation (allowed): %d\n", nem.deadHeld)
 	fmt.Fprintf(&b, "  heals not converged within %v:         %d\n", convergeWithin, v.unconverged)
 	fmt.Fprintf(&b, "  live instances a peer had to serve, and did not (sampled): %d\n", v.brokenPromises)
 	for _, d := range v.details {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -55,6 +56,7 @@ type nemesis struct {
 	unconv   int                        // heals after which the peers did not agree in time
 	deaths   map[string][]time.Duration // shape → node death until gone from every peer
 	deadLate int                        // dead nodes a peer still served past the bound
+	deadHeld int                        // … past it only where self-preservation held expired leases
 }
 
 // set records the fault in force and what it does to the peers.
@@ -393,37 +395,67 @@ func (n *nemesis) nodeDeath(ctx context.Context) error {
 	}
 	limit := n.w.cfg.lease + deathSlack
 	// goneBy[p] is when the first fetch of p in its current streak of
-	// fetches without the node ended: p had dropped it by then.
-	goneBy := map[string]time.Time{}
+	// fetches without the node ended: p had dropped it by then. held[p]
+	// says p's self-preservation was holding expired leases while it still
+	// served the node after its lease.
+	goneBy, held := map[string]time.Time{}, map[string]bool{}
+	recorded := false
 	for {
 		for _, p := range n.w.peers {
 			v, err := n.w.fetchView(ctx, "nemesis", p)
 			end := time.Now()
-			if _, served := v[id]; err != nil || served {
+			_, served := v[id]
+			if err != nil || served {
 				delete(goneBy, p.name())
 			} else if goneBy[p.name()].IsZero() {
 				goneBy[p.name()] = end
 			}
+			if served && end.Sub(died) > n.w.cfg.lease && n.w.protecting(ctx, p) {
+				held[p.name()] = true
+			}
 		}
-		if len(goneBy) == len(n.w.peers) {
-			d := time.Duration(0)
-			for _, t := range goneBy {
-				d = max(d, t.Sub(died))
+		since := time.Since(died)
+		gone := len(goneBy) == len(n.w.peers)
+		if !gone && since > limit && !recorded {
+			recorded = true
+			name := "late-death-" + id
+			n.log("late", fmt.Sprintf("node-death: %s (%s) still served %v after it died, past lease + %v; the peers' views are in %s.txt",
+				id, shape, since.Round(10*time.Millisecond), deathSlack, name))
+			n.w.recordDivergence(ctx, name, fmt.Sprintf("%s died %v before", id, since.Round(time.Millisecond)), id)
+		}
+		if gone || since > limit+maxHeld {
+			d := since
+			if gone {
+				d = 0
+				for _, t := range goneBy {
+					d = max(d, t.Sub(died))
+				}
 			}
 			n.deaths[shape] = append(n.deaths[shape], d)
-			if d > limit {
+			// Past the bound only on peers whose self-preservation held
+			// expired leases meanwhile is what self-preservation is for;
+			// past it anywhere else breaks the promise.
+			late, excused := false, true
+			for _, p := range n.w.peers {
+				if t, ok := goneBy[p.name()]; !ok || t.Sub(died) > limit {
+					late = true
+					excused = excused && held[p.name()]
+				}
+			}
+			switch {
+			case late && excused:
+				n.deadHeld++
+			case late:
 				n.deadLate++
 			}
-			n.log("heal", fmt.Sprintf("node-death: %s (%s) gone from every peer %v after it died", id, shape, d.Round(10*time.Millisecond)))
-			return nil
-		}
-		if time.Since(died) > limit+2*time.Second {
-			n.deaths[shape] = append(n.deaths[shape], time.Since(died))
-			n.deadLate++
-			name := "late-death-" + id
-			n.log("heal", fmt.Sprintf("node-death: %s (%s) still served %v after it died, past lease + %v; the peers' views are in %s.txt",
-				id, shape, time.Since(died).Round(10*time.Millisecond), deathSlack, name))
-			n.w.recordDivergence(ctx, name, fmt.Sprintf("%s died %v before", id, time.Since(died).Round(time.Millisecond)), id)
+			what := fmt.Sprintf("gone from every peer %v after it died", d.Round(10*time.Millisecond))
+			if !gone {
+				what = fmt.Sprintf("still served %v after it died", d.Round(10*time.Millisecond))
+			}
+			if late && excused {
+				what += ", held by self-preservation"
+			}
+			n.log("heal", fmt.Sprintf("node-death: %s (%s) %s", id, shape, what))
 			return nil
 		}
 		if sleep(ctx, 200*time.Millisecond) != nil {
@@ -431,6 +463,25 @@ func (n *nemesis) nodeDeath(ctx context.Context) error {
 		}
 	}
 }
+
+// protecting says whether p's self-preservation is holding expired leases
+// (GET /v1/status); false when p does not answer.
+func (w *world) protecting(ctx context.Context, p *peer) bool {
+	b, err := w.getRaw(ctx, p, "/v1/status")
+	if err != nil {
+		return false
+	}
+	var st struct {
+		SelfPreservation struct {
+			Active bool `json:"active"`
+		} `json:"selfPreservation"`
+	}
+	return json.Unmarshal(b, &st) == nil && st.SelfPreservation.Active
+}
+
+// maxHeld is how long past the bound a dead node's death is measured
+// before it counts as still served.
+const maxHeld = 20 * time.Second
 
 // deathSlack is what docs/reliability.md promises beyond a lease: a dead
 // node is gone from every peer within its lease and this.
