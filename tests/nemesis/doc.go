@@ -71,8 +71,9 @@
 // Nodes running heureka's own agent (package agent, with a healthy fake
 // DataNode) take three shapes in turn (-agents narrows them): one registry
 // URL, the packaged default (one-url); two of the peers (some-peers); every
-// peer (every-peer). Agent n's list starts at peer n mod N + 1 and goes
-// round the ring, so with five peers a split or a bridge can put all of a
+// peer (every-peer). Agent n's list starts at peer (n + ⌊n/3⌋) mod N + 1,
+// so that the agents of one shape start at different peers, and goes round
+// the ring; with five peers a split or a bridge can put all of a
 // some-peers list on one side. A dead node is replaced by one of the same
 // shape.
 //

@@ -201,3 +201,30 @@ func TestServerListsSpreadOverEveryPeer(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentsOfAShapeStartAtDifferentPeers: the six agents of a run take
+// the three shapes twice, and the two agents of each shape start at
+// different peers, with the lists their shapes give.
+func TestAgentsOfAShapeStartAtDifferentPeers(t *testing.T) {
+	for _, n := range []int{3, 5} {
+		var peers []*peer
+		for i := 1; i <= n; i++ {
+			peers = append(peers, &peer{i: i})
+		}
+		firsts := map[string][]int{}
+		for a := range 6 {
+			shape := agentShapes[a%len(agentShapes)]
+			list := agentPeers(peers, a, shape)
+			want := map[string]int{shapeOne: 1, shapeSome: 2, shapeEvery: n}[shape]
+			if len(list) != want {
+				t.Fatalf("%d peers: agent %d (%s) lists %d peers, want %d", n, a, shape, len(list), want)
+			}
+			firsts[shape] = append(firsts[shape], list[0].i)
+		}
+		for shape, f := range firsts {
+			if f[0] == f[1] {
+				t.Errorf("%d peers: both %s agents start at p%d", n, shape, f[0])
+			}
+		}
+	}
+}

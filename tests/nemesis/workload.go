@@ -413,8 +413,8 @@ func (healthyDaemon) Collect(context.Context) (hdfs.NodeInfo, error) {
 }
 
 // hagent is one node running heureka's own agent. Its registry URLs are
-// those of its shape, starting at its own peer n mod N and going round the
-// ring: one (the packaged default), two, or every peer, as a deployment
+// those of its shape, starting at its own peer and going round the ring:
+// one (the packaged default), two, or every peer, as a deployment
 // configures them.
 type hagent struct {
 	proc   string
@@ -425,14 +425,25 @@ type hagent struct {
 	done   chan struct{}
 }
 
+// agentPeers is agent n's registry peers for its shape. Agents take the
+// shapes in turn, so starting agent n at peer n would give every agent of
+// a shape the same peers (with three peers, every one-url agent p1): the
+// ring is shifted by one for each turn.
+func agentPeers(peers []*peer, n int, shape string) []*peer {
+	first := (n + n/len(agentShapes)) % len(peers)
+	k := map[string]int{shapeOne: 1, shapeSome: 2, shapeEvery: len(peers)}[shape]
+	var out []*peer
+	for i := range k {
+		out = append(out, peers[(first+i)%len(peers)])
+	}
+	return out
+}
+
 func (w *world) startHAgent(ctx context.Context, n int, shape string) (*hagent, error) {
 	proc := fmt.Sprintf("hagent-%02d", n)
-	first := n % len(w.peers)
-	urls := map[string]int{shapeOne: 1, shapeSome: 2, shapeEvery: len(w.peers)}[shape]
 	ccfg := client.DefaultConfig()
 	var listed []string
-	for k := range urls {
-		p := w.peers[(first+k)%len(w.peers)]
+	for _, p := range agentPeers(w.peers, n, shape) {
 		ccfg.URLs = append(ccfg.URLs, p.clientURL())
 		listed = append(listed, p.name())
 	}
