@@ -16,9 +16,13 @@
 //     The answer per header value is cached (a bounded map, read without
 //     a lock) for the life of the replicator, whose peer list is fixed;
 //   - per peer, writes wait in a bounded queue (heartbeats coalesced per
-//     instance); a peer whose queue overflows, or that stays unreachable for
-//     longer than MaxOutage, is sent the whole registry (and the recent
-//     cancels) when it answers again: nothing is dropped silently;
+//     instance) and are sent again, after a failed batch, at most a second
+//     later while the peer does not answer (Eureka's
+//     serverUnavailableSleepTimeMs; five seconds after a refused batch,
+//     which is answered with a full resync); a peer whose queue overflows,
+//     or that stays unreachable for longer than MaxOutage, is sent the
+//     whole registry (and the recent cancels) when it answers again:
+//     nothing is dropped silently;
 //   - batches between heureka servers are numbered (BatchSeqHeader), and a
 //     batch that arrives after a newer one from the same sender (its sender
 //     gave up on it, and sent its writes again since) is refused whole, so

@@ -120,6 +120,23 @@ func (p *peer) pending() bool {
 	return !p.self && (p.resync || len(p.queue) > 0 || len(p.beats) > 0)
 }
 
+// After a failed batch a sender waits before trying the peer again,
+// doubling from 100 ms (jittered down to half) up to a ceiling:
+const (
+	// retryUnreachable for a peer that did not answer: Eureka's
+	// serverUnavailableSleepTimeMs. A peer that answers again then hears
+	// the heartbeats it missed within about a second, well inside a lease:
+	// at five seconds, a peer back from a partition, or a pause, dropped
+	// what it had taken back at the heal (anti-entropy copies a lease with
+	// its last renewal) before the renewals reached it, with short leases.
+	// An attempt a second costs a peer that is down nothing.
+	retryUnreachable = time.Second
+	// retryRefused for a peer that refused a batch or answered it with
+	// something unusable: each attempt is a full resync, which a large
+	// registry should not be sent every second.
+	retryRefused = 5 * time.Second
+)
+
 // run sends batches until ctx is done.
 func (p *peer) run(ctx context.Context) {
 	backoff := time.Duration(0)
@@ -163,11 +180,13 @@ func (p *peer) run(ctx context.Context) {
 			return
 		}
 		if err != nil {
+			ceiling := retryRefused
 			var ref *refusal
 			if !errors.As(err, &ref) {
 				p.markDown(err)
+				ceiling = retryUnreachable
 			}
-			backoff = min(max(2*backoff, 100*time.Millisecond), 5*time.Second)
+			backoff = min(max(2*backoff, 100*time.Millisecond), ceiling)
 			continue
 		}
 		backoff = 0

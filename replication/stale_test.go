@@ -468,3 +468,79 @@ func waitQuiescent(t *testing.T, nodes []*node) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// quickWaits is the wall clock with its waits cut to a millisecond (and a
+// wait of a minute or more never ending), recording, once on, every wait
+// asked for: a sender's back-off then shows in what it asked, not in how
+// long a test runs.
+type quickWaits struct {
+	mu      sync.Mutex
+	on      bool
+	asked   int
+	longest time.Duration
+}
+
+func (c *quickWaits) Now() time.Time { return time.Now() }
+
+func (c *quickWaits) After(d time.Duration) <-chan time.Time {
+	if d >= time.Minute {
+		return nil
+	}
+	c.mu.Lock()
+	if c.on {
+		c.asked++
+		c.longest = max(c.longest, d)
+	}
+	c.mu.Unlock()
+	return time.After(min(d, time.Millisecond))
+}
+
+// record turns recording on and returns the waits asked for so far and
+// the longest.
+func (c *quickWaits) record() (asked int, longest time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.on = true
+	return c.asked, c.longest
+}
+
+// TestASenderRetriesAnUnreachablePeerWithinASecond: however long a peer
+// stays unreachable, its sender tries it again at most a second later
+// (Eureka's serverUnavailableSleepTimeMs), so a peer back from a partition
+// hears the heartbeats it missed within about a second. The nemesis found
+// five seconds of back-off too long for its 3 s leases: a peer back from an
+// isolation took the others' nodes back by anti-entropy, each lease with its
+// last renewal, and dropped them before the renewals reached it (seed 2718).
+func TestASenderRetriesAnUnreachablePeerWithinASecond(t *testing.T) {
+	clock := &quickWaits{}
+	nodes := startCluster(t, 2, options{repl: func(c *replication.Config) {
+		c.Clock = clock
+		c.AntiEntropyInterval = time.Hour
+	}})
+	for _, nd := range nodes {
+		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
+	}
+	clock.record() // the start-up sync's waits are its own
+	nodes[1].partition(true)
+	if err := nodes[0].reg.Register(dn("a"), false); err != nil {
+		t.Fatal(err)
+	}
+	// The back-off doubles from 100 ms at each failed attempt: past half a
+	// second, and 200 waits more (batch delays and the anti-entropy loop's
+	// polls among them), it has met any ceiling.
+	var from int
+	proctest.Eventually(t, 10*time.Second, "the back-off to grow past half a second", func() bool {
+		asked, longest := clock.record()
+		from = asked
+		return longest >= 500*time.Millisecond
+	})
+	proctest.Eventually(t, 10*time.Second, "200 waits more", func() bool {
+		asked, _ := clock.record()
+		return asked >= from+200
+	})
+	if _, longest := clock.record(); longest > time.Second {
+		t.Errorf("the sender waited %v before trying an unreachable peer again; want a second at most", longest)
+	}
+	nodes[1].partition(false)
+	proctest.Eventually(t, 10*time.Second, "a on peer 2 after the heal", everywhere(nodes, "a", heureka.StatusUp))
+}
