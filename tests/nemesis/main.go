@@ -397,7 +397,7 @@ func runInner(cfg runConfig) int {
 	settleBegan := time.Now()
 	for time.Since(settleBegan) < 60*time.Second && ctx.Err() == nil {
 		var ok bool
-		if ok, views = w.agree(ctx, "checker"); ok {
+		if ok, views = w.agree(ctx, "checker"); ok && !w.anyProtecting(ctx) {
 			break
 		}
 		_ = sleep(ctx, 500*time.Millisecond)

@@ -271,15 +271,17 @@ func (n *nemesis) restart(ctx context.Context, p *peer) error {
 
 // measureConvergence polls every peer until they serve the same instances
 // with the same statuses and metadata, every instance that should be live
-// among them (after all-down: the agents registered again), for at most
-// convergeWithin. When they do not, it records each peer's view and how
-// they differ (recordDivergence).
+// among them (after all-down: the agents registered again), and none holds
+// expired leases in self-preservation (a peer cut off from the others
+// keeps what it stopped hearing from, which makes the views agree until it
+// lets go), for at most convergeWithin. When they do not, it records each
+// peer's view and how they differ (recordDivergence).
 func (n *nemesis) measureConvergence(ctx context.Context, kind string) {
 	began := time.Now()
 	var last []view // the views of the last poll that did not agree
 	for time.Since(began) < convergeWithin {
 		agree, views := n.w.agree(ctx, "nemesis")
-		if agree && n.w.allLive(views[0]) {
+		if agree && n.w.allLive(views[0]) && !n.w.anyProtecting(ctx) {
 			d := time.Since(began)
 			n.converge = append(n.converge, d)
 			n.log("converged", fmt.Sprintf("in %v", d.Round(10*time.Millisecond)))
@@ -462,6 +464,17 @@ func (n *nemesis) nodeDeath(ctx context.Context) error {
 			return nil // interrupted: nothing measured
 		}
 	}
+}
+
+// anyProtecting says whether some peer's self-preservation is holding
+// expired leases.
+func (w *world) anyProtecting(ctx context.Context) bool {
+	for _, p := range w.peers {
+		if w.protecting(ctx, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // protecting says whether p's self-preservation is holding expired leases
