@@ -119,8 +119,9 @@
 // Twice a second the sampler reads every answering peer's registry and
 // judges each live instance against what its shape is promised
 // (promise.go, as docs/reliability.md states it): a peer must serve an
-// instance registered at least 2 s ago whose client had a call
-// acknowledged within the last 1.5 s if the peer hears the client
+// instance registered at least 2 s ago whose client had a registration or
+// heartbeat acknowledged before the fetch began and within 1.5 s of its
+// end if the peer hears the client
 // directly (a heureka agent heartbeats every peer it lists; a plain client,
 // the peer that answers it), or if replication from such a peer reaches
 // it: not cut, not slow or flaky out of that peer, neither end killed or
