@@ -126,8 +126,9 @@
 // the peer that answers it), or if replication from such a peer reaches
 // it: not cut, not slow or flaky out of that peer, neither end killed or
 // paused. A plain client that moved to another peer less than 2 s before
-// is promised only there. After a heal, until the peers agree again, a
-// peer is held to what it was held to during the fault. A missing
+// is promised only there. After a heal, until the peers agree again and
+// for 7 s at least (a batch sent into the cut waits out its 5 s request
+// timeout), a peer is held to what it was held to during the fault. A missing
 // instance that was promised fails the run (it goes to the history as
 // checker/missing); one that was not is counted by its reason. In the
 // healthy phase every peer is promised every live instance.

@@ -49,8 +49,12 @@ type nemesis struct {
 	current string          // the fault in force, "recovering" after its heal until the peers agree, "" when healthy
 	net     netState        // what the fault in force does (kept while recovering)
 	cutOff  map[string]bool // the peers on the minority side of an isolate or split
-	agents  []*hagent
-	nextAg  int
+	// healed is what the last fault healed did, which still holds until
+	// healedUntil (healSettle after the heal), whatever comes next.
+	healed      netState
+	healedUntil time.Time
+	agents      []*hagent
+	nextAg      int
 
 	converge []time.Duration            // heal → every peer agrees
 	unconv   int                        // heals after which the peers did not agree in time
@@ -67,17 +71,38 @@ func (n *nemesis) set(kind string, s netState) {
 }
 
 // recovering marks the heal of the fault in force: until the peers agree,
-// a peer is held to what it was held to during the fault.
+// and for healSettle at least, a peer is held to what it was held to during
+// the fault.
 func (n *nemesis) recovering() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.current = "recovering"
+	n.healed, n.healedUntil = n.net, time.Now().Add(healSettle)
 }
 
+// healSettle is how long after a heal its fault still counts: a batch a
+// sender wrote into a cut waits out its request timeout (5 s) before the
+// sender tries again (within a second), and the heartbeat it then sends a
+// peer that dropped the node in the meantime comes back 404 and is
+// followed by a registration. With the harness's 3 s leases a peer back
+// from a cut may drop, and take back, in that time the nodes it took back
+// by anti-entropy at the heal (each lease with its last renewal); with
+// 30 s leases it would not.
+const healSettle = 7 * time.Second
+
+// state is the fault in force (or "recovering"), what the peers are held
+// to (the last heal's fault added while it settles) and the cut-off side.
 func (n *nemesis) state() (string, netState, map[string]bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.current, n.net, maps.Clone(n.cutOff)
+	cur, s := n.current, n.net
+	if time.Now().Before(n.healedUntil) {
+		s = s.with(n.healed)
+		if cur == "" {
+			cur = "recovering"
+		}
+	}
+	return cur, s, maps.Clone(n.cutOff)
 }
 
 func (n *nemesis) setCutOff(peers []int) {

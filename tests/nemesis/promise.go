@@ -21,6 +21,28 @@ type netState struct {
 	bad  map[[2]string]bool // from → to
 }
 
+// with is s and o at once: what either cuts or stops.
+func (s netState) with(o netState) netState {
+	var out netState
+	for _, m := range []map[string]bool{s.down, o.down} {
+		for p := range m {
+			if out.down == nil {
+				out.down = map[string]bool{}
+			}
+			out.down[p] = true
+		}
+	}
+	for _, m := range []map[[2]string]bool{s.bad, o.bad} {
+		for l := range m {
+			if out.bad == nil {
+				out.bad = map[[2]string]bool{}
+			}
+			out.bad[l] = true
+		}
+	}
+	return out
+}
+
 // carries says whether replication from one peer reaches another in time.
 func (s netState) carries(from, to string) bool {
 	return !s.down[from] && !s.down[to] && !s.bad[[2]string{from, to}]

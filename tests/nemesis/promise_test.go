@@ -76,3 +76,26 @@ func TestPromisesFollowTheShapeAndTheFault(t *testing.T) {
 		}
 	}
 }
+
+// TestAHealSettlesUnderTheNextFault: while a heal settles, a peer is held
+// to no more than both the healed fault and the next one allow.
+func TestAHealSettlesUnderTheNextFault(t *testing.T) {
+	var isolated netState
+	isolated.cut([]int{1}, ring(3, 1))
+	paused := netState{down: map[string]bool{"p3": true}}
+	both := paused.with(isolated)
+	for _, c := range []struct {
+		from, to string
+		want     bool
+	}{{"p1", "p2", false}, {"p2", "p1", false}, {"p2", "p3", false}, {"p1", "p3", false}} {
+		if got := both.carries(c.from, c.to); got != c.want {
+			t.Errorf("%s → %s carries %v, want %v", c.from, c.to, got, c.want)
+		}
+	}
+	if !isolated.with(netState{}).carries("p2", "p3") {
+		t.Error("a healed isolation of p1 cuts p2 from p3")
+	}
+	if len(paused.down) != 1 || len(isolated.down) != 0 {
+		t.Errorf("with changed its operands: %v, %v", paused.down, isolated.down)
+	}
+}
