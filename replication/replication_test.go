@@ -745,6 +745,17 @@ func TestAntiEntropyPullsOnlyTheInstancesThatDiffer(t *testing.T) {
 		defer mu.Unlock()
 		return slices.Clone(asked)
 	}
+	// The second peer refuses the first's batches, so that the first's own
+	// comparisons, which send its newer copies, cannot deliver them: the
+	// change reaches the second peer only by the pull this test watches.
+	api1 := nodes[1].api
+	nodes[1].net.Serve(nodes[1].host, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/peerreplication/batch") {
+			http.Error(w, "refused by the test", http.StatusServiceUnavailable)
+			return
+		}
+		api1.ServeHTTP(w, r)
+	}))
 	// change writes instance id on the first peer alone, as a replicated
 	// write is stored (not forwarded), with a figure the second peer lacks.
 	change := func(id, figure string) {
