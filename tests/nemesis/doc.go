@@ -44,7 +44,11 @@
 //     proxy each peer replicates through (toxiproxy, as a library, in a
 //     process of its own in the peer's namespace; its API on the client
 //     network): 1.5 s ± 0.7 s latency each way and 8 KB/s, or half the
-//     connections reset and a third stalled;
+//     connections reset and a third stalled. The proxy dials its upstream
+//     inside its accept loop, so each peer's namespace has
+//     net.ipv4.tcp_syn_retries set to 1: a dial begun during a cut gives
+//     up within about 3 s, rather than holding every later connection on
+//     that link for up to Linux's SYN back-off after the heal;
 //   - kill: kill -9 of a peer, restarted after the hold;
 //   - pause: SIGSTOP, SIGCONT after the hold;
 //   - all-down: every peer killed at once, all restarted;

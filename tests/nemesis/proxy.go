@@ -37,6 +37,17 @@ func peerURLVia(j int) string { return "http://" + proxyListen(j) + "/eureka" }
 // runProxy is the -proxy mode: the fault proxy of peer i, in its namespace,
 // until killed.
 func runProxy(i, peers int) int {
+	// toxiproxy (v2.5.0) dials the upstream inside its accept loop, with no
+	// timeout: one dial begun during a cut holds every later connection
+	// through that link until a SYN retransmission gets through after the
+	// heal, 8 s or 16 s later by Linux's back-off (seen in seed 3905: a
+	// sender reached the peer again 7.5 s after the heal). A real sender
+	// dials afresh at each attempt. One SYN retry in this namespace (it
+	// holds only this proxy and its peer) bounds such a dial to about 3 s.
+	if err := os.WriteFile("/proc/sys/net/ipv4/tcp_syn_retries", []byte("1"), 0o644); err != nil {
+		fmt.Fprintf(os.Stderr, "nemesis proxy p%d: bounding its dials (tcp_syn_retries): %v\n", i, err)
+		return 2
+	}
 	srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
 	for j := 1; j <= peers; j++ {
 		if j == i {
