@@ -287,7 +287,7 @@ func TestLateBatchDoesNotBringBackAClearedOverride(t *testing.T) {
 // for its sender, as a timeout during a partition does, and is not
 // delivered.
 type gatedNet struct {
-	net     *replication.MemNetwork
+	net     *replicationtest.MemNetwork
 	mu      sync.Mutex
 	blocked map[[2]string]bool // from host, to host
 }
@@ -333,7 +333,7 @@ func (t gatedTransport) Do(req *http.Request) (*http.Response, error) {
 // change, from replication and the repairs a heal triggers alone.
 func TestAStaleQueuedRegistrationDoesNotOutliveTheHeal(t *testing.T) {
 	const app = "HDFS-DATANODE.PROD"
-	g := &gatedNet{net: replication.NewMemNetwork(), blocked: map[[2]string]bool{}}
+	g := &gatedNet{net: replicationtest.NewMemNetwork(), blocked: map[[2]string]bool{}}
 	nodes := make([]*node, 3)
 	var urls []string
 	for i := range nodes {
@@ -399,7 +399,7 @@ func TestAStaleQueuedRegistrationDoesNotOutliveTheHeal(t *testing.T) {
 // do it.
 func TestWritesThroughTwoPeersReorderedAtAHealConverge(t *testing.T) {
 	const app = "HDFS-DATANODE.PROD"
-	g := &gatedNet{net: replication.NewMemNetwork(), blocked: map[[2]string]bool{}}
+	g := &gatedNet{net: replicationtest.NewMemNetwork(), blocked: map[[2]string]bool{}}
 	nodes := make([]*node, 3)
 	var urls []string
 	for i := range nodes {
