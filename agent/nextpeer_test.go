@@ -77,7 +77,8 @@ func startPeer(t *testing.T) *peer {
 
 // runAgent runs a DataNode agent, renewing every second with 3 s leases,
 // through a real client over urls, until the test ends, and returns its
-// configuration.
+// configuration. It does not drain (DrainPeriod 0): no test here looks at
+// the drain, and the cleanup need not wait for it on the wall clock.
 func runAgent(t *testing.T, urls ...string) testConfig {
 	t.Helper()
 	ccfg := client.DefaultConfig()
@@ -88,6 +89,7 @@ func runAgent(t *testing.T, urls ...string) testConfig {
 	}
 	cfg := newTestConfig(t, hdfs.RoleDataNode)
 	cfg.RenewInterval, cfg.LeaseDuration = time.Second, 3*time.Second
+	cfg.DrainPeriod = 0
 	ag, err := newAgent(cfg, reg, &fakeDaemon{alive: true, info: dataNodeInfo()})
 	if err != nil {
 		t.Fatal(err)

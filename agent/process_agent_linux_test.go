@@ -28,9 +28,12 @@ func waitAgent(t *testing.T, a *agent.Agent, what string, ok func(agent.Status) 
 	return st
 }
 
-// runReal runs an agent on the real clock with cfg.
+// runReal runs an agent on the real clock with cfg. Its drain period is
+// zero: the tests do not look at the drain (TestDrain does, in a bubble),
+// so the cleanup need not wait DrainPeriod of wall-clock time.
 func runReal(t *testing.T, cfg testConfig) (*agent.Agent, *fakeRegistry) {
 	t.Helper()
+	cfg.DrainPeriod = 0
 	reg := newFakeRegistry()
 	a, err := newAgent(cfg, reg, &fakeDaemon{alive: true, info: dataNodeInfo()})
 	if err != nil {
