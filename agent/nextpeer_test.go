@@ -2,14 +2,13 @@ package agent_test
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/heureka-project/heureka"
@@ -17,17 +16,20 @@ import (
 	"github.com/heureka-project/heureka/client"
 	"github.com/heureka-project/heureka/hdfs"
 	"github.com/heureka-project/heureka/internal/httpapi"
-	"github.com/heureka-project/heureka/internal/proctest"
 	"github.com/heureka-project/heureka/registry"
+	"github.com/heureka-project/heureka/replication"
+	"github.com/heureka-project/heureka/replication/replicationtest"
 )
 
-// peer is one real heureka registry behind an httptest server that counts
-// the heartbeats it was sent directly. The two peers of the test do not
-// replicate to each other: they stand for peers cut apart by a partition.
+// peer is one real heureka registry, served in memory on the test's
+// network, that counts the heartbeats it was sent directly. The peers of a
+// test do not replicate to each other: they stand for peers cut apart by a
+// partition.
 type peer struct {
 	reg        *registry.Registry
 	url        string
-	hs         *httptest.Server
+	host       string // host:port on the network
+	net        *replicationtest.MemNetwork
 	heartbeats atomic.Int64
 	// told is heureka.ToldPeersHeader of each heartbeat, in order ("" for
 	// none).
@@ -42,10 +44,15 @@ func (p *peer) toldSince(n int) []string {
 	return slices.Clone(p.told[min(n, len(p.told)):])
 }
 
+// stop takes the peer off the network: calls to it are refused.
+func (p *peer) stop() { p.net.Serve(p.host, nil) }
+
 // The real client reaches the other peers.
 var _ agent.OtherPeers = (*client.Client)(nil)
 
-func startPeer(t *testing.T) *peer {
+// startPeer serves a real registry as name on network, in memory, so that
+// a test in a testing/synctest bubble reaches it with no socket.
+func startPeer(t *testing.T, network *replicationtest.MemNetwork, name string) *peer {
 	t.Helper()
 	cfg := registry.DefaultConfig()
 	reg, err := registry.New(cfg)
@@ -57,8 +64,8 @@ func startPeer(t *testing.T) *peer {
 		t.Fatal(err)
 	}
 	t.Cleanup(api.CloseStreams)
-	p := &peer{reg: reg}
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	p := &peer{reg: reg, host: name + ".test:8761", net: network}
+	network.Serve(p.host, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// PUT /eureka/apps/APP/ID is a heartbeat; .../status and
 		// .../metadata have a fifth segment.
 		if r.Method == http.MethodPut && strings.Count(strings.Trim(r.URL.Path, "/"), "/") == 3 {
@@ -69,20 +76,25 @@ func startPeer(t *testing.T) *peer {
 		}
 		api.ServeHTTP(w, r)
 	}))
-	t.Cleanup(hs.Close)
-	p.hs = hs
-	p.url = hs.URL + "/eureka"
+	p.url = "http://" + p.host + "/eureka"
 	return p
 }
 
+// roundTripper sends a real client's requests through a
+// replication.Transport (here the test's in-memory network).
+type roundTripper struct{ replication.Transport }
+
+func (rt roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return rt.Do(r) }
+
 // runAgent runs a DataNode agent, renewing every second with 3 s leases,
-// through a real client over urls, until the test ends, and returns its
-// configuration. It does not drain (DrainPeriod 0): no test here looks at
-// the drain, and the cleanup need not wait for it on the wall clock.
-func runAgent(t *testing.T, urls ...string) testConfig {
+// through a real client over urls on network, until the test ends, and
+// returns its configuration. It does not drain (DrainPeriod 0): no test
+// here looks at the drain.
+func runAgent(t *testing.T, network *replicationtest.MemNetwork, urls ...string) testConfig {
 	t.Helper()
 	ccfg := client.DefaultConfig()
 	ccfg.URLs = urls
+	ccfg.Transport = roundTripper{network.Transport("agent.test")}
 	reg, err := client.New(ccfg)
 	if err != nil {
 		t.Fatal(err)
@@ -109,18 +121,21 @@ func runAgent(t *testing.T, urls ...string) testConfig {
 // through all of them, and registers itself on the peers that never
 // received the registration by replication. So a peer cut off from the
 // agent's first peer still hears the node directly, and has no reason to
-// expire it. (Real time: the agent's heartbeat period is 1 s, and the test
-// waits for conditions, bounded at 20 s.)
-func TestHeartbeatsReachEveryPeer(t *testing.T) {
-	a, b, c := startPeer(t), startPeer(t), startPeer(t)
-	cfg := runAgent(t, a.url, b.url, c.url)
+// expire it. (In a testing/synctest bubble: the agent's heartbeat period
+// is 1 s, and each check runs at a known time on the bubble's clock.)
+func TestHeartbeatsReachEveryPeer(t *testing.T) { synctest.Test(t, testHeartbeatsReachEveryPeer) }
 
-	proctest.Retry(t, 20*time.Second, "3 heartbeats at each peer", func() error {
-		if na, nb, nc := a.heartbeats.Load(), b.heartbeats.Load(), c.heartbeats.Load(); na < 3 || nb < 3 || nc < 3 {
-			return fmt.Errorf("first peer %d, second peer %d, third peer %d", na, nb, nc)
-		}
-		return nil
-	})
+func testHeartbeatsReachEveryPeer(t *testing.T) {
+	network := replicationtest.NewMemNetwork()
+	a, b, c := startPeer(t, network, "peer1"), startPeer(t, network, "peer2"), startPeer(t, network, "peer3")
+	cfg := runAgent(t, network, a.url, b.url, c.url)
+
+	// Three heartbeat periods: three heartbeats at each peer.
+	time.Sleep(3 * cfg.RenewInterval)
+	synctest.Wait()
+	if na, nb, nc := a.heartbeats.Load(), b.heartbeats.Load(), c.heartbeats.Load(); na != 3 || nb != 3 || nc != 3 {
+		t.Fatalf("after 3 heartbeat periods: first peer %d heartbeats, second %d, third %d; want 3 each", na, nb, nc)
+	}
 	for name, p := range map[string]*peer{"first": a, "second": b, "third": c} {
 		if _, ok := p.reg.LastRenewal(strings.ToUpper(cfg.App()), cfg.InstanceID()); !ok {
 			t.Errorf("the %s peer does not hold %s/%s", name, cfg.App(), cfg.InstanceID())
@@ -130,29 +145,25 @@ func TestHeartbeatsReachEveryPeer(t *testing.T) {
 	// that it does not replicate them to peers that hear the node anyway,
 	// and the others' name all three as well.
 	every := strings.Join([]string{a.url, b.url, c.url}, ",")
-	proctest.Retry(t, 20*time.Second, "heartbeats naming every peer", func() error {
-		for name, p := range map[string]*peer{"first": a, "second": b, "third": c} {
-			if told := p.toldSince(0); !slices.Contains(told, every) {
-				return fmt.Errorf("no heartbeat at the %s peer named every peer: %q", name, told)
-			}
+	for name, p := range map[string]*peer{"first": a, "second": b, "third": c} {
+		if told := p.toldSince(0); !slices.Contains(told, every) {
+			t.Errorf("no heartbeat at the %s peer named every peer: %q", name, told)
 		}
-		return nil
-	})
+	}
 	// The third peer stops answering: after at most one more heartbeat
 	// naming it, the first peer's heartbeats name only the first two, so
 	// that the first peer replicates them to the third.
-	c.hs.Close()
+	c.stop()
 	first := int(a.heartbeats.Load())
-	proctest.Retry(t, 20*time.Second, "two heartbeats at the first peer naming only the first two", func() error {
-		told := a.toldSince(first)
-		if n := len(told); n < 3 || told[n-1] != a.url+","+b.url || told[n-2] != a.url+","+b.url {
-			return fmt.Errorf("since the third peer stopped, the first was sent %q", told)
-		}
-		return nil
-	})
-	for i, told := range a.toldSince(first + 2) {
-		if told != a.url+","+b.url {
-			t.Errorf("heartbeat %d at the first peer, two or more after the third stopped, named %q", first+2+i, told)
+	time.Sleep(3 * cfg.RenewInterval)
+	synctest.Wait()
+	told := a.toldSince(first)
+	if len(told) != 3 {
+		t.Fatalf("in 3 heartbeat periods after the third peer stopped, the first was sent %d heartbeats, want 3: %q", len(told), told)
+	}
+	for i, h := range told[1:] {
+		if h != a.url+","+b.url {
+			t.Errorf("heartbeat %d at the first peer after the third stopped named %q, want the first two only", i+2, h)
 		}
 	}
 }
@@ -162,15 +173,17 @@ func TestHeartbeatsReachEveryPeer(t *testing.T) {
 // that peer alone, so that the peer replicates it to every other: a
 // heartbeat that claimed the others had been told was the bug of issue
 // 39, and the other peers evicted the live node every lease.
-func TestOneURLHeartbeatsOnePeer(t *testing.T) {
-	a := startPeer(t)
-	runAgent(t, a.url)
-	proctest.Retry(t, 20*time.Second, "3 heartbeats", func() error {
-		if n := a.heartbeats.Load(); n < 3 {
-			return fmt.Errorf("%d heartbeats", n)
-		}
-		return nil
-	})
+func TestOneURLHeartbeatsOnePeer(t *testing.T) { synctest.Test(t, testOneURLHeartbeatsOnePeer) }
+
+func testOneURLHeartbeatsOnePeer(t *testing.T) {
+	network := replicationtest.NewMemNetwork()
+	a := startPeer(t, network, "peer1")
+	cfg := runAgent(t, network, a.url)
+	time.Sleep(3 * cfg.RenewInterval)
+	synctest.Wait()
+	if n := a.heartbeats.Load(); n != 3 {
+		t.Fatalf("%d heartbeats in 3 heartbeat periods, want 3", n)
+	}
 	for i, told := range a.toldSince(0) {
 		if told != a.url {
 			t.Errorf("heartbeat %d named %q, want only the one URL %q", i, told, a.url)
