@@ -70,8 +70,12 @@
 // NewHTTPTransport in servers, a replicationtest.MemNetwork in tests
 // (servers as handlers on host names, partitions in both directions, no
 // sockets). Every reading
-// of time and every wait goes through Config.Clock (SystemClock in
-// servers), so tests can make an outage last as long as they need.
+// of time and every wait goes through Config.Clock: SystemClock in
+// servers, or the clock a server run with --debug-listen lets a test step
+// and skew. The package's own tests use SystemClock inside
+// testing/synctest bubbles, where it reads the bubble's fake time: an
+// outage lasts as long as a test says, and each check runs at a known
+// time.
 //
 // Config is used as given: start from DefaultConfig; zero is a value (a
 // BatchDelay of 0 sends at once, a SyncTimeout of 0 tries each peer once),

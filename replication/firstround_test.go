@@ -2,9 +2,9 @@ package replication_test
 
 import (
 	"testing"
+	"testing/synctest"
 	"time"
 
-	"github.com/heureka-project/heureka/internal/proctest"
 	"github.com/heureka-project/heureka/replication"
 )
 
@@ -13,13 +13,15 @@ import (
 // anti-entropy interval later. The start-up sync alone reaches only the
 // peer it copies from; the dashboard showed the others as "no contact yet"
 // for the first 30 s of a demo.
-func TestEveryPeerReachedAtStart(t *testing.T) {
+func TestEveryPeerReachedAtStart(t *testing.T) { synctest.Test(t, testEveryPeerReachedAtStart) }
+
+func testEveryPeerReachedAtStart(t *testing.T) {
 	nodes := startCluster(t, 3, options{repl: func(c *replication.Config) {
-		c.Clock = longWaitsNever{}
 		c.AntiEntropyInterval = time.Hour
 	}})
+	mustBeReady(t, 0, nodes...)
 	for _, nd := range nodes {
-		proctest.Eventually(t, 10*time.Second, nd.name+" to have reached both other peers", func() bool {
+		after(t, 0, nd.name+" to have reached both other peers", func() bool {
 			reached := 0
 			for _, p := range nd.rep.Status() {
 				if !p.Self && p.Reachable {

@@ -10,12 +10,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/heureka-project/heureka"
-	"github.com/heureka-project/heureka/internal/debugclock"
 	"github.com/heureka-project/heureka/internal/httpapi"
-	"github.com/heureka-project/heureka/internal/proctest"
+	"github.com/heureka-project/heureka/internal/testclock"
 	"github.com/heureka-project/heureka/registry"
 	"github.com/heureka-project/heureka/replication"
 	"github.com/heureka-project/heureka/replication/replicationtest"
@@ -48,6 +48,53 @@ type options struct {
 	beforeRun func(*registry.Registry)
 }
 
+// The tests run in testing/synctest bubbles: a MemNetwork has no sockets,
+// so replication's waits (batch delays, retries, anti-entropy rounds,
+// outages) run on the bubble's clock, and each check runs at a known time
+// on it (after), not whenever a poll of the wall clock sees it.
+const (
+	// oneBatch is how long a write waits to gather a batch before it goes
+	// to the peers: the default BatchDelay, which startNode keeps.
+	oneBatch = 10 * time.Millisecond
+	// antiEntropy is the AntiEntropyInterval startNode sets.
+	antiEntropy = 200 * time.Millisecond
+	// syncAlone is when the start-up sync of a server listed alone (with
+	// itself) is over: its first attempt finds itself, the second, after a
+	// 200 ms pause, finds nobody else to copy from.
+	syncAlone = 200 * time.Millisecond
+	// syncGivenUp is when the start-up sync of a server that no peer
+	// answers is over: the first attempt after startNode's SyncTimeout
+	// (2 s), with pauses of 200 ms, 400 ms, ... between attempts, gives up.
+	syncGivenUp = 3 * time.Second
+	// retryUnreachable is the longest a sender waits before it tries a
+	// peer that did not answer again (package replication's ceiling).
+	retryUnreachable = time.Second
+)
+
+// after lets d pass on the bubble's clock, waits until every goroutine in
+// the bubble is blocked, and fails t unless cond then holds.
+func after(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	time.Sleep(d)
+	synctest.Wait()
+	if !cond() {
+		t.Fatalf("after %v: not %s", d, what)
+	}
+}
+
+// mustBeReady lets d pass on the bubble's clock, waits until every
+// goroutine in it is blocked, and fails t unless every node is ready.
+func mustBeReady(t *testing.T, d time.Duration, nodes ...*node) {
+	t.Helper()
+	time.Sleep(d)
+	synctest.Wait()
+	for _, nd := range nodes {
+		if !nd.rep.Ready() {
+			t.Fatalf("%s not ready: %q", nd.name, nd.rep.SyncResult())
+		}
+	}
+}
+
 // startCluster starts n nodes on one network; each lists every node
 // (itself included) as a peer.
 func startCluster(t *testing.T, n int, opt options) []*node {
@@ -59,10 +106,23 @@ func startCluster(t *testing.T, n int, opt options) []*node {
 		nodes[i] = newNode(network, fmt.Sprintf("peer%d", i+1))
 		urls = append(urls, nodes[i].url)
 	}
-	for _, nd := range nodes {
-		startNode(t, nd, urls, opt)
-	}
+	startNodes(t, nodes, urls, func(*node) options { return opt })
 	return nodes
+}
+
+// startNodes starts nodes with peers, each with the options opt gives it.
+// Every node is on the network before any runs, so that each start-up
+// sync finds every peer answering at its first attempt, whichever
+// goroutine runs first.
+func startNodes(t *testing.T, nodes []*node, peers []string, opt func(*node) options) {
+	t.Helper()
+	var runs []func()
+	for _, nd := range nodes {
+		runs = append(runs, setUpNode(t, nd, peers, opt(nd)))
+	}
+	for _, run := range runs {
+		run()
+	}
 }
 
 func newNode(network *replicationtest.MemNetwork, name string) *node {
@@ -71,6 +131,13 @@ func newNode(network *replicationtest.MemNetwork, name string) *node {
 }
 
 func startNode(t *testing.T, nd *node, peers []string, opt options) {
+	t.Helper()
+	setUpNode(t, nd, peers, opt)()
+}
+
+// setUpNode builds nd's registry, replicator and API, and puts it on the
+// network; the function it returns runs them until the test ends.
+func setUpNode(t *testing.T, nd *node, peers []string, opt options) (run func()) {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})).With("node", nd.name)
 	rcfg := registry.DefaultConfig()
@@ -86,7 +153,7 @@ func startNode(t *testing.T, nd *node, peers []string, opt options) {
 	pcfg.Peers = peers
 	pcfg.NodeID = nd.name
 	pcfg.SyncTimeout = 2 * time.Second
-	pcfg.AntiEntropyInterval = 200 * time.Millisecond
+	pcfg.AntiEntropyInterval = antiEntropy
 	pcfg.Transport = nd.net.Transport(nd.host)
 	pcfg.Logger = logger
 	if opt.repl != nil {
@@ -112,11 +179,17 @@ func startNode(t *testing.T, nd *node, peers []string, opt options) {
 	if opt.beforeRun != nil {
 		opt.beforeRun(reg)
 	}
+	nd.reg, nd.rep = reg, rep
+	return func() { runNode(t, nd, api) }
+}
+
+// runNode runs nd's registry and replicator until the test ends.
+func runNode(t *testing.T, nd *node, api *httpapi.Server) {
+	reg, rep := nd.reg, nd.rep
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{}, 2)
 	go func() { _ = reg.Run(ctx); done <- struct{}{} }()
 	go func() { _ = rep.Run(ctx); done <- struct{}{} }()
-	nd.reg, nd.rep = reg, rep
 	nd.stop = func() {
 		cancel()
 		<-done
@@ -188,25 +261,25 @@ func everywhere(nodes []*node, id string, want heureka.Status) func() bool {
 	}
 }
 
-func TestWritesReachEveryPeer(t *testing.T) {
+func TestWritesReachEveryPeer(t *testing.T) { synctest.Test(t, testWritesReachEveryPeer) }
+
+func testWritesReachEveryPeer(t *testing.T) {
 	nodes := startCluster(t, 3, options{})
-	for _, nd := range nodes {
-		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
-	}
+	mustBeReady(t, 0, nodes...)
 	if err := nodes[0].reg.Register(dn("a"), false); err != nil {
 		t.Fatal(err)
 	}
-	proctest.Eventually(t, 10*time.Second, "a registered on every peer", everywhere(nodes, "a", heureka.StatusUp))
+	after(t, oneBatch, "a registered on every peer", everywhere(nodes, "a", heureka.StatusUp))
 
 	if err := nodes[1].reg.SetStatus("HDFS-DATANODE.PROD", "a", heureka.StatusOutOfService, 0, false); err != nil {
 		t.Fatal(err)
 	}
-	proctest.Eventually(t, 10*time.Second, "the override seen everywhere", everywhere(nodes, "a", heureka.StatusOutOfService))
+	after(t, oneBatch, "the override seen everywhere", everywhere(nodes, "a", heureka.StatusOutOfService))
 
 	if err := nodes[2].reg.UpdateMetadata("HDFS-DATANODE.PROD", "a", map[string]string{"disk_used": "42"}); err != nil {
 		t.Fatal(err)
 	}
-	proctest.Eventually(t, 10*time.Second, "the metadata everywhere", func() bool {
+	after(t, oneBatch, "the metadata everywhere", func() bool {
 		for _, nd := range nodes {
 			in, ok := nd.reg.Snapshot().Instance("HDFS-DATANODE.PROD", "a")
 			if !ok || in.Metadata.Get("disk_used") != "42" {
@@ -219,12 +292,12 @@ func TestWritesReachEveryPeer(t *testing.T) {
 	if err := nodes[2].reg.DeleteStatusOverride("HDFS-DATANODE.PROD", "a", heureka.StatusUp, 0, false); err != nil {
 		t.Fatal(err)
 	}
-	proctest.Eventually(t, 10*time.Second, "the override removed everywhere", everywhere(nodes, "a", heureka.StatusUp))
+	after(t, oneBatch, "the override removed everywhere", everywhere(nodes, "a", heureka.StatusUp))
 
 	if err := nodes[2].reg.Cancel(registry.CancelRequest{App: "HDFS-DATANODE.PROD", ID: "a"}); err != nil {
 		t.Fatal(err)
 	}
-	proctest.Eventually(t, 10*time.Second, "a gone everywhere", everywhere(nodes, "a", ""))
+	after(t, oneBatch, "a gone everywhere", everywhere(nodes, "a", ""))
 
 	// Every node recognised itself in the peer list and skipped it.
 	for _, nd := range nodes {
@@ -241,20 +314,20 @@ func TestWritesReachEveryPeer(t *testing.T) {
 }
 
 func TestHeartbeatsKeepPeersLeasesAlive(t *testing.T) {
+	synctest.Test(t, testHeartbeatsKeepPeersLeasesAlive)
+}
+
+func testHeartbeatsKeepPeersLeasesAlive(t *testing.T) {
 	// Both registries read one clock that the test moves; replication
-	// runs on the wall clock, and the test waits for each renewal to arrive.
-	var now atomic.Int64
-	now.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
-	clock := func() time.Time { return time.Unix(0, now.Load()) }
-	nodes := startCluster(t, 2, options{reg: func(c *registry.Config) { c.Clock = clock }})
-	for _, nd := range nodes {
-		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
-	}
+	// runs on the bubble's, and each renewal arrives one batch delay later.
+	clock := testclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	nodes := startCluster(t, 2, options{reg: func(c *registry.Config) { c.Clock = clock.Now }})
+	mustBeReady(t, 0, nodes...)
 	short := func(in *heureka.Instance) { in.Lease.RenewalIntervalSecs, in.Lease.DurationSecs = 1, 2 }
 	if err := nodes[0].reg.Register(dn("a", short), false); err != nil {
 		t.Fatal(err)
 	}
-	proctest.Eventually(t, 10*time.Second, "a on peer 2", everywhere(nodes, "a", heureka.StatusUp))
+	after(t, oneBatch, "a on peer 2", everywhere(nodes, "a", heureka.StatusUp))
 	renewedAt := func(nd *node) int64 {
 		app, ok := nd.reg.LiveApp("HDFS-DATANODE.PROD")
 		if !ok || len(app.Instances) != 1 {
@@ -264,18 +337,18 @@ func TestHeartbeatsKeepPeersLeasesAlive(t *testing.T) {
 	}
 	// Renew on peer 1 only, for three lease periods: peer 2 must keep it.
 	for range 20 {
-		now.Add(int64(300 * time.Millisecond))
+		clock.Advance(300 * time.Millisecond)
 		if _, err := nodes[0].reg.Renew(registry.RenewRequest{App: "HDFS-DATANODE.PROD", ID: "a"}); err != nil {
 			t.Fatal(err)
 		}
-		proctest.Eventually(t, 10*time.Second, "the renewal on peer 2", func() bool { return renewedAt(nodes[1]) == clock().UnixMilli() })
+		after(t, oneBatch, "the renewal on peer 2", func() bool { return renewedAt(nodes[1]) == clock.Now().UnixMilli() })
 		nodes[1].reg.Tick()
 		if status(nodes[1], "a") != heureka.StatusUp {
 			t.Fatal("peer 2 let the lease expire although peer 1 forwarded the renewals")
 		}
 	}
 	// Without renewals the lease ends on peer 2 too: the check above could fail.
-	now.Add(int64(3 * time.Second))
+	clock.Advance(3 * time.Second)
 	nodes[1].reg.Tick()
 	if status(nodes[1], "a") != "" && !nodes[1].reg.Protection().Active {
 		t.Fatal("peer 2 kept a lease nobody renewed")
@@ -283,8 +356,12 @@ func TestHeartbeatsKeepPeersLeasesAlive(t *testing.T) {
 }
 
 func TestStartupSyncCopiesTheRegistry(t *testing.T) {
+	synctest.Test(t, testStartupSyncCopiesTheRegistry)
+}
+
+func testStartupSyncCopiesTheRegistry(t *testing.T) {
 	nodes := startCluster(t, 1, options{})
-	proctest.Eventually(t, 10*time.Second, "peer1 ready", nodes[0].rep.Ready)
+	mustBeReady(t, syncAlone, nodes[0])
 	for i := range 50 {
 		if err := nodes[0].reg.Register(dn(fmt.Sprint(i)), false); err != nil {
 			t.Fatal(err)
@@ -295,7 +372,7 @@ func TestStartupSyncCopiesTheRegistry(t *testing.T) {
 	}
 	late := newNode(nodes[0].net, "late")
 	startNode(t, late, []string{nodes[0].url, late.url}, options{})
-	proctest.Eventually(t, 10*time.Second, "the new peer ready", late.rep.Ready)
+	mustBeReady(t, 0, late)
 	if n := late.reg.Snapshot().Len(); n != 50 {
 		t.Fatalf("new peer holds %d instances when ready, want 50", n)
 	}
@@ -312,26 +389,37 @@ func TestStartupSyncCopiesTheRegistry(t *testing.T) {
 }
 
 func TestStartupSyncGivesUpAndStartsEmpty(t *testing.T) {
+	synctest.Test(t, testStartupSyncGivesUpAndStartsEmpty)
+}
+
+func testStartupSyncGivesUpAndStartsEmpty(t *testing.T) {
 	nd := newNode(replicationtest.NewMemNetwork(), "alone")
 	deadURL := "http://dead.test:8761/eureka" // nothing serves it
-	startNode(t, nd, []string{deadURL}, options{repl: func(c *replication.Config) { c.SyncTimeout = 300 * time.Millisecond }})
-	proctest.Eventually(t, 10*time.Second, "ready after the sync timeout", nd.rep.Ready)
+	const timeout = 300 * time.Millisecond
+	startNode(t, nd, []string{deadURL}, options{repl: func(c *replication.Config) { c.SyncTimeout = timeout }})
+	notReady := func() bool { return !nd.rep.Ready() }
+	after(t, timeout-time.Millisecond, "still waiting for a peer just before the sync timeout", notReady)
+	// The attempts are 200 ms apart, then 400, ... up to 2 s: the one after
+	// the timeout gives up.
+	after(t, 2*time.Second, "ready after the sync timeout", nd.rep.Ready)
 	if msg := nd.rep.SyncResult(); msg == "" || nd.reg.Snapshot().Len() != 0 {
 		t.Fatalf("sync result %q with %d instances", msg, nd.reg.Snapshot().Len())
 	}
 }
 
 func TestPartitionHealsWithoutLossOrResurrection(t *testing.T) {
+	synctest.Test(t, testPartitionHealsWithoutLossOrResurrection)
+}
+
+func testPartitionHealsWithoutLossOrResurrection(t *testing.T) {
 	nodes := startCluster(t, 3, options{})
-	for _, nd := range nodes {
-		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
-	}
+	mustBeReady(t, 0, nodes...)
 	for _, id := range []string{"stay", "cancelled", "overridden"} {
 		if err := nodes[0].reg.Register(dn(id), false); err != nil {
 			t.Fatal(err)
 		}
 	}
-	proctest.Eventually(t, 10*time.Second, "all three everywhere", func() bool {
+	after(t, oneBatch, "all three everywhere", func() bool {
 		return everywhere(nodes, "stay", heureka.StatusUp)() && everywhere(nodes, "cancelled", heureka.StatusUp)()
 	})
 
@@ -347,25 +435,29 @@ func TestPartitionHealsWithoutLossOrResurrection(t *testing.T) {
 	if err := nodes[1].reg.SetStatus("HDFS-DATANODE.PROD", "overridden", heureka.StatusOutOfService, 0, false); err != nil {
 		t.Fatal(err)
 	}
-	for _, nd := range nodes[:2] {
-		proctest.Eventually(t, 10*time.Second, nd.name+" to find peer 3 cut off", func() bool {
+	// Each has a write for peer 3: its first attempt finds it cut off.
+	after(t, oneBatch, "peers 1 and 2 to find peer 3 cut off", func() bool {
+		for _, nd := range nodes[:2] {
 			st := peerStatus(nd, nodes[2].url)
-			return !st.Reachable && strings.Contains(st.LastError, "partitioned")
-		})
-	}
+			if st.Reachable || !strings.Contains(st.LastError, "partitioned") {
+				return false
+			}
+		}
+		return true
+	})
 	if status(nodes[2], "cancelled") != heureka.StatusUp || status(nodes[2], "new") != "" {
 		t.Fatal("the partition leaked")
 	}
 
 	nodes[2].partition(false)
-	proctest.Eventually(t, 10*time.Second, "convergence after the partition healed", func() bool {
+	after(t, retryUnreachable, "convergence after the partition healed", func() bool {
 		return everywhere(nodes, "stay", heureka.StatusUp)() &&
 			everywhere(nodes, "new", heureka.StatusUp)() &&
 			everywhere(nodes, "overridden", heureka.StatusOutOfService)() &&
 			everywhere(nodes, "cancelled", "")()
 	})
 	// And it stays that way once everything in flight has been delivered.
-	proctest.Eventually(t, 10*time.Second, "every queue drained", quiescent(nodes))
+	after(t, retryUnreachable, "every queue drained", quiescent(nodes))
 	if !everywhere(nodes, "cancelled", "")() {
 		t.Fatal("the cancelled instance was resurrected")
 	}
@@ -379,20 +471,22 @@ func TestPartitionHealsWithoutLossOrResurrection(t *testing.T) {
 // sends its copy as a registration, as Eureka's peers do; the cancel must
 // stand on both survivors.
 func TestLateRenewalDoesNotUndoACancel(t *testing.T) {
+	synctest.Test(t, testLateRenewalDoesNotUndoACancel)
+}
+
+func testLateRenewalDoesNotUndoACancel(t *testing.T) {
 	nodes := startCluster(t, 3, options{})
-	for _, nd := range nodes {
-		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
-	}
+	mustBeReady(t, 0, nodes...)
 	if err := nodes[0].reg.Register(dn("late"), false); err != nil {
 		t.Fatal(err)
 	}
-	proctest.Eventually(t, 10*time.Second, "late everywhere", everywhere(nodes, "late", heureka.StatusUp))
+	after(t, oneBatch, "late everywhere", everywhere(nodes, "late", heureka.StatusUp))
 
 	nodes[0].partition(true)
 	if err := nodes[1].reg.Cancel(registry.CancelRequest{App: "HDFS-DATANODE.PROD", ID: "late"}); err != nil {
 		t.Fatal(err)
 	}
-	proctest.Eventually(t, 10*time.Second, "the cancel on peer 3", func() bool { return status(nodes[2], "late") == "" })
+	after(t, oneBatch, "the cancel on peer 3", func() bool { return status(nodes[2], "late") == "" })
 	if _, err := nodes[0].reg.Renew(registry.RenewRequest{App: "HDFS-DATANODE.PROD", ID: "late"}); err != nil {
 		t.Fatal(err)
 	}
@@ -400,10 +494,11 @@ func TestLateRenewalDoesNotUndoACancel(t *testing.T) {
 	nodes[1].stop = nil
 	nodes[0].partition(false)
 	live := []*node{nodes[0], nodes[2]}
-	proctest.Eventually(t, 10*time.Second, "the cancel on both survivors", everywhere(live, "late", ""))
+	after(t, retryUnreachable, "the cancel on both survivors", everywhere(live, "late", ""))
 	// Anti-entropy compares digests every 200 ms: give it a few rounds
 	// after the late peer's heartbeat and registration have gone out.
 	time.Sleep(time.Second)
+	synctest.Wait()
 	for _, nd := range live {
 		if st := status(nd, "late"); st != "" {
 			t.Errorf("%s serves the cancelled instance again (%s)", nd.name, st)
@@ -412,20 +507,22 @@ func TestLateRenewalDoesNotUndoACancel(t *testing.T) {
 }
 
 func TestOverflowedQueueIsResyncedInFull(t *testing.T) {
+	synctest.Test(t, testOverflowedQueueIsResyncedInFull)
+}
+
+func testOverflowedQueueIsResyncedInFull(t *testing.T) {
 	nodes := startCluster(t, 2, options{repl: func(c *replication.Config) {
 		c.QueueSize = 5
 		c.AntiEntropyInterval = time.Hour // only the resync may repair
 	}})
-	for _, nd := range nodes {
-		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
-	}
+	mustBeReady(t, 0, nodes...)
 	nodes[1].partition(true)
 	for i := range 20 {
 		if err := nodes[0].reg.Register(dn(fmt.Sprint(i)), false); err != nil {
 			t.Fatal(err)
 		}
 	}
-	proctest.Eventually(t, 10*time.Second, "peer 1 to give up the queue", func() bool {
+	after(t, oneBatch, "peer 1 to give up the queue", func() bool {
 		for _, p := range nodes[0].rep.Status() {
 			if !p.Self && p.Resync {
 				return true
@@ -439,7 +536,7 @@ func TestOverflowedQueueIsResyncedInFull(t *testing.T) {
 	if d := got["heureka_replication_dropped_total|"+nodes[1].url]; d < 6 {
 		t.Errorf("heureka_replication_dropped_total for %s = %v, want at least 6 (queue size 5, 20 writes); all: %v", nodes[1].url, d, got)
 	}
-	proctest.Eventually(t, 10*time.Second, "heureka_peer_up 0 for the partitioned peer", func() bool {
+	after(t, 0, "heureka_peer_up 0 for the partitioned peer", func() bool {
 		up, ok := peerMetrics(t, nodes[0].rep)["heureka_peer_up|"+nodes[1].url]
 		return ok && up == 0
 	})
@@ -451,23 +548,27 @@ func TestOverflowedQueueIsResyncedInFull(t *testing.T) {
 	if err := nodes[0].reg.Register(dn("last"), false); err != nil {
 		t.Fatal(err)
 	}
-	proctest.Eventually(t, 10*time.Second, "peer 2 holds all 21", func() bool { return nodes[1].reg.Snapshot().Len() == 21 })
+	after(t, retryUnreachable, "peer 2 holds all 21", func() bool { return nodes[1].reg.Snapshot().Len() == 21 })
 }
 
 func TestPeerRecognisedAsSelfByNodeID(t *testing.T) {
+	synctest.Test(t, testPeerRecognisedAsSelfByNodeID)
+}
+
+func testPeerRecognisedAsSelfByNodeID(t *testing.T) {
 	// The server is listed under another spelling of its own address.
 	nodes := startCluster(t, 1, options{})
-	proctest.Eventually(t, 10*time.Second, "ready", nodes[0].rep.Ready)
+	mustBeReady(t, syncAlone, nodes[0])
 	nd := newNode(nodes[0].net, "self-listed")
 	const port = "8761"
 	other := "http://localhost:" + port + "/eureka/"
 	startNode(t, nd, []string{other, nodes[0].url}, options{})
 	nd.net.Serve("localhost:"+port, nd.api) // the same server under another name
-	proctest.Eventually(t, 10*time.Second, "ready", nd.rep.Ready)
+	mustBeReady(t, 0, nd)
 	if err := nd.reg.Register(dn("x"), false); err != nil {
 		t.Fatal(err)
 	}
-	proctest.Eventually(t, 10*time.Second, "localhost URL marked self", func() bool {
+	after(t, oneBatch, "localhost URL marked self", func() bool {
 		for _, p := range nd.rep.Status() {
 			if p.URL == "http://localhost:"+port+"/eureka" && p.Self {
 				return true
@@ -477,33 +578,39 @@ func TestPeerRecognisedAsSelfByNodeID(t *testing.T) {
 	})
 }
 
-func TestLongOutageIsResyncedInFull(t *testing.T) {
-	// The wall clock, stepped forward by what the test adds: waits stay
-	// real and short, while the outage lasts as long as the test says.
-	clock := debugclock.New()
-	nodes := startCluster(t, 2, options{repl: func(c *replication.Config) {
-		c.Clock = clock
-		c.MaxOutage = 5 * time.Minute
-		c.AntiEntropyInterval = time.Hour // only the resync may repair
-	}})
-	for _, nd := range nodes {
-		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
-	}
+func TestLongOutageIsResyncedInFull(t *testing.T) { synctest.Test(t, testLongOutageIsResyncedInFull) }
+
+func testLongOutageIsResyncedInFull(t *testing.T) {
+	// The outage lasts as long as the test says on the bubble's clock. The
+	// registries' clock stands still, so that no lease ends meanwhile:
+	// leases are not under test.
+	const maxOutage = 5 * time.Minute
+	clock := testclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	nodes := startCluster(t, 2, options{
+		reg: func(c *registry.Config) { c.Clock = clock.Now },
+		repl: func(c *replication.Config) {
+			c.MaxOutage = maxOutage
+			c.AntiEntropyInterval = time.Hour // only the resync may repair
+		},
+	})
+	mustBeReady(t, 0, nodes...)
 	nodes[1].partition(true)
 	if err := nodes[0].reg.Register(dn("a"), false); err != nil {
 		t.Fatal(err)
 	}
-	proctest.Eventually(t, 10*time.Second, "peer 1 to find peer 2 unreachable", func() bool {
+	after(t, oneBatch, "peer 1 to find peer 2 unreachable", func() bool {
 		st := peerStatus(nodes[0], nodes[1].url)
 		return !st.Reachable && st.Queued == 1
 	})
 	if peerStatus(nodes[0], nodes[1].url).Resync {
 		t.Fatal("a short outage already asks for a full resync")
 	}
-	if err := clock.Change(5*time.Minute+time.Second, 1); err != nil {
-		t.Fatal(err)
-	}
-	proctest.Eventually(t, 10*time.Second, "peer 1 to give up the queue after MaxOutage", func() bool {
+	// The outage began with the first failed attempt, one batch delay in.
+	after(t, maxOutage-time.Second, "peer 1 to keep the queue until MaxOutage", func() bool {
+		st := peerStatus(nodes[0], nodes[1].url)
+		return !st.Resync && st.Queued == 1
+	})
+	after(t, time.Second+retryUnreachable, "peer 1 to give up the queue after MaxOutage", func() bool {
 		st := peerStatus(nodes[0], nodes[1].url)
 		return st.Resync && st.Queued == 0
 	})
@@ -511,22 +618,8 @@ func TestLongOutageIsResyncedInFull(t *testing.T) {
 	if err := nodes[0].reg.Register(dn("b"), false); err != nil { // wakes the sender
 		t.Fatal(err)
 	}
-	proctest.Eventually(t, 10*time.Second, "peer 2 to hold a and b", everywhere(nodes, "a", heureka.StatusUp))
-	proctest.Eventually(t, 10*time.Second, "peer 2 to hold b", everywhere(nodes, "b", heureka.StatusUp))
-}
-
-// longWaitsNever is the wall clock, except that a wait of a minute or more
-// never ends: a BatchDelay of an hour then holds back any batch that waits
-// for it.
-type longWaitsNever struct{}
-
-func (longWaitsNever) Now() time.Time { return time.Now() }
-
-func (longWaitsNever) After(d time.Duration) <-chan time.Time {
-	if d >= time.Minute {
-		return nil
-	}
-	return time.After(d)
+	after(t, retryUnreachable, "peer 2 to hold a", everywhere(nodes, "a", heureka.StatusUp))
+	after(t, 0, "peer 2 to hold b", everywhere(nodes, "b", heureka.StatusUp))
 }
 
 // A backlog of whole batches goes out batch after batch, without a
@@ -534,11 +627,14 @@ func (longWaitsNever) After(d time.Duration) <-chan time.Time {
 // gathered already. Waiting before every batch capped a peer's
 // replication at BatchSize writes per BatchDelay plus a round trip.
 func TestABacklogGoesOutWithoutBatchDelays(t *testing.T) {
+	synctest.Test(t, testABacklogGoesOutWithoutBatchDelays)
+}
+
+func testABacklogGoesOutWithoutBatchDelays(t *testing.T) {
 	network := replicationtest.NewMemNetwork()
 	first, second := newNode(network, "peer1"), newNode(network, "peer2")
 	peers := []string{first.url, second.url}
 	repl := func(c *replication.Config) {
-		c.Clock = longWaitsNever{}
 		c.BatchSize = 10
 		c.BatchDelay = time.Hour
 		c.AntiEntropyInterval = time.Hour // only the batches may deliver
@@ -546,7 +642,7 @@ func TestABacklogGoesOutWithoutBatchDelays(t *testing.T) {
 	startNode(t, second, peers, options{repl: repl})
 	// Peer 2's start-up sync must be over (it finds no one), or it would
 	// copy the 50 from peer 1 itself.
-	proctest.Eventually(t, 10*time.Second, "peer 2 ready", second.rep.Ready)
+	mustBeReady(t, syncGivenUp, second)
 	startNode(t, first, peers, options{repl: repl, beforeRun: func(reg *registry.Registry) {
 		for i := range 50 {
 			if err := reg.Register(dn(fmt.Sprint(i)), false); err != nil {
@@ -554,7 +650,7 @@ func TestABacklogGoesOutWithoutBatchDelays(t *testing.T) {
 			}
 		}
 	}})
-	proctest.Eventually(t, 10*time.Second, "peer 2 to hold all 50, five batches of 10", func() bool {
+	after(t, 0, "peer 2 to hold all 50, five batches of 10, at once", func() bool {
 		return second.reg.Snapshot().Len() == 50
 	})
 }
@@ -622,27 +718,33 @@ func peerMetrics(t *testing.T, rep *replication.Replicator) map[string]float64 {
 // a write for is still called for digests, and those calls say whether it
 // is reachable (heureka_peer_up must not report an idle peer as down).
 func TestIdlePeerReachabilityFollowsAntiEntropy(t *testing.T) {
+	synctest.Test(t, testIdlePeerReachabilityFollowsAntiEntropy)
+}
+
+func testIdlePeerReachabilityFollowsAntiEntropy(t *testing.T) {
 	nodes := startCluster(t, 2, options{})
 	up := func(want bool) func() bool {
 		return func() bool { return peerStatus(nodes[0], nodes[1].url).Reachable == want }
 	}
-	proctest.Eventually(t, 10*time.Second, "the idle peer reachable", up(true))
+	after(t, 0, "the idle peer reachable", up(true))
 	nodes[1].partition(true)
-	proctest.Eventually(t, 10*time.Second, "the idle peer unreachable once cut off", up(false))
+	after(t, antiEntropy, "the idle peer unreachable once cut off", up(false))
 	nodes[1].partition(false)
-	proctest.Eventually(t, 10*time.Second, "the idle peer reachable again", up(true))
+	after(t, antiEntropy, "the idle peer reachable again", up(true))
 }
 
 // TestSenderNumbersAboveWhatThePeerApplied: a server whose batch numbers
 // fall below what its peer has applied from it (it restarted with its
 // clock set back) is told so, numbers above, and is not held up.
 func TestSenderNumbersAboveWhatThePeerApplied(t *testing.T) {
+	synctest.Test(t, testSenderNumbersAboveWhatThePeerApplied)
+}
+
+func testSenderNumbersAboveWhatThePeerApplied(t *testing.T) {
 	nodes := startCluster(t, 2, options{repl: func(c *replication.Config) {
 		c.AntiEntropyInterval = time.Hour // only the batch may carry a
 	}})
-	for _, nd := range nodes {
-		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
-	}
+	mustBeReady(t, 0, nodes...)
 	// peer2 has applied a batch from peer1 numbered an hour ahead of
 	// peer1's clock.
 	ahead := time.Now().Add(time.Hour).UnixNano()
@@ -664,7 +766,7 @@ func TestSenderNumbersAboveWhatThePeerApplied(t *testing.T) {
 	if err := nodes[0].reg.Register(dn("a"), false); err != nil {
 		t.Fatal(err)
 	}
-	proctest.Eventually(t, 10*time.Second, "a on peer 2", everywhere(nodes, "a", heureka.StatusUp))
+	after(t, oneBatch, "a on peer 2", everywhere(nodes, "a", heureka.StatusUp))
 	if st := peerStatus(nodes[0], nodes[1].url); !st.Reachable || st.Dropped != 0 {
 		t.Fatalf("peer 1's view of peer 2: %+v", st)
 	}
@@ -672,7 +774,9 @@ func TestSenderNumbersAboveWhatThePeerApplied(t *testing.T) {
 
 // TestResyncFitsAPeersBodyLimit: a full resync larger than the peer
 // accepts in one body (413) is sent in smaller batches, and arrives whole.
-func TestResyncFitsAPeersBodyLimit(t *testing.T) {
+func TestResyncFitsAPeersBodyLimit(t *testing.T) { synctest.Test(t, testResyncFitsAPeersBodyLimit) }
+
+func testResyncFitsAPeersBodyLimit(t *testing.T) {
 	nodes := startCluster(t, 2, options{
 		repl: func(c *replication.Config) {
 			c.QueueSize = 5
@@ -680,23 +784,21 @@ func TestResyncFitsAPeersBodyLimit(t *testing.T) {
 		},
 		api: func(c *httpapi.Config) { c.MaxBodyBytes = 16 << 10 },
 	})
-	for _, nd := range nodes {
-		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
-	}
+	mustBeReady(t, 0, nodes...)
 	nodes[1].partition(true)
 	for i := range 200 { // ~600 bytes each: 120 KB in all
 		if err := nodes[0].reg.Register(dn(fmt.Sprint(i)), false); err != nil {
 			t.Fatal(err)
 		}
 	}
-	proctest.Eventually(t, 10*time.Second, "peer 1 to give up the queue", func() bool {
+	after(t, oneBatch, "peer 1 to give up the queue", func() bool {
 		return peerStatus(nodes[0], nodes[1].url).Resync
 	})
 	nodes[1].partition(false)
 	if err := nodes[0].reg.Register(dn("last"), false); err != nil { // wakes the sender
 		t.Fatal(err)
 	}
-	proctest.Eventually(t, 10*time.Second, "peer 2 holds all 201", func() bool { return nodes[1].reg.Snapshot().Len() == 201 })
+	after(t, retryUnreachable, "peer 2 holds all 201", func() bool { return nodes[1].reg.Snapshot().Len() == 201 })
 	if st := peerStatus(nodes[0], nodes[1].url); st.Refused != 0 || !st.Reachable {
 		t.Fatalf("peer 1's view of peer 2 after the resync: %+v", st)
 	}
@@ -708,17 +810,19 @@ func TestResyncFitsAPeersBodyLimit(t *testing.T) {
 // per-instance digests (an older version: 404) is asked for the whole
 // application, and the difference is repaired either way.
 func TestAntiEntropyPullsOnlyTheInstancesThatDiffer(t *testing.T) {
+	synctest.Test(t, testAntiEntropyPullsOnlyTheInstancesThatDiffer)
+}
+
+func testAntiEntropyPullsOnlyTheInstancesThatDiffer(t *testing.T) {
 	nodes := startCluster(t, 2, options{})
-	for _, nd := range nodes {
-		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
-	}
+	mustBeReady(t, 0, nodes...)
 	const app = "HDFS-DATANODE.PROD"
 	for i := range 40 {
 		if err := nodes[0].reg.Register(dn(fmt.Sprintf("dn-%02d", i)), false); err != nil {
 			t.Fatal(err)
 		}
 	}
-	proctest.Eventually(t, 10*time.Second, "every instance on the second peer", func() bool {
+	after(t, oneBatch, "every instance on the second peer", func() bool {
 		return nodes[1].reg.Snapshot().Len() == 40
 	})
 
@@ -767,7 +871,7 @@ func TestAntiEntropyPullsOnlyTheInstancesThatDiffer(t *testing.T) {
 		if err := nodes[0].reg.Register(in, true); err != nil {
 			t.Fatal(err)
 		}
-		proctest.Eventually(t, 10*time.Second, id+" repaired on the second peer", func() bool {
+		after(t, antiEntropy, id+" repaired on the second peer", func() bool {
 			in, ok := nodes[1].reg.Snapshot().Instance(app, id)
 			return ok && in.Metadata.Get("figure") == figure
 		})

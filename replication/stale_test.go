@@ -8,12 +8,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/heureka-project/heureka"
-	"github.com/heureka-project/heureka/internal/proctest"
+	"github.com/heureka-project/heureka/internal/testclock"
 	"github.com/heureka-project/heureka/registry"
 	"github.com/heureka-project/heureka/replication"
 	"github.com/heureka-project/heureka/replication/replicationtest"
@@ -133,10 +133,14 @@ func (t lateTransport) Do(req *http.Request) (*http.Response, error) {
 // anti-entropy used to spread it to every peer, the one that acknowledged
 // the clear included.
 func TestLateBatchDoesNotBringBackAClearedOverride(t *testing.T) {
+	synctest.Test(t, testLateBatchDoesNotBringBackAClearedOverride)
+}
+
+func testLateBatchDoesNotBringBackAClearedOverride(t *testing.T) {
 	const app = "HDFS-DATANODE.PROD"
-	var now atomic.Int64 // one clock for the three registries, moved by hand
-	now.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
-	clock := func() time.Time { return time.Unix(0, now.Load()) }
+	// One clock for the three registries, moved by hand; replication runs
+	// on the bubble's.
+	clock := testclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	ln := newLateNet()
 	nodes := make([]*node, 3)
 	var urls []string
@@ -144,25 +148,23 @@ func TestLateBatchDoesNotBringBackAClearedOverride(t *testing.T) {
 		nodes[i] = newNode(ln.net, fmt.Sprintf("peer%d", i+1))
 		urls = append(urls, nodes[i].url)
 	}
-	for _, nd := range nodes {
-		startNode(t, nd, urls, options{
+	startNodes(t, nodes, urls, func(nd *node) options {
+		return options{
 			reg: func(c *registry.Config) {
-				c.Clock = clock
+				c.Clock = clock.Now
 				c.SelfPreservation = registry.ModeOff
 				c.PauseThreshold = 0 // the test's clock jumps are not pauses
 			},
 			repl: func(c *replication.Config) { c.Transport = ln.transport(nd.host) },
-		})
-	}
+		}
+	})
 	p1, p2, p3 := nodes[0], nodes[1], nodes[2]
-	for _, nd := range nodes {
-		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
-	}
+	mustBeReady(t, 0, nodes...)
 	short := func(in *heureka.Instance) { in.Lease.RenewalIntervalSecs, in.Lease.DurationSecs = 1, 3 }
 	if err := p1.reg.Register(dn("x", short), false); err != nil {
 		t.Fatal(err)
 	}
-	proctest.Eventually(t, 10*time.Second, "x on every peer", everywhere(nodes, "x", heureka.StatusUp))
+	after(t, oneBatch, "x on every peer", everywhere(nodes, "x", heureka.StatusUp))
 
 	// renewedAt is when nd last renewed x, in milliseconds of the clock.
 	renewedAt := func(nd *node) int64 {
@@ -177,17 +179,27 @@ func TestLateBatchDoesNotBringBackAClearedOverride(t *testing.T) {
 		}
 		return 0
 	}
-	// beat moves the clock a second on and renews x through peer 1, as its
-	// agent does, and waits until each of want has the renewal.
-	beat := func(want ...*node) {
+	// beat moves the registries' clock a second on and renews x through
+	// peer 1, as its agent does, and checks, d later on the bubble's clock,
+	// that each of want has the renewal.
+	beat := func(d time.Duration, want ...*node) {
 		t.Helper()
-		now.Add(int64(time.Second))
+		clock.Advance(time.Second)
 		if _, err := p1.reg.Renew(registry.RenewRequest{App: app, ID: "x"}); err != nil {
 			t.Fatal(err)
 		}
+		var names []string
 		for _, nd := range want {
-			proctest.Eventually(t, 10*time.Second, "the renewal on "+nd.name, func() bool { return renewedAt(nd) == clock().UnixMilli() })
+			names = append(names, nd.name)
 		}
+		after(t, d, "the renewal on "+strings.Join(names, ", "), func() bool {
+			for _, nd := range want {
+				if renewedAt(nd) != clock.Now().UnixMilli() {
+					return false
+				}
+			}
+			return true
+		})
 	}
 	// operate sets or clears the override through via and waits until
 	// every connected peer shows it and the cut-off one has been sent a
@@ -205,8 +217,10 @@ func TestLateBatchDoesNotBringBackAClearedOverride(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		proctest.Eventually(t, 10*time.Second, "the change on peers 1 and 2", everywhere(nodes[:2], "x", want))
-		proctest.Eventually(t, 20*time.Second, via.name+" to try sending it to peer 3", func() bool {
+		after(t, oneBatch, "the change on peers 1 and 2", everywhere(nodes[:2], "x", want))
+		// The sender tries peer 3 again at most a second after its last
+		// attempt failed.
+		after(t, retryUnreachable, via.name+" to try sending it to peer 3", func() bool {
 			for _, h := range ln.heldBatches(word) {
 				if h.from == via.host {
 					return true
@@ -224,7 +238,7 @@ func TestLateBatchDoesNotBringBackAClearedOverride(t *testing.T) {
 	// Peer 3 hears nothing, and its lease of x runs out; peer 1 keeps
 	// hearing from x and tells peer 2.
 	for range 4 {
-		beat(p1, p2)
+		beat(oneBatch, p1, p2)
 		p3.reg.Tick()
 	}
 	if st := status(p3, "x"); st != "" {
@@ -243,9 +257,11 @@ func TestLateBatchDoesNotBringBackAClearedOverride(t *testing.T) {
 	}
 
 	ln.cut(p3.host, false)
-	beat(p1, p2, p3) // the replicated heartbeat, answered 404, brings x back to peer 3
-	proctest.Eventually(t, 20*time.Second, "x UP on every peer after the heal", everywhere(nodes, "x", heureka.StatusUp))
-	proctest.Eventually(t, 20*time.Second, "every queue drained", quiescent(nodes))
+	// The replicated heartbeat, answered 404, brings x back to peer 3, at
+	// peer 1's next attempt.
+	beat(retryUnreachable, p1, p2, p3)
+	after(t, 0, "x UP on every peer after the heal", everywhere(nodes, "x", heureka.StatusUp))
+	after(t, retryUnreachable, "every queue drained", quiescent(nodes))
 
 	// Now the batches the senders gave up on arrive, newest first, so the
 	// oldest (an override without its clear) lands last.
@@ -257,7 +273,7 @@ func TestLateBatchDoesNotBringBackAClearedOverride(t *testing.T) {
 	for i, nd := range nodes {
 		base[i] = ln.digestCount(nd.host)
 	}
-	proctest.Eventually(t, 20*time.Second, "two anti-entropy rounds on every peer", func() bool {
+	after(t, 2*antiEntropy, "two anti-entropy rounds on every peer", func() bool {
 		for i, nd := range nodes {
 			if ln.digestCount(nd.host) < base[i]+2*(len(nodes)-1) {
 				return false
@@ -265,7 +281,7 @@ func TestLateBatchDoesNotBringBackAClearedOverride(t *testing.T) {
 		}
 		return true
 	})
-	proctest.Eventually(t, 20*time.Second, "every queue drained", quiescent(nodes))
+	after(t, 0, "every queue drained", quiescent(nodes))
 	for _, nd := range nodes {
 		if st := status(nd, "x"); st != heureka.StatusUp {
 			t.Errorf("%s serves x as %q after the heal; the last acknowledged operator call was a clear (UP)", nd.name, st)
@@ -274,7 +290,7 @@ func TestLateBatchDoesNotBringBackAClearedOverride(t *testing.T) {
 
 	// Peer 3 keeps x as long as x renews through peer 1.
 	for range 4 {
-		beat(p1, p2, p3)
+		beat(oneBatch, p1, p2, p3)
 		p3.reg.Tick()
 	}
 	if st := status(p3, "x"); st != heureka.StatusUp {
@@ -332,24 +348,13 @@ func (t gatedTransport) Do(req *http.Request) (*http.Response, error) {
 // as long as the nemesis allows a heal), so the peers must agree, on the
 // change, from replication and the repairs a heal triggers alone.
 func TestAStaleQueuedRegistrationDoesNotOutliveTheHeal(t *testing.T) {
+	synctest.Test(t, testAStaleQueuedRegistrationDoesNotOutliveTheHeal)
+}
+
+func testAStaleQueuedRegistrationDoesNotOutliveTheHeal(t *testing.T) {
 	const app = "HDFS-DATANODE.PROD"
-	g := &gatedNet{net: replicationtest.NewMemNetwork(), blocked: map[[2]string]bool{}}
-	nodes := make([]*node, 3)
-	var urls []string
-	for i := range nodes {
-		nodes[i] = newNode(g.net, fmt.Sprintf("peer%d", i+1))
-		urls = append(urls, nodes[i].url)
-	}
-	for _, nd := range nodes {
-		startNode(t, nd, urls, options{repl: func(c *replication.Config) {
-			c.Transport = g.transport(nd.host)
-			c.AntiEntropyInterval = time.Hour
-		}})
-	}
+	g, nodes := startGatedCluster(t)
 	p1, p2, p3 := nodes[0], nodes[1], nodes[2]
-	for _, nd := range nodes {
-		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
-	}
 	rev := func(nd *node) string {
 		in, ok := nd.reg.Snapshot().Instance(app, "x")
 		if !ok {
@@ -364,27 +369,52 @@ func TestAStaleQueuedRegistrationDoesNotOutliveTheHeal(t *testing.T) {
 	if err := p2.reg.Register(dn("x", func(in *heureka.Instance) { in.Metadata = in.Metadata.With("rev", "0") }), false); err != nil {
 		t.Fatal(err)
 	}
-	proctest.Eventually(t, 10*time.Second, "x on peer 1", func() bool { return rev(p1) == "0" })
+	after(t, oneBatch, "x on peer 1", func() bool { return rev(p1) == "0" })
 	if err := p1.reg.UpdateMetadata(app, "x", map[string]string{"rev": "1"}); err != nil {
 		t.Fatal(err)
 	}
-	proctest.Eventually(t, 10*time.Second, "the change on peer 2", func() bool { return rev(p2) == "1" })
+	after(t, oneBatch, "the change on peer 2", func() bool { return rev(p2) == "1" })
 	if q := peerStatus(p2, p3.url).Queued; q == 0 {
 		t.Fatalf("peer 2 holds nothing for peer 3 (%s); the test no longer models the run", revs())
 	}
 
-	// Peer 1 delivers first.
+	// Peer 1 delivers first, at its next attempt.
 	g.block(p3.host, p1.host, false)
-	proctest.Eventually(t, 20*time.Second, "the change on peer 3", func() bool { return rev(p3) == "1" })
+	after(t, retryUnreachable, "the change on peer 3", func() bool { return rev(p3) == "1" })
 	// Then peer 2.
 	g.block(p3.host, p2.host, false)
-	proctest.Eventually(t, 20*time.Second, "every queue drained", quiescent(nodes))
-	for deadline := time.Now().Add(10 * time.Second); rev(p1) != "1" || rev(p2) != "1" || rev(p3) != "1"; {
-		if time.Now().After(deadline) {
-			t.Fatalf("10 s after the heal the peers serve %s; want rev 1 everywhere, the last acknowledged write", revs())
-		}
-		time.Sleep(20 * time.Millisecond)
+	waitQuiescent(t, retryUnreachable, nodes)
+	// The repairs the heal triggered have run.
+	if rev(p1) != "1" || rev(p2) != "1" || rev(p3) != "1" {
+		t.Fatalf("once the queues drained after the heal the peers serve %s; want rev 1 everywhere, the last acknowledged write", revs())
 	}
+}
+
+// startGatedCluster starts three peers on a gatedNet, with no periodic
+// anti-entropy round (its interval is an hour), and checks they are ready.
+func startGatedCluster(t *testing.T) (*gatedNet, []*node) {
+	t.Helper()
+	g := &gatedNet{net: replicationtest.NewMemNetwork(), blocked: map[[2]string]bool{}}
+	nodes := make([]*node, 3)
+	var urls []string
+	for i := range nodes {
+		nodes[i] = newNode(g.net, fmt.Sprintf("peer%d", i+1))
+		urls = append(urls, nodes[i].url)
+	}
+	startNodes(t, nodes, urls, func(nd *node) options {
+		return options{repl: func(c *replication.Config) {
+			c.Transport = g.transport(nd.host)
+			c.AntiEntropyInterval = time.Hour
+		}}
+	})
+	mustBeReady(t, 0, nodes...)
+	// A peer first found reachable is compared with at the anti-entropy
+	// loop's next look, within 100 ms: those comparisons are over before
+	// a test cuts a link, or one could find its link cut and, with no
+	// periodic round, never call that peer again.
+	time.Sleep(200 * time.Millisecond)
+	synctest.Wait()
+	return g, nodes
 }
 
 // TestWritesThroughTwoPeersReorderedAtAHealConverge is the slowest heal of
@@ -398,28 +428,17 @@ func TestAStaleQueuedRegistrationDoesNotOutliveTheHeal(t *testing.T) {
 // periodic round is an hour away here: the repairs the heal triggers must
 // do it.
 func TestWritesThroughTwoPeersReorderedAtAHealConverge(t *testing.T) {
+	synctest.Test(t, testWritesThroughTwoPeersReorderedAtAHealConverge)
+}
+
+func testWritesThroughTwoPeersReorderedAtAHealConverge(t *testing.T) {
 	const app = "HDFS-DATANODE.PROD"
-	g := &gatedNet{net: replicationtest.NewMemNetwork(), blocked: map[[2]string]bool{}}
-	nodes := make([]*node, 3)
-	var urls []string
-	for i := range nodes {
-		nodes[i] = newNode(g.net, fmt.Sprintf("peer%d", i+1))
-		urls = append(urls, nodes[i].url)
-	}
-	for _, nd := range nodes {
-		startNode(t, nd, urls, options{repl: func(c *replication.Config) {
-			c.Transport = g.transport(nd.host)
-			c.AntiEntropyInterval = time.Hour
-		}})
-	}
+	g, nodes := startGatedCluster(t)
 	p1, p2, p3 := nodes[0], nodes[1], nodes[2]
-	for _, nd := range nodes {
-		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
-	}
 	if err := p1.reg.Register(dn("x"), false); err != nil {
 		t.Fatal(err)
 	}
-	proctest.Eventually(t, 10*time.Second, "x on every peer", everywhere(nodes, "x", heureka.StatusUp))
+	after(t, oneBatch, "x on every peer", everywhere(nodes, "x", heureka.StatusUp))
 	statuses := func() string {
 		return fmt.Sprintf("peer1 %s, peer2 %s, peer3 %s", status(p1, "x"), status(p2, "x"), status(p3, "x"))
 	}
@@ -431,7 +450,7 @@ func TestWritesThroughTwoPeersReorderedAtAHealConverge(t *testing.T) {
 	if err := p2.reg.SetStatus(app, "x", heureka.StatusOutOfService, 0, false); err != nil {
 		t.Fatal(err)
 	}
-	proctest.Eventually(t, 10*time.Second, "the override on peer 1", everywhere(nodes[:1], "x", heureka.StatusOutOfService))
+	after(t, oneBatch, "the override on peer 1", everywhere(nodes[:1], "x", heureka.StatusOutOfService))
 	if err := p3.reg.DeleteStatusOverride(app, "x", heureka.StatusUp, 0, false); err != nil {
 		t.Fatal(err)
 	}
@@ -441,67 +460,55 @@ func TestWritesThroughTwoPeersReorderedAtAHealConverge(t *testing.T) {
 
 	g.block(p1.host, p3.host, false)
 	g.block(p2.host, p3.host, false)
-	waitQuiescent(t, nodes)
-	for deadline := time.Now().Add(10 * time.Second); status(p1, "x") != status(p2, "x") || status(p2, "x") != status(p3, "x"); {
-		if time.Now().After(deadline) {
-			t.Fatalf("10 s after the heal the peers serve %s", statuses())
-		}
-		time.Sleep(20 * time.Millisecond)
+	waitQuiescent(t, retryUnreachable, nodes)
+	// The repairs the heal triggered have run.
+	if status(p1, "x") != status(p2, "x") || status(p2, "x") != status(p3, "x") {
+		t.Fatalf("once the queues drained after the heal the peers serve %s", statuses())
 	}
 }
 
-// waitQuiescent waits up to 20 s for every queue to drain (quiescent), and
-// says what each peer holds when they do not.
-func waitQuiescent(t *testing.T, nodes []*node) {
+// waitQuiescent lets d pass on the bubble's clock, waits until every
+// goroutine in it is blocked, and fails t unless every queue has drained
+// (quiescent), saying what each peer holds.
+func waitQuiescent(t *testing.T, d time.Duration, nodes []*node) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); !quiescent(nodes)(); {
-		if time.Now().After(deadline) {
-			for _, nd := range nodes {
-				for _, p := range nd.rep.Status() {
-					if !p.Self {
-						t.Logf("%s → %s: reachable %v, queued %d, resync %v, sent %d, last error %q", nd.name, p.URL, p.Reachable, p.Queued, p.Resync, p.Sent, p.LastError)
-					}
-				}
+	time.Sleep(d)
+	synctest.Wait()
+	if quiescent(nodes)() {
+		return
+	}
+	for _, nd := range nodes {
+		for _, p := range nd.rep.Status() {
+			if !p.Self {
+				t.Logf("%s → %s: reachable %v, queued %d, resync %v, sent %d, last error %q", nd.name, p.URL, p.Reachable, p.Queued, p.Resync, p.Sent, p.LastError)
 			}
-			t.Fatal("the queues did not drain within 20 s")
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
+	t.Fatalf("the queues had not drained %v after the heal", d)
 }
 
-// quickWaits is the wall clock with its waits cut to a millisecond (and a
-// wait of a minute or more never ending), recording, once on, every wait
-// asked for: a sender's back-off then shows in what it asked, not in how
-// long a test runs.
-type quickWaits struct {
-	mu      sync.Mutex
-	on      bool
-	asked   int
-	longest time.Duration
+// attempts is a transport that records when each batch was sent to host,
+// delivered or not.
+type attempts struct {
+	next replication.Transport
+	host string
+	mu   sync.Mutex
+	at   []time.Time
 }
 
-func (c *quickWaits) Now() time.Time { return time.Now() }
-
-func (c *quickWaits) After(d time.Duration) <-chan time.Time {
-	if d >= time.Minute {
-		return nil
+func (a *attempts) Do(req *http.Request) (*http.Response, error) {
+	if req.URL.Host == a.host && strings.HasSuffix(req.URL.Path, "/peerreplication/batch") {
+		a.mu.Lock()
+		a.at = append(a.at, time.Now())
+		a.mu.Unlock()
 	}
-	c.mu.Lock()
-	if c.on {
-		c.asked++
-		c.longest = max(c.longest, d)
-	}
-	c.mu.Unlock()
-	return time.After(min(d, time.Millisecond))
+	return a.next.Do(req)
 }
 
-// record turns recording on and returns the waits asked for so far and
-// the longest.
-func (c *quickWaits) record() (asked int, longest time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.on = true
-	return c.asked, c.longest
+func (a *attempts) times() []time.Time {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.at)
 }
 
 // TestASenderRetriesAnUnreachablePeerWithinASecond: however long a peer
@@ -512,35 +519,54 @@ func (c *quickWaits) record() (asked int, longest time.Duration) {
 // isolation took the others' nodes back by anti-entropy, each lease with its
 // last renewal, and dropped them before the renewals reached it (seed 2718).
 func TestASenderRetriesAnUnreachablePeerWithinASecond(t *testing.T) {
-	clock := &quickWaits{}
-	nodes := startCluster(t, 2, options{repl: func(c *replication.Config) {
-		c.Clock = clock
-		c.AntiEntropyInterval = time.Hour
-	}})
-	for _, nd := range nodes {
-		proctest.Eventually(t, 10*time.Second, nd.name+" ready", nd.rep.Ready)
-	}
-	clock.record() // the start-up sync's waits are its own
-	nodes[1].partition(true)
-	if err := nodes[0].reg.Register(dn("a"), false); err != nil {
+	synctest.Test(t, testASenderRetriesAnUnreachablePeerWithinASecond)
+}
+
+func testASenderRetriesAnUnreachablePeerWithinASecond(t *testing.T) {
+	network := replicationtest.NewMemNetwork()
+	first, second := newNode(network, "peer1"), newNode(network, "peer2")
+	sent := &attempts{next: network.Transport(first.host), host: second.host}
+	// The registries' clock stands still, so that no lease ends during the
+	// outage: leases are not under test.
+	clock := testclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	startNodes(t, []*node{first, second}, []string{first.url, second.url}, func(nd *node) options {
+		return options{
+			reg: func(c *registry.Config) { c.Clock = clock.Now },
+			repl: func(c *replication.Config) {
+				if nd == first {
+					c.Transport = sent
+				}
+				c.AntiEntropyInterval = time.Hour
+			},
+		}
+	})
+	nodes := []*node{first, second}
+	mustBeReady(t, 0, nodes...)
+	second.partition(true)
+	if err := first.reg.Register(dn("a"), false); err != nil {
 		t.Fatal(err)
 	}
-	// The back-off doubles from 100 ms at each failed attempt: past half a
-	// second, and 200 waits more (batch delays and the anti-entropy loop's
-	// polls among them), it has met any ceiling.
-	var from int
-	proctest.Eventually(t, 10*time.Second, "the back-off to grow past half a second", func() bool {
-		asked, longest := clock.record()
-		from = asked
-		return longest >= 500*time.Millisecond
-	})
-	proctest.Eventually(t, 10*time.Second, "200 waits more", func() bool {
-		asked, _ := clock.record()
-		return asked >= from+200
-	})
-	if _, longest := clock.record(); longest > time.Second {
-		t.Errorf("the sender waited %v before trying an unreachable peer again; want a second at most", longest)
+	// A minute of outage: the back-off, doubling from 100 ms at each failed
+	// attempt, has long met any ceiling.
+	outage := time.Now()
+	after(t, time.Minute, "a queued for peer 2", func() bool { return peerStatus(first, second.url).Queued == 1 })
+	at := sent.times()
+	if len(at) < 2 {
+		t.Fatalf("%d attempts in a minute of outage", len(at))
 	}
-	nodes[1].partition(false)
-	proctest.Eventually(t, 10*time.Second, "a on peer 2 after the heal", everywhere(nodes, "a", heureka.StatusUp))
+	var longest time.Duration
+	var from time.Time
+	for i := 1; i < len(at); i++ {
+		if gap := at[i].Sub(at[i-1]); gap > longest {
+			longest, from = gap, at[i-1]
+		}
+	}
+	if longest > time.Second {
+		t.Errorf("the sender waited %v (from %v into the outage) before trying an unreachable peer again; want a second at most", longest, from.Sub(outage))
+	}
+	if last := time.Since(at[len(at)-1]); last > time.Second {
+		t.Errorf("no attempt in the last %v of the outage", last)
+	}
+	second.partition(false)
+	after(t, retryUnreachable, "a on peer 2 after the heal", everywhere(nodes, "a", heureka.StatusUp))
 }
