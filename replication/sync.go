@@ -147,11 +147,10 @@ func (rp *Replicator) antiEntropyLoop(ctx context.Context) {
 			rp.log.Debug("anti-entropy: peer did not answer", "peer", p.url, "err", err)
 		}
 	}
-	cases := make([]<-chan struct{}, len(rp.peers))
-	for i, p := range rp.peers {
-		cases[i] = p.repairNow
-	}
 	round := rp.clock.After(rp.cfg.AntiEntropyInterval)
+	// A repair asked for (repairNow) is picked up at the next look, at
+	// most repairPoll later: repairs are not latency-critical.
+	look := rp.clock.After(repairPoll)
 	for {
 		select {
 		case <-ctx.Done():
@@ -161,7 +160,8 @@ func (rp *Replicator) antiEntropyLoop(ctx context.Context) {
 			for _, p := range rp.peers {
 				repair(p)
 			}
-		case <-anyOf(ctx, rp.clock, cases):
+		case <-look:
+			look = rp.clock.After(repairPoll)
 			for _, p := range rp.peers {
 				select {
 				case <-p.repairNow:
@@ -173,27 +173,9 @@ func (rp *Replicator) antiEntropyLoop(ctx context.Context) {
 	}
 }
 
-// anyOf returns a channel that fires when any of chans has a value ready,
-// without taking it. It polls gently; repairs are not latency-critical.
-func anyOf(ctx context.Context, clock Clock, chans []<-chan struct{}) <-chan struct{} {
-	out := make(chan struct{})
-	go func() {
-		for {
-			for _, c := range chans {
-				if len(c) > 0 {
-					close(out)
-					return
-				}
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-clock.After(100 * time.Millisecond):
-			}
-		}
-	}()
-	return out
-}
+// repairPoll is how often the anti-entropy loop looks for repairs asked
+// for between its rounds.
+const repairPoll = 100 * time.Millisecond
 
 // repair compares digests with the peer and pulls what differs: the
 // peer's cancels, and its copies of instances that are missing here or
