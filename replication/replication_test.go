@@ -100,15 +100,20 @@ func mustBeReady(t *testing.T, d time.Duration, nodes ...*node) {
 // (itself included) as a peer.
 func startCluster(t *testing.T, n int, opt options) []*node {
 	t.Helper()
-	network := replicationtest.NewMemNetwork()
+	nodes, urls := newNodes(replicationtest.NewMemNetwork(), n)
+	startNodes(t, nodes, urls, func(*node) options { return opt })
+	return nodes
+}
+
+// newNodes returns n nodes on network, peer1 to peerN, and their URLs.
+func newNodes(network *replicationtest.MemNetwork, n int) ([]*node, []string) {
 	nodes := make([]*node, n)
 	var urls []string
 	for i := range nodes {
 		nodes[i] = newNode(network, fmt.Sprintf("peer%d", i+1))
 		urls = append(urls, nodes[i].url)
 	}
-	startNodes(t, nodes, urls, func(*node) options { return opt })
-	return nodes
+	return nodes, urls
 }
 
 // startNodes starts nodes with peers, each with the options opt gives it.

@@ -142,12 +142,7 @@ func testLateBatchDoesNotBringBackAClearedOverride(t *testing.T) {
 	// on the bubble's.
 	clock := testclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	ln := newLateNet()
-	nodes := make([]*node, 3)
-	var urls []string
-	for i := range nodes {
-		nodes[i] = newNode(ln.net, fmt.Sprintf("peer%d", i+1))
-		urls = append(urls, nodes[i].url)
-	}
+	nodes, urls := newNodes(ln.net, 3)
 	startNodes(t, nodes, urls, func(nd *node) options {
 		return options{
 			reg: func(c *registry.Config) {
@@ -395,12 +390,7 @@ func testAStaleQueuedRegistrationDoesNotOutliveTheHeal(t *testing.T) {
 func startGatedCluster(t *testing.T) (*gatedNet, []*node) {
 	t.Helper()
 	g := &gatedNet{net: replicationtest.NewMemNetwork(), blocked: map[[2]string]bool{}}
-	nodes := make([]*node, 3)
-	var urls []string
-	for i := range nodes {
-		nodes[i] = newNode(g.net, fmt.Sprintf("peer%d", i+1))
-		urls = append(urls, nodes[i].url)
-	}
+	nodes, urls := newNodes(g.net, 3)
 	startNodes(t, nodes, urls, func(nd *node) options {
 		return options{repl: func(c *replication.Config) {
 			c.Transport = g.transport(nd.host)
