@@ -150,7 +150,10 @@ func (rc *Receiver) apply(it eureka.ReplicationItem) (eureka.ReplicationResult, 
 			err = heureka.Errorf(heureka.EINVALID, "Register without instanceInfo")
 			break
 		}
-		err = rc.reg.Register(it.Instance, true)
+		// The batch was decoded for this request and nothing reads the
+		// instance after this, so the registry may keep it without a copy,
+		// as the HTTP handler's registration does.
+		err = rc.reg.RegisterOwned(registry.RegisterRequest{Instance: it.Instance, Replication: true})
 	case registry.ActionHeartbeat:
 		var in *heureka.Instance
 		in, err = rc.reg.Renew(registry.RenewRequest{App: app, ID: it.ID,
