@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -402,26 +403,32 @@ func needWrk(t *testing.T) {
 }
 
 // TestWrkStormCountsEveryAnswer drives the wrk storm script against a
-// handler that answers 204, except for one application it refuses: the
-// storm must report every registration, stop after the last, and fail
-// when any was refused.
+// handler that answers 204 to a registration and 200 to /healthz, except
+// for one application it refuses: the storm must send every registration
+// exactly once, the first line first, stop after the last, and fail when
+// any was refused.
 func TestWrkStormCountsEveryAnswer(t *testing.T) {
 	needWrk(t)
-	var got atomic.Int64
-	seen := make(chan string, 1000)
+	var mu sync.Mutex
+	sent := map[string]int{}
+	var order []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got.Add(1)
-		if r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/json" {
+		if r.Method == http.MethodGet && r.URL.Path == "/healthz" {
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil || r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/json" {
 			http.Error(w, "want a JSON POST", http.StatusBadRequest)
 			return
 		}
+		mu.Lock()
+		sent[string(body)]++
+		order = append(order, string(body))
+		mu.Unlock()
 		if strings.HasSuffix(r.URL.Path, "/REFUSED") {
 			http.Error(w, "refused", http.StatusBadRequest)
 			return
-		}
-		select {
-		case seen <- r.URL.Path:
-		default:
 		}
 		w.WriteHeader(http.StatusNoContent)
 	}))
@@ -438,20 +445,42 @@ func TestWrkStormCountsEveryAnswer(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	rate, p99, err := wrkStorm(ctx, "", script, lines, srv.URL, 4, len(f.ids))
+	// One connection: the server sees the lines in the file's order.
+	rate, p99, err := wrkStorm(ctx, "", script, lines, srv.URL, 1, len(f.ids))
 	if err != nil {
 		t.Fatalf("wrkStorm: %v", err)
 	}
 	if rate <= 0 || p99 == "-" {
 		t.Errorf("rate %.0f/s, p99 %s: want both measured", rate, p99)
 	}
-	// Every instance once; the few in flight at the end wrap round.
-	if n := got.Load(); n < int64(len(f.ids)) || n > int64(len(f.ids)+4) {
-		t.Errorf("the server had %d registrations for %d instances from 4 connections", n, len(f.ids))
+	mu.Lock()
+	if len(order) != len(f.ids) {
+		t.Errorf("the server had %d registrations for %d instances", len(order), len(f.ids))
 	}
-	if p := <-seen; p != "/eureka/apps/"+f.apps[0] {
-		t.Errorf("first registration at %s, want /eureka/apps/%s", p, f.apps[0])
+	for i, b := range f.bodies {
+		if sent[string(b)] != 1 {
+			t.Errorf("instance %d (%s) registered %d times, want once", i, f.ids[i], sent[string(b)])
+		}
+		if i < len(order) && order[i] != string(b) {
+			t.Errorf("registration %d was not line %d of the file", i, i)
+			break
+		}
 	}
+	clear(sent)
+	order = nil
+	mu.Unlock()
+
+	// Four connections: still each instance exactly once.
+	if _, _, err := wrkStorm(ctx, "", script, lines, srv.URL, 4, len(f.ids)); err != nil {
+		t.Fatalf("wrkStorm from 4 connections: %v", err)
+	}
+	mu.Lock()
+	for i, b := range f.bodies {
+		if sent[string(b)] != 1 {
+			t.Errorf("from 4 connections, instance %d (%s) registered %d times, want once", i, f.ids[i], sent[string(b)])
+		}
+	}
+	mu.Unlock()
 
 	f.apps[7] = "REFUSED"
 	if err := writeStormLines(lines, f); err != nil {
