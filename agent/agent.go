@@ -153,6 +153,7 @@ func New(cfg Config, reg Registry, role Role) (*Agent, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
+	cfg.StatusPageURL = statusPage(cfg.StatusPageURL)
 	a := &Agent{
 		cfg: cfg, reg: reg, role: role,
 		app: cfg.App(), id: cfg.InstanceID(),

@@ -478,3 +478,30 @@ func TestConfigValidate(t *testing.T) {
 		t.Errorf("admin state written as %q", got)
 	}
 }
+
+// TestStatusPageIsWhatOthersCanOpen checks the status page an agent
+// registers: the daemon's URL without credentials, which every reader of
+// the registry would see, and nothing for a loopback URL, which no reader
+// on another machine could open.
+func TestStatusPageIsWhatOthersCanOpen(t *testing.T) {
+	for _, c := range []struct{ given, want string }{
+		{"http://dn1.example.net:9864/jmx", "http://dn1.example.net:9864/jmx"},
+		{"https://ops:s3cret@dn1.example.net:9865/", "https://dn1.example.net:9865/"},
+		{"http://127.0.0.1:9864", ""},
+		{"http://[::1]:9864", ""},
+		{"http://localhost:9864", ""},
+		{"", ""},
+		{"not a url:9864", ""},
+	} {
+		cfg := newTestConfig(t, hdfs.RoleDataNode)
+		cfg.StatusPageURL = c.given
+		a, err := newAgent(cfg, newFakeRegistry(), &fakeDaemon{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := a.Instance()
+		if in.StatusPageURL != c.want || in.HomePageURL != c.want {
+			t.Errorf("StatusPageURL %q: registered status page %q, home page %q; want %q", c.given, in.StatusPageURL, in.HomePageURL, c.want)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package agent
 import (
 	"log/slog"
 	"net"
+	"net/netip"
+	"net/url"
 	"strings"
 	"time"
 
@@ -29,8 +31,11 @@ type Config struct {
 	// Rack is the network location, e.g. "/dc1/rack-a" ("" means
 	// heureka.DefaultRack), registered as heureka.MetaRack.
 	Rack string
-	// StatusPageURL is registered as the instance's status page (the
-	// daemon's web UI or /jmx), optional.
+	// StatusPageURL is registered as the instance's status and home page
+	// (the daemon's web UI or /jmx), optional. Any user:password in it is
+	// dropped, since every reader of the registry sees it, and a URL that
+	// names a loopback host is not registered: no reader on another
+	// machine could open it.
 	StatusPageURL string
 
 	// RenewInterval is the heartbeat period and LeaseDuration the lease
@@ -250,4 +255,18 @@ func countSet(bs ...bool) int {
 		}
 	}
 	return n
+}
+
+// statusPage is the page registered for u: u without credentials, or ""
+// when u does not parse, has no host or names a loopback one.
+func statusPage(u string) string {
+	p, err := url.Parse(u)
+	if err != nil || p.Hostname() == "" || p.Hostname() == "localhost" {
+		return ""
+	}
+	if ip, err := netip.ParseAddr(p.Hostname()); err == nil && ip.IsLoopback() {
+		return ""
+	}
+	p.User = nil
+	return p.String()
 }

@@ -109,9 +109,7 @@ func runAgent(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if n, err := strconv.Atoi(ju.Port()); err == nil {
 		hcfg.HTTPPort = n
 	}
-	if !isLoopbackHost(ju.Hostname()) {
-		cfg.StatusPageURL = ju.String()
-	}
+	cfg.StatusPageURL = f.jmx
 	if err := cfg.Validate(); err != nil {
 		return agentUsage(err)
 	}
@@ -147,8 +145,12 @@ func (f *agentFlags) serve(ctx context.Context, cfg agent.Config, urls []string,
 	if err != nil {
 		return agentUsage(err)
 	}
+	public := make([]string, len(urls)) // client.New has checked that each parses
+	for i, u := range urls {
+		public[i] = urlcheck.Public(u)
+	}
 	attrs = append([]any{"app", cfg.App(), "id", cfg.InstanceID()}, attrs...)
-	cfg.Logger.Info("heureka agent running", append(attrs, "registry", strings.Join(redactURLs(urls), ","))...)
+	cfg.Logger.Info("heureka agent running", append(attrs, "registry", strings.Join(public, ","))...)
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	go func() {
@@ -312,26 +314,6 @@ func countNonEmpty(vals ...string) int {
 	return n
 }
 
-func isLoopbackHost(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-func redactURLs(urls []string) []string {
-	out := make([]string, len(urls))
-	for i, u := range urls {
-		if p, err := url.Parse(u); err == nil {
-			out[i] = p.Redacted()
-		} else {
-			out[i] = "(bad URL)"
-		}
-	}
-	return out
-}
-
 // common checks the flags every role has, and returns the registry URLs.
 func (f *agentFlags) common(cfg *agent.Config) ([]string, error) {
 	bad := func(format string, a ...any) error { return &usageError{"agent: " + fmt.Sprintf(format, a...)} }
@@ -388,9 +370,7 @@ func (f *agentFlags) runRole(ctx context.Context, cfg agent.Config) error {
 	if err := f.identify(ctx, &cfg); err != nil {
 		return err
 	}
-	if u, err := url.Parse(f.url); err == nil && f.url != "" && !isLoopbackHost(u.Hostname()) {
-		cfg.StatusPageURL = f.url
-	}
+	cfg.StatusPageURL = f.url
 	where := []any{"url", urlcheck.Public(f.url)}
 	if cfg.Role == kafka.RoleName {
 		where = []any{"broker", f.broker}

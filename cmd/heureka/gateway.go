@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -59,7 +58,7 @@ registry has no NameNode of is warned of once the registry is read.`, exitsProgr
 	r.URLs, r.ReadTimeout = rc.URLs, rc.Timeout
 	r.CAFile, r.CertFile, r.KeyFile, r.BearerToken = rc.CAFile, rc.CertFile, rc.KeyFile, rc.Token
 	if cfg.TLS, g.Auth, err = st.load(logger); err != nil {
-		return &usageError{"gateway: " + err.Error()}
+		return err
 	}
 	if err := cfg.Validate(); err != nil {
 		return flagError(err, gatewayFields)
@@ -106,33 +105,23 @@ func (f *serverTLSFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&f.authFile, "auth-file", "", "credentials `file` (see `heureka auth`); callers must then authenticate")
 }
 
+// load reads the files the flags name: the TLS configuration (nil for
+// plain HTTP) and the credentials (nil: none asked for). Errors name the
+// flag.
 func (f *serverTLSFlags) load(logger *slog.Logger) (*tls.Config, *auth.Store, error) {
-	if (f.cert == "") != (f.key == "") {
-		return nil, nil, errors.New("--tls-cert and --tls-key: give both or neither")
-	}
-	var tc *tls.Config
-	if f.cert != "" {
-		kp, err := auth.LoadKeyPair(f.cert, f.key)
-		if err != nil {
-			return nil, nil, fmt.Errorf("--tls-cert: %w", err)
-		}
-		tc = &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: kp.GetCertificate}
-		if f.clientCA != "" {
-			pool, err := auth.LoadCertPool(f.clientCA)
-			if err != nil {
-				return nil, nil, fmt.Errorf("--tls-client-ca: %w", err)
-			}
-			tc.ClientCAs, tc.ClientAuth = pool, tls.VerifyClientCertIfGiven
-		}
-	} else if f.clientCA != "" {
-		return nil, nil, errors.New("--tls-client-ca needs --tls-cert and --tls-key")
+	tc, _, err := auth.ServerTLS(f.cert, f.key, f.clientCA)
+	if err != nil {
+		return nil, nil, flagError(err, tlsFields)
 	}
 	var store *auth.Store
 	if f.authFile != "" {
 		store = auth.NewStore(f.authFile, logger)
 		if err := store.Load(); err != nil {
-			return nil, nil, fmt.Errorf("--auth-file: %w", err)
+			return nil, nil, &usageError{"--auth-file: " + err.Error()}
 		}
 	}
 	return tc, store, nil
 }
+
+// tlsFields maps the TLS files' fields to serverTLSFlags's flags.
+var tlsFields = map[string]string{"TLSCert": "--tls-cert", "TLSKey": "--tls-key", "TLSClientCA": "--tls-client-ca"}

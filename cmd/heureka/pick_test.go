@@ -63,6 +63,17 @@ func TestGatewayCommandFlags(t *testing.T) {
 			t.Errorf("%v: exit %d, want 2 with a message (%q)", args, code, errOut)
 		}
 	}
+	// The TLS files are checked by the server's rule, in the gateway's flags.
+	for args, want := range map[string]string{
+		"--tls-cert x.pem":                             "--tls-key: is empty while --tls-cert is set: give both or neither",
+		"--tls-client-ca ca.pem":                       `--tls-client-ca "ca.pem": needs --tls-cert and --tls-key`,
+		"--tls-cert missing.pem --tls-key missing.pem": "--tls-cert: TLS key pair missing.pem, missing.pem: open missing.pem",
+	} {
+		code, _, errOut := runCLI(t, append([]string{"gateway", "--cluster", "prod"}, strings.Fields(args)...)...)
+		if code != 2 || !strings.Contains(errOut, want) {
+			t.Errorf("gateway %s: exit %d, %q; want 2 saying %q", args, code, errOut, want)
+		}
+	}
 }
 
 // TestGatewayServesTLS runs the gateway's wiring with the server's TLS
