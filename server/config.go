@@ -189,15 +189,12 @@ func (c Config) Validate() error {
 // checkFiles checks the credential and certificate settings: pairs given
 // whole, and each needing what it builds on.
 func (c Config) checkFiles() error {
+	if err := auth.CheckServerTLS(c.TLSCert, c.TLSKey, c.TLSClientCA); err != nil {
+		return err
+	}
 	switch {
 	case c.AuthFile != "" && c.AuthPoll <= 0:
 		return heureka.InvalidConfig("AuthPoll", c.AuthPoll, "must be a positive duration while AuthFile is set")
-	case c.TLSCert == "" && c.TLSKey != "":
-		return heureka.InvalidConfig("TLSCert", nil, "is empty while TLSKey is set: give both or neither")
-	case c.TLSCert != "" && c.TLSKey == "":
-		return heureka.InvalidConfig("TLSKey", nil, "is empty while TLSCert is set: give both or neither")
-	case c.TLSClientCA != "" && c.TLSCert == "":
-		return heureka.InvalidConfig("TLSClientCA", c.TLSClientCA, "needs TLSCert and TLSKey (mutual TLS is TLS first)")
 	case c.PeerCert == "" && c.PeerKey != "":
 		return heureka.InvalidConfig("PeerCert", nil, "is empty while PeerKey is set: give both or neither")
 	case c.PeerCert != "" && c.PeerKey == "":

@@ -221,25 +221,9 @@ func (s *Server) start(store *auth.Store, tlsOn bool) {
 
 // loadTLS builds the server's TLS configuration, nil without TLSCert.
 func (s *Server) loadTLS() (*tls.Config, error) {
-	if s.Config.TLSCert == "" {
-		return nil, nil
-	}
-	kp, err := auth.LoadKeyPair(s.Config.TLSCert, s.Config.TLSKey)
-	if err != nil {
-		return nil, heureka.InvalidConfig("TLSCert", nil, "%v", err)
-	}
+	tc, kp, err := auth.ServerTLS(s.Config.TLSCert, s.Config.TLSKey, s.Config.TLSClientCA)
 	s.cert = kp
-	tc := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: kp.GetCertificate}
-	if s.Config.TLSClientCA != "" {
-		pool, err := auth.LoadCertPool(s.Config.TLSClientCA)
-		if err != nil {
-			return nil, heureka.InvalidConfig("TLSClientCA", nil, "%v", err)
-		}
-		// Agents and Eureka clients without certificates still connect
-		// and authenticate otherwise; a certificate offered must verify.
-		tc.ClientCAs, tc.ClientAuth = pool, tls.VerifyClientCertIfGiven
-	}
-	return tc, nil
+	return tc, err
 }
 
 // loadPeerTLS builds the TLS configuration for calls to peers, nil when

@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"sync/atomic"
+
+	"github.com/heureka-project/heureka"
 )
 
 // KeyPair is a certificate and its key, read from two PEM files and
@@ -51,6 +53,47 @@ func (k *KeyPair) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error)
 // GetClientCertificate is for tls.Config.GetClientCertificate.
 func (k *KeyPair) GetClientCertificate(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
 	return k.cur.Load(), nil
+}
+
+// CheckServerTLS checks the files a server is given to serve HTTPS with:
+// a certificate and its key together or neither, and client CAs only with
+// them (mutual TLS is TLS first). Its errors are *heureka.ConfigError
+// naming TLSCert, TLSKey or TLSClientCA.
+func CheckServerTLS(certFile, keyFile, clientCAFile string) error {
+	switch {
+	case certFile == "" && keyFile != "":
+		return heureka.InvalidConfig("TLSCert", nil, "is empty while TLSKey is set: give both or neither")
+	case certFile != "" && keyFile == "":
+		return heureka.InvalidConfig("TLSKey", nil, "is empty while TLSCert is set: give both or neither")
+	case clientCAFile != "" && certFile == "":
+		return heureka.InvalidConfig("TLSClientCA", clientCAFile, "needs TLSCert and TLSKey (mutual TLS is TLS first)")
+	}
+	return nil
+}
+
+// ServerTLS reads those files into a server's TLS configuration, nil
+// without certFile: TLS 1.2 at least, the certificate served from the
+// KeyPair it also returns (for Reload), and with clientCAFile a client
+// certificate verified when one is offered. A client without one still
+// connects, and authenticates otherwise. Errors are *heureka.ConfigError,
+// as CheckServerTLS's.
+func ServerTLS(certFile, keyFile, clientCAFile string) (*tls.Config, *KeyPair, error) {
+	if err := CheckServerTLS(certFile, keyFile, clientCAFile); err != nil || certFile == "" {
+		return nil, nil, err
+	}
+	kp, err := LoadKeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, nil, heureka.InvalidConfig("TLSCert", nil, "%v", err)
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: kp.GetCertificate}
+	if clientCAFile != "" {
+		pool, err := LoadCertPool(clientCAFile)
+		if err != nil {
+			return nil, nil, heureka.InvalidConfig("TLSClientCA", nil, "%v", err)
+		}
+		tc.ClientCAs, tc.ClientAuth = pool, tls.VerifyClientCertIfGiven
+	}
+	return tc, kp, nil
 }
 
 // LoadCertPool reads a PEM bundle of CA certificates.
