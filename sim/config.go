@@ -2,6 +2,8 @@ package sim
 
 import (
 	"log/slog"
+	"net"
+	"strconv"
 	"strings"
 
 	"github.com/heureka-project/heureka"
@@ -15,7 +17,8 @@ type Config struct {
 	// HTTPAddr serves /jmx (Hadoop: DataNode 9864, NameNode 9870).
 	HTTPAddr string
 	// PortAddr is the data-transfer (DataNode, Hadoop 9866) or client RPC
-	// (NameNode, Hadoop 8020) listener.
+	// (NameNode, Hadoop 8020) listener: HOST:PORT, or a bare port number
+	// on HTTPAddr's host.
 	PortAddr string
 	// ControlAddr serves the /sim/ control API. It stays up while the
 	// daemon is stopped.
@@ -84,6 +87,8 @@ func (c Config) Validate() error {
 		return heureka.InvalidConfig("HTTPAddr", nil, "is empty")
 	case c.PortAddr == "":
 		return heureka.InvalidConfig("PortAddr", nil, "is empty")
+	case c.portAddrErr() != nil:
+		return c.portAddrErr()
 	case c.ControlAddr == "":
 		return heureka.InvalidConfig("ControlAddr", nil, "is empty")
 	case strings.TrimSpace(c.Hostname) == "" || strings.ContainsAny(c.Hostname, " \t\r\n:"):
@@ -106,4 +111,21 @@ func (c Config) Validate() error {
 		return heureka.InvalidConfig("Volumes", nil, "is empty; a DataNode has at least one storage directory")
 	}
 	return nil
+}
+
+func (c Config) portAddrErr() error {
+	_, err := c.portAddr()
+	return err
+}
+
+// portAddr is PortAddr as HOST:PORT.
+func (c Config) portAddr() (string, error) {
+	if _, err := strconv.Atoi(c.PortAddr); err != nil {
+		return c.PortAddr, nil
+	}
+	h, _, err := net.SplitHostPort(c.HTTPAddr)
+	if err != nil {
+		return "", heureka.InvalidConfig("HTTPAddr", c.HTTPAddr, "is not HOST:PORT, which a bare PortAddr %s needs", c.PortAddr)
+	}
+	return net.JoinHostPort(h, c.PortAddr), nil
 }

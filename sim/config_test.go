@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"context"
+	"net"
 	"testing"
 
 	"github.com/heureka-project/heureka/hdfs"
@@ -11,17 +13,18 @@ import (
 // cannot work is refused with a *heureka.ConfigError naming its field.
 func TestConfigRefusesByField(t *testing.T) {
 	configtest.Refuses(t, DefaultConfig(), configtest.Cases[Config]{
-		"Role":        func(c *Config) { c.Role = "journalnode" },
-		"HTTPAddr":    func(c *Config) { c.HTTPAddr = "" },
-		"PortAddr":    func(c *Config) { c.PortAddr = "" },
-		"ControlAddr": func(c *Config) { c.ControlAddr = "" },
-		"Hostname":    func(c *Config) { c.Hostname = "a b" },
-		"Capacity":    func(c *Config) { c.Capacity = -1 },
-		"Used":        func(c *Config) { c.Used = -1 },
-		"Used over":   func(c *Config) { c.Used = c.Capacity + 1 },
-		"Blocks":      func(c *Config) { c.Blocks = -1 },
-		"HAState":     func(c *Config) { c.Role, c.HAState = hdfs.RoleNameNode, "leader" },
-		"Volumes":     func(c *Config) { c.Volumes = nil },
+		"Role":                         func(c *Config) { c.Role = "journalnode" },
+		"HTTPAddr":                     func(c *Config) { c.HTTPAddr = "" },
+		"PortAddr":                     func(c *Config) { c.PortAddr = "" },
+		"HTTPAddr for a bare PortAddr": func(c *Config) { c.HTTPAddr, c.PortAddr = "localhost", "9866" },
+		"ControlAddr":                  func(c *Config) { c.ControlAddr = "" },
+		"Hostname":                     func(c *Config) { c.Hostname = "a b" },
+		"Capacity":                     func(c *Config) { c.Capacity = -1 },
+		"Used":                         func(c *Config) { c.Used = -1 },
+		"Used over":                    func(c *Config) { c.Used = c.Capacity + 1 },
+		"Blocks":                       func(c *Config) { c.Blocks = -1 },
+		"HAState":                      func(c *Config) { c.Role, c.HAState = hdfs.RoleNameNode, "leader" },
+		"Volumes":                      func(c *Config) { c.Volumes = nil },
 	})
 	configtest.Refuses(t, DefaultClusterConfig(SystemHBase), configtest.Cases[ClusterConfig]{
 		"System":        func(c *ClusterConfig) { c.System = "cassandra" },
@@ -36,4 +39,22 @@ func TestConfigRefusesByField(t *testing.T) {
 		"Version":                 func(c *ClusterConfig) { c.Version = "" },
 		"RegionServers not HBase": func(c *ClusterConfig) { c.RegionServers = 2 },
 	})
+}
+
+// TestBarePortIsOnTheWebHost: a PortAddr that is a port number alone is
+// opened on HTTPAddr's host.
+func TestBarePortIsOnTheWebHost(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Role, cfg.HTTPAddr, cfg.PortAddr = hdfs.RoleDataNode, "127.0.0.2:0", "0"
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	if h, _, _ := net.SplitHostPort(s.PortAddr()); h != "127.0.0.2" {
+		t.Errorf("PortAddr %q given as 0 beside HTTPAddr 127.0.0.2:0: opened at %s", cfg.PortAddr, s.PortAddr())
+	}
 }

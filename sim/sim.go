@@ -75,6 +75,7 @@ func New(cfg Config) (*Sim, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg.PortAddr, _ = cfg.portAddr() // checked by Validate
 	cfg.Volumes = append([]string(nil), cfg.Volumes...)
 	cfg.WebHDFS.DataNodes = append([]DataNodeAddr(nil), cfg.WebHDFS.DataNodes...)
 	logger := cfg.Logger

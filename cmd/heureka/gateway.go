@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"time"
 
 	"github.com/heureka-project/heureka/internal/auth"
 	"github.com/heureka-project/heureka/webhdfs"
@@ -69,18 +68,7 @@ registry has no NameNode of is warned of once the registry is read.`, exitsProgr
 	}
 	ctx, stop := untilSignal(ctx)
 	defer stop()
-	select {
-	case <-ctx.Done():
-	case <-srv.Done():
-	}
-	stop()
-	cctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout+5*time.Second)
-	defer cancel()
-	if err := srv.Close(cctx); err != nil {
-		return fmt.Errorf("gateway: %w", err)
-	}
-	logger.Info("heureka gateway stopped")
-	return nil
+	return closeOnSignal(ctx, stop, srv, cfg.ShutdownTimeout, logger, "heureka gateway")
 }
 
 // gatewayFields maps webhdfs.ServerConfig's fields, and ctl.Config's that

@@ -6,10 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"slices"
 	"syscall"
+	"time"
 
 	"github.com/heureka-project/heureka/ctl"
 )
@@ -127,4 +129,26 @@ func printUsage(w io.Writer) {
 // the default way.
 func untilSignal(ctx context.Context) (_ context.Context, stop context.CancelFunc) {
 	return signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+}
+
+// closeOnSignal waits until ctx, from untilSignal (stop is its cancel),
+// ends or srv stops by itself, then closes srv within its shutdown timeout
+// and a margin: the end of `heureka server` and `heureka gateway`.
+func closeOnSignal(ctx context.Context, stop context.CancelFunc, srv interface {
+	Done() <-chan struct{}
+	Close(context.Context) error
+}, shutdown time.Duration, logger *slog.Logger, name string) error {
+	select {
+	case <-ctx.Done():
+		logger.Info(name+" stopping", "reason", context.Cause(ctx))
+	case <-srv.Done():
+	}
+	stop() // a second signal now kills the process the default way
+	cctx, cancel := context.WithTimeout(context.Background(), shutdown+5*time.Second)
+	defer cancel()
+	if err := srv.Close(cctx); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	logger.Info(name + " stopped")
+	return nil
 }

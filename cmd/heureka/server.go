@@ -82,20 +82,7 @@ func runServer(ctx context.Context, args []string, _, stderr io.Writer) error {
 	signal.Notify(hup, syscall.SIGHUP) // before any SIGHUP can end the process
 	defer signal.Stop(hup)
 	go reloadOnHUP(hup, srv, logger)
-	select {
-	case <-ctx.Done():
-		logger.Info("heureka server stopping", "reason", context.Cause(ctx))
-	case <-srv.Done():
-	}
-	stop() // a second signal now kills the process the default way
-
-	cctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout+5*time.Second)
-	defer cancel()
-	if err := srv.Close(cctx); err != nil {
-		return err
-	}
-	logger.Info("heureka server stopped")
-	return nil
+	return closeOnSignal(ctx, stop, srv, cfg.ShutdownTimeout, logger, "heureka server")
 }
 
 // serverFields maps server.Config's fields to the flags (or the

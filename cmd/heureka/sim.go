@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
+
 	"os"
 	"os/signal"
 	"strconv"
@@ -103,9 +103,9 @@ func systemArg(args []string) (string, bool) {
 // simFlags are `heureka sim`'s flags that are not a sim.Config field as
 // they stand.
 type simFlags struct {
-	listen, port, capacity, used, blocks, ha, pidFile string
-	volumes, webDNs                                   repeatedFlag
-	newLog                                            func() (*slog.Logger, error)
+	capacity, used, blocks, ha, pidFile string
+	volumes, webDNs                     repeatedFlag
+	newLog                              func() (*slog.Logger, error)
 }
 
 // runSim is `heureka sim datanode|namenode`: a simulated HDFS daemon that
@@ -160,8 +160,8 @@ var simFields = map[string]string{
 // define defines the flags, into cfg where a flag is a Config field.
 func (f *simFlags) define(cfg *sim.Config, stderr io.Writer) *flag.FlagSet {
 	fs := commandFlags("sim", stderr)
-	fs.StringVar(&f.listen, "listen", "127.0.0.1:0", "TCP `address` of the simulated web server (/jmx)")
-	fs.StringVar(&f.port, "port", "0", "data-transfer (datanode) or RPC (namenode) `port`, on --listen's host, or HOST:PORT")
+	fs.StringVar(&cfg.HTTPAddr, "listen", "127.0.0.1:0", "TCP `address` of the simulated web server (/jmx)")
+	fs.StringVar(&cfg.PortAddr, "port", "0", "data-transfer (datanode) or RPC (namenode) `port`, on --listen's host, or HOST:PORT")
 	fs.StringVar(&cfg.ControlAddr, "control", cfg.ControlAddr, "TCP `address` of the control API (/sim/...)")
 	fs.StringVar(&cfg.Hostname, "hostname", cfg.Hostname, "host `name` the daemon reports for itself")
 	fs.StringVar(&cfg.Version, "version", cfg.Version, "Hadoop `version` to report")
@@ -183,16 +183,6 @@ func (f *simFlags) define(cfg *sim.Config, stderr io.Writer) *flag.FlagSet {
 // configure turns the parsed flags into cfg; every error is a usage error.
 func (f *simFlags) configure(cfg *sim.Config) error {
 	bad := func(format string, a ...any) error { return &usageError{"sim: " + fmt.Sprintf(format, a...)} }
-	cfg.HTTPAddr = f.listen
-	if _, err := strconv.Atoi(f.port); err == nil {
-		h, _, err := net.SplitHostPort(f.listen)
-		if err != nil {
-			return bad("--listen %q is not HOST:PORT", f.listen)
-		}
-		cfg.PortAddr = net.JoinHostPort(h, f.port)
-	} else {
-		cfg.PortAddr = f.port
-	}
 	cfg.HAState = hdfs.HAState(strings.ToLower(f.ha))
 	for _, v := range f.webDNs {
 		dn, err := sim.ParseDataNodeAddr(v)
