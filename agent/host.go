@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"slices"
 	"time"
 )
@@ -39,4 +40,28 @@ func HostIP(ctx context.Context, host string) (string, error) {
 	}
 	best := slices.MinFunc(addrs, func(a, b net.IPAddr) int { return rank(a) - rank(b) })
 	return best.IP.String(), nil
+}
+
+// Identify fills in what cfg registers the node as, where it is empty:
+// Host with this machine's host name, IPAddr with HostIP's address for
+// Host, and Rack from the Hadoop topology table or script when one is
+// given (FindRack, asked by IP address, then host name). Give at most one
+// of cfg.Rack, table and script.
+func Identify(ctx context.Context, cfg *Config, table, script string) error {
+	if countSet(cfg.Rack != "", table != "", script != "") > 1 {
+		return fmt.Errorf("rack %q, topology table %q and topology script %q: give at most one", cfg.Rack, table, script)
+	}
+	var err error
+	if cfg.Host == "" {
+		if cfg.Host, err = os.Hostname(); err != nil {
+			return fmt.Errorf("cannot read this machine's host name: %w", err)
+		}
+	}
+	if cfg.IPAddr == "" {
+		if cfg.IPAddr, err = HostIP(ctx, cfg.Host); err != nil {
+			return err
+		}
+	}
+	cfg.Rack, err = FindRack(ctx, cfg.Rack, table, script, cfg.IPAddr, cfg.Host)
+	return err
 }

@@ -120,3 +120,31 @@ func TestHostIP(t *testing.T) {
 		t.Error("an unresolvable host gave no error")
 	}
 }
+
+// TestIdentify: what is given stays, the rest is found (this machine's
+// host name, the name's address, the rack from the topology table by
+// address), and a rack given twice is refused.
+func TestIdentify(t *testing.T) {
+	table := filepath.Join(t.TempDir(), "topology.table")
+	if err := os.WriteFile(table, []byte("127.0.0.1 /dc1/rack-lo\n10.0.0.9 /dc1/rack-b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cfg := Config{Host: "localhost"}
+	if err := Identify(ctx, &cfg, table, ""); err != nil || cfg.IPAddr != "127.0.0.1" || cfg.Rack != "/dc1/rack-lo" {
+		t.Errorf("Identify(localhost, table) = %+v, %v; want 127.0.0.1 in /dc1/rack-lo", cfg, err)
+	}
+	cfg = Config{Host: "dn9", IPAddr: "10.0.0.9"}
+	if err := Identify(ctx, &cfg, table, ""); err != nil || cfg.Host != "dn9" || cfg.Rack != "/dc1/rack-b" {
+		t.Errorf("Identify(dn9 10.0.0.9, table) = %+v, %v; want the given host in /dc1/rack-b", cfg, err)
+	}
+	host, _ := os.Hostname()
+	cfg = Config{IPAddr: "10.0.0.1", Rack: "/given"}
+	if err := Identify(ctx, &cfg, "", ""); err != nil || cfg.Host != host || cfg.Rack != "/given" {
+		t.Errorf("Identify(no host, a rack) = %+v, %v; want host %q in /given", cfg, err, host)
+	}
+	cfg = Config{Host: "dn1", IPAddr: "10.0.0.1", Rack: "/given"}
+	if err := Identify(ctx, &cfg, table, ""); err == nil || !strings.Contains(err.Error(), "give at most one") {
+		t.Errorf("a rack and a table: %v, want refused", err)
+	}
+}

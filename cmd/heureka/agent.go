@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -71,11 +72,11 @@ Give at most one of --rack, --topology-table, --topology-script.`
 // agentFlags are `heureka agent`'s flags that are not a Config field as
 // they stand.
 type agentFlags struct {
-	role, registry, jmx, host, ip, rack, table, script, admin string
-	dataPort, rpcPort                                         int
-	dataDirs                                                  repeatedFlag
-	tls                                                       clientTLS
-	newLog                                                    func() (*slog.Logger, error)
+	role, registry, jmx, table, script, admin string
+	dataPort, rpcPort                         int
+	dataDirs                                  repeatedFlag
+	tls                                       clientTLS
+	newLog                                    func() (*slog.Logger, error)
 	// The other roles' (see newRole).
 	url, broker, clusterID, ensemble, masters, rackAttr string
 	port, brokerID                                      int
@@ -203,9 +204,9 @@ func (f *agentFlags) define(cfg *agent.Config, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&f.jmx, "jmx", "", "the daemon's web `URL`, e.g. http://HOST:9864 (DataNode) or http://HOST:9870 (NameNode) (required)")
 	fs.IntVar(&f.dataPort, "data-port", 0, "DataNode data-transfer `port`, probed and registered (default 9866)")
 	fs.IntVar(&f.rpcPort, "rpc-port", 0, "NameNode client RPC `port`, probed and registered (default 8020)")
-	fs.StringVar(&f.host, "host", "", "host `name` to register (default: this machine's host name)")
-	fs.StringVar(&f.ip, "ip", "", "IP `address` to register (default: the host name's)")
-	fs.StringVar(&f.rack, "rack", "", "network location, e.g. /dc1/rack-a (default /default-rack)")
+	fs.StringVar(&cfg.Host, "host", "", "host `name` to register (default: this machine's host name)")
+	fs.StringVar(&cfg.IPAddr, "ip", "", "IP `address` to register (default: the host name's)")
+	fs.StringVar(&cfg.Rack, "rack", "", "network location, e.g. /dc1/rack-a (default /default-rack)")
 	fs.StringVar(&f.table, "topology-table", "", "Hadoop topology table `file` (host-or-IP rack per line) to find the rack in")
 	fs.StringVar(&f.script, "topology-script", "", "Hadoop topology `script` to run (with the IP and host as arguments) to find the rack")
 	fs.Var(&f.dataDirs, "data-dir", "DataNode storage `directories`, for disk figures when the JMX has none: repeatable or comma-separated as in dfs.datanode.data.dir ([DISK]/data/1,file:///data/2)")
@@ -241,12 +242,12 @@ func (f *agentFlags) check(cfg *agent.Config, hcfg *hdfsrole.Config) ([]string, 
 		if f.rpcPort != 0 {
 			return nil, nil, bad("--rpc-port is for NameNodes; a DataNode's port is --data-port")
 		}
-		hcfg.Port = portOrDefault(f.dataPort, hdfs.DefaultDataNodeDataPort)
+		hcfg.Port = cmp.Or(f.dataPort, hdfs.DefaultDataNodeDataPort)
 	case hdfs.RoleNameNode:
 		if f.dataPort != 0 || len(f.dataDirs) > 0 {
 			return nil, nil, bad("--data-port and --data-dir are for DataNodes; a NameNode's port is --rpc-port")
 		}
-		hcfg.Port = portOrDefault(f.rpcPort, hdfs.DefaultNameNodeRPCPort)
+		hcfg.Port = cmp.Or(f.rpcPort, hdfs.DefaultNameNodeRPCPort)
 	default:
 		return nil, nil, bad("--role %q: want datanode or namenode", f.role)
 	}
@@ -279,29 +280,10 @@ func (f *agentFlags) check(cfg *agent.Config, hcfg *hdfsrole.Config) ([]string, 
 // identify fills in the host name, address and rack to register: the
 // flags', or this machine's.
 func (f *agentFlags) identify(ctx context.Context, cfg *agent.Config) error {
-	var err error
-	if cfg.Host = f.host; cfg.Host == "" {
-		if cfg.Host, err = os.Hostname(); err != nil {
-			return fmt.Errorf("agent: cannot read this machine's host name; give --host: %w", err)
-		}
-	}
-	if cfg.IPAddr = f.ip; cfg.IPAddr == "" {
-		if cfg.IPAddr, err = agent.HostIP(ctx, cfg.Host); err != nil {
-			return fmt.Errorf("agent: %w; give --ip", err)
-		}
-	}
-	if cfg.Rack, err = agent.FindRack(ctx, f.rack, f.table, f.script, cfg.IPAddr, cfg.Host); err != nil {
-		return fmt.Errorf("agent: %w", err)
+	if err := agent.Identify(ctx, cfg, f.table, f.script); err != nil {
+		return fmt.Errorf("agent: %w (--host, --ip, --rack, --topology-table and --topology-script say it)", err)
 	}
 	return nil
-}
-
-// portOrDefault returns v, or def when v is 0.
-func portOrDefault(v, def int) int {
-	if v == 0 {
-		return def
-	}
-	return v
 }
 
 func countNonEmpty(vals ...string) int {
@@ -327,7 +309,7 @@ func (f *agentFlags) common(cfg *agent.Config) ([]string, error) {
 	if len(urls) == 0 {
 		return nil, bad("--registry is required (or set $%s)", registryEnv)
 	}
-	if countNonEmpty(f.rack, f.table, f.script) > 1 {
+	if countNonEmpty(cfg.Rack, f.table, f.script) > 1 {
 		return nil, bad("give at most one of --rack, --topology-table and --topology-script")
 	}
 	return urls, nil
@@ -358,10 +340,10 @@ func (f *agentFlags) runRole(ctx context.Context, cfg agent.Config) error {
 	}
 	if r, ok := role.(interface {
 		Rack(context.Context) (string, error)
-	}); ok && countNonEmpty(f.rack, f.table, f.script) == 0 {
+	}); ok && countNonEmpty(cfg.Rack, f.table, f.script) == 0 {
 		// The daemon's own rack: asked once, as the instance ID holds it.
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		f.rack, err = r.Rack(rctx)
+		cfg.Rack, err = r.Rack(rctx)
 		cancel()
 		if err != nil {
 			cfg.Logger.Warn("cannot read the daemon's rack; registering the default rack", "err", err)
@@ -383,7 +365,7 @@ func (f *agentFlags) newRole(name string) (agent.Role, error) {
 	switch name {
 	case yarn.RoleName:
 		c := yarnrole.DefaultConfig()
-		c.URL, c.ClusterID, c.Port = f.url, f.clusterID, portOrDefault(f.port, c.Port)
+		c.URL, c.ClusterID, c.Port = f.url, f.clusterID, cmp.Or(f.port, c.Port)
 		return yarnrole.New(c)
 	case hbase.MasterRoleName, hbase.RegionServerRoleName:
 		c := hbaserole.DefaultConfig()
@@ -396,7 +378,7 @@ func (f *agentFlags) newRole(name string) (agent.Role, error) {
 		return elasticsearchrole.New(c)
 	case zookeeper.RoleName:
 		c := zookeeperrole.DefaultConfig()
-		c.URL, c.Ensemble, c.Port = f.url, f.ensemble, portOrDefault(f.port, c.Port)
+		c.URL, c.Ensemble, c.Port = f.url, f.ensemble, cmp.Or(f.port, c.Port)
 		return zookeeperrole.New(c)
 	case kafka.RoleName:
 		c := kafkarole.DefaultConfig()
