@@ -1,6 +1,7 @@
 package elasticsearchrole
 
 import (
+	"cmp"
 	"context"
 	"net"
 	"net/http"
@@ -56,10 +57,8 @@ func (c Config) Validate() error {
 
 // Role is an Elasticsearch node as the agent sees it.
 type Role struct {
-	cfg      Config
-	base     string
-	httpPort int
-	http     *http.Client
+	cfg Config
+	web *reach.Web[elasticsearch.Node]
 }
 
 var _ agent.Role = (*Role)(nil)
@@ -69,26 +68,18 @@ func New(cfg Config) (*Role, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r := &Role{cfg: cfg, http: reach.Client()}
-	r.base, r.httpPort, _ = reach.Base(cfg.URL)
-	return r, nil
-}
-
-func (r *Role) read(ctx context.Context) (elasticsearch.Node, error) {
-	return reach.Read(ctx, func(ctx context.Context) (elasticsearch.Node, error) {
-		return elasticsearch.Read(ctx, r.http, r.base, r.cfg.ClusterUUID)
+	web, err := reach.NewWeb(cfg.URL, func(ctx context.Context, c *http.Client, base string) (elasticsearch.Node, error) {
+		return elasticsearch.Read(ctx, c, base, cfg.ClusterUUID)
 	})
+	return &Role{cfg: cfg, web: web}, err
 }
 
 // Probe reads the node: its role state, and whether it is healthy.
-func (r *Role) Probe(ctx context.Context) (agent.Health, error) {
-	n, err := r.read(ctx)
-	return reach.Health(err, n.RoleState, n.Health)
-}
+func (r *Role) Probe(ctx context.Context) (agent.Health, error) { return r.web.Probe(ctx) }
 
 // Collect reads the node's figures.
 func (r *Role) Collect(ctx context.Context) (agent.Figures, error) {
-	n, err := r.read(ctx)
+	n, err := r.web.Read(ctx)
 	if err != nil {
 		return agent.Figures{}, err
 	}
@@ -115,19 +106,14 @@ func (r *Role) Material(old, new agent.Figures) bool { return old != new }
 // Rack reads the node's rack attribute (Config.RackAttribute); "" when
 // the node has none.
 func (r *Role) Rack(ctx context.Context) (string, error) {
-	n, err := r.read(ctx)
+	n, err := r.web.Read(ctx)
 	if err != nil {
 		return "", err
 	}
 	return n.Rack(r.cfg.RackAttribute), nil
 }
 
+// figures registers port, or else the one in Config.URL.
 func (r *Role) figures(port int, kv ...string) agent.Figures {
-	if port == 0 {
-		port = r.httpPort
-	}
-	if r.httpPort > 0 {
-		kv = append(kv, heureka.MetaHTTPPort, strconv.Itoa(r.httpPort))
-	}
-	return agent.Figures{Port: port, Metadata: heureka.NewMetadata(kv...)}
+	return r.web.Figures(cmp.Or(port, r.web.HTTPPort()), kv...)
 }

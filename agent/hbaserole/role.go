@@ -199,10 +199,7 @@ func (r *Role) figures(serverName string, kv ...string) agent.Figures {
 	} else if port == 0 {
 		port = hbase.DefaultRegionServerPort
 	}
-	if r.httpPort > 0 {
-		kv = append(kv, heureka.MetaHTTPPort, strconv.Itoa(r.httpPort))
-	}
-	return agent.Figures{Port: port, Metadata: heureka.NewMetadata(kv...)}
+	return reach.Figures(port, r.httpPort, kv...)
 }
 
 // rpcPort is the port of a server name "host,port,startcode"; 0 when it

@@ -3,7 +3,6 @@ package yarnrole
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/heureka-project/heureka"
@@ -51,10 +50,8 @@ func (c Config) Validate() error {
 
 // Role is a ResourceManager as the agent sees it.
 type Role struct {
-	cfg      Config
-	base     string
-	httpPort int
-	http     *http.Client
+	cfg Config
+	web *reach.Web[yarn.ResourceManager]
 }
 
 var _ agent.Role = (*Role)(nil)
@@ -64,47 +61,28 @@ func New(cfg Config) (*Role, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r := &Role{cfg: cfg, http: reach.Client()}
-	r.base, r.httpPort, _ = reach.Base(cfg.URL)
-	return r, nil
-}
-
-func (r *Role) read(ctx context.Context) (yarn.ResourceManager, error) {
-	return reach.Read(ctx, func(ctx context.Context) (yarn.ResourceManager, error) {
-		return yarn.Read(ctx, r.http, r.base, r.cfg.ClusterID)
+	web, err := reach.NewWeb(cfg.URL, func(ctx context.Context, c *http.Client, base string) (yarn.ResourceManager, error) {
+		return yarn.Read(ctx, c, base, cfg.ClusterID)
 	})
+	return &Role{cfg: cfg, web: web}, err
 }
 
 // Probe reads the RM's cluster information: its HA state is the role
 // state; yarn.ResourceManager.Health, or an RM of another cluster, makes
 // it unhealthy.
-func (r *Role) Probe(ctx context.Context) (agent.Health, error) {
-	rm, err := r.read(ctx)
-	return reach.Health(err, rm.RoleState, rm.Health)
-}
+func (r *Role) Probe(ctx context.Context) (agent.Health, error) { return r.web.Probe(ctx) }
 
 // Collect reads the RM's version.
 func (r *Role) Collect(ctx context.Context) (agent.Figures, error) {
-	rm, err := r.read(ctx)
+	rm, err := r.web.Read(ctx)
 	if err != nil {
 		return agent.Figures{}, err
 	}
-	return r.figures(rm.Version), nil
+	return r.web.Figures(r.cfg.Port, heureka.MetaVersion, rm.Version), nil
 }
 
 // Static is the configured ports.
-func (r *Role) Static() agent.Figures { return r.figures("") }
+func (r *Role) Static() agent.Figures { return r.web.Figures(r.cfg.Port) }
 
 // Material: every change (a version, a port) is.
 func (r *Role) Material(old, new agent.Figures) bool { return old != new }
-
-func (r *Role) figures(version string) agent.Figures {
-	kv := []string{}
-	if version != "" {
-		kv = append(kv, heureka.MetaVersion, version)
-	}
-	if r.httpPort > 0 {
-		kv = append(kv, heureka.MetaHTTPPort, strconv.Itoa(r.httpPort))
-	}
-	return agent.Figures{Port: r.cfg.Port, Metadata: heureka.NewMetadata(kv...)}
-}

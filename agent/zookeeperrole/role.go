@@ -51,11 +51,8 @@ func (c Config) Validate() error {
 
 // Role is a ZooKeeper server as the agent sees it.
 type Role struct {
-	cfg      Config
-	base     string
-	httpPort int
-	ensemble zookeeper.Ensemble
-	http     *http.Client
+	cfg Config
+	web *reach.Web[zookeeper.Mntr]
 }
 
 var _ agent.Role = (*Role)(nil)
@@ -65,42 +62,34 @@ func New(cfg Config) (*Role, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r := &Role{cfg: cfg, http: reach.Client()}
-	r.base, r.httpPort, _ = reach.Base(cfg.URL)
-	r.ensemble, _ = zookeeper.ParseEnsemble(cfg.Ensemble)
-	return r, nil
-}
-
-func (r *Role) read(ctx context.Context) (zookeeper.Mntr, error) {
-	return reach.Read(ctx, func(ctx context.Context) (zookeeper.Mntr, error) {
-		return zookeeper.Read(ctx, r.http, r.base, r.ensemble)
+	ensemble, _ := zookeeper.ParseEnsemble(cfg.Ensemble)
+	web, err := reach.NewWeb(cfg.URL, func(ctx context.Context, c *http.Client, base string) (zookeeper.Mntr, error) {
+		return zookeeper.Read(ctx, c, base, ensemble)
 	})
+	return &Role{cfg: cfg, web: web}, err
 }
 
 // Probe reads the server's mntr: its state, and whether it serves.
-func (r *Role) Probe(ctx context.Context) (agent.Health, error) {
-	m, err := r.read(ctx)
-	return reach.Health(err, m.RoleState, m.Health)
-}
+func (r *Role) Probe(ctx context.Context) (agent.Health, error) { return r.web.Probe(ctx) }
 
 // Collect reads the server's version and counts. A server that is not
 // serving reports none, and keeps the ones it had.
 func (r *Role) Collect(ctx context.Context) (agent.Figures, error) {
-	m, err := r.read(ctx)
+	m, err := r.web.Read(ctx)
 	if err != nil {
 		return agent.Figures{}, err
 	}
 	if m.State == zookeeper.StateNotServing {
-		return agent.Figures{}, heureka.Errorf(heureka.EUNAVAILABLE, "%s: the server is not serving; no figures to read", r.base)
+		return agent.Figures{}, heureka.Errorf(heureka.EUNAVAILABLE, "%s: the server is not serving; no figures to read", r.web.URL())
 	}
-	return r.figures(heureka.MetaVersion, m.Version,
+	return r.web.Figures(r.cfg.Port, heureka.MetaVersion, m.Version,
 		zookeeper.MetaOutstandingRequests, strconv.FormatInt(m.OutstandingRequests, 10),
 		zookeeper.MetaZnodeCount, strconv.FormatInt(m.ZnodeCount, 10),
 		zookeeper.MetaConnections, strconv.FormatInt(m.AliveConnections, 10)), nil
 }
 
 // Static is the configured ports.
-func (r *Role) Static() agent.Figures { return r.figures() }
+func (r *Role) Static() agent.Figures { return r.web.Figures(r.cfg.Port) }
 
 // drifting are the figures that change with load, not with the server.
 var drifting = []string{zookeeper.MetaOutstandingRequests, zookeeper.MetaZnodeCount, zookeeper.MetaConnections}
@@ -110,11 +99,4 @@ func (r *Role) Material(old, new agent.Figures) bool {
 	return old.Port != new.Port || slices.ContainsFunc(old.Metadata.ChangedKeys(new.Metadata), func(k string) bool {
 		return !slices.Contains(drifting, k)
 	})
-}
-
-func (r *Role) figures(kv ...string) agent.Figures {
-	if r.httpPort > 0 {
-		kv = append(kv, heureka.MetaHTTPPort, strconv.Itoa(r.httpPort))
-	}
-	return agent.Figures{Port: r.cfg.Port, Metadata: heureka.NewMetadata(kv...)}
 }

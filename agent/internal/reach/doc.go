@@ -10,12 +10,15 @@
 // report's role state and health rules, or, when the knowledge package
 // refused a daemon of another cluster, unhealthy with a cause naming both.
 // Client is the HTTP client the roles read a daemon on the same host with,
-// Base their daemon's base URL.
+// Base their daemon's base URL, Figures the figures with the daemon's web
+// port. Web puts these together for a role that reads one web endpoint
+// (yarnrole, elasticsearchrole, zookeeperrole): each such role is then
+// its Config, its Collect and its rules for what is material.
 //
 // # Concurrency
 //
-// Nothing here keeps state; Read is safe for concurrent use as far as the
-// client its read function uses is (an *http.Client is).
+// Nothing here keeps state but Web's client; Read and Web's methods are
+// safe for concurrent use as far as the read function given is.
 //
 // # What it does not do
 //

@@ -136,3 +136,57 @@ func TestBase(t *testing.T) {
 		}
 	}
 }
+
+// state is a Report read from the test server's body: "STATE" or
+// "STATE unhealthy".
+type state string
+
+func (s state) RoleState() string { st, _, _ := strings.Cut(string(s), " "); return st }
+func (s state) Health() (bool, string) {
+	if strings.HasSuffix(string(s), " unhealthy") {
+		return false, "it says so"
+	}
+	return true, ""
+}
+
+// TestWeb reads a real server through Web: the base URL handed to the
+// read, a probe's role state and health, a refusal in the agent's terms
+// once the server is gone, and the URL's port among the figures.
+func TestWeb(t *testing.T) {
+	body := "leader"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(body))
+	}))
+	defer srv.Close()
+	var bases []string
+	web, err := NewWeb(srv.URL+"/?x=1", func(ctx context.Context, c *http.Client, base string) (state, error) {
+		bases = append(bases, base)
+		b, err := fetch.Get(ctx, c, base+"/state", "", 1<<10)
+		return state(b), err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, err := web.Probe(context.Background()); err != nil || h.State != "leader" || h.Unhealthy != "" {
+		t.Errorf("Probe of a healthy leader = %+v, %v", h, err)
+	}
+	body = "follower unhealthy"
+	if h, err := web.Probe(context.Background()); err != nil || h.State != "follower" || h.Unhealthy != "it says so" {
+		t.Errorf("Probe of an unhealthy follower = %+v, %v", h, err)
+	}
+	if len(bases) != 2 || bases[0] != srv.URL || web.URL() != srv.URL {
+		t.Errorf("reads were given %q (URL %q); want %q, without the query", bases, web.URL(), srv.URL)
+	}
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
+	f := web.Figures(2181, heureka.MetaVersion, "3.9.3")
+	if f.Port != 2181 || f.Metadata.Get(heureka.MetaHTTPPort) != port || f.Metadata.Get(heureka.MetaVersion) != "3.9.3" {
+		t.Errorf("Figures = %+v; want port 2181, http_port %s and the version", f, port)
+	}
+	srv.Close()
+	if _, err := web.Probe(context.Background()); !errors.Is(err, agent.ErrRefused) {
+		t.Errorf("Probe of a closed server: %v, want agent.ErrRefused", err)
+	}
+	if _, err := NewWeb("ftp://x", func(context.Context, *http.Client, string) (state, error) { return "", nil }); err == nil {
+		t.Error("NewWeb took an ftp URL")
+	}
+}
