@@ -14,6 +14,7 @@ import (
 // server's clock through /debug/clock really moves what the registry
 // reads: a registration made afterwards carries the stepped time.
 func TestDebugClockMovesTheServersClock(t *testing.T) {
+	t.Parallel()
 	debug := proctest.FreeAddr(t, "127.0.0.1")
 	p := startProc(t, "clocked", proctest.FreeAddr(t, "127.0.0.1"), "--debug-listen", debug)
 	p.run.WaitFor(regexp.MustCompile(`msg="profiler serving"`), 10*time.Second)

@@ -14,6 +14,7 @@ import (
 )
 
 func TestWritesReplicateAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	ps := startCluster(t, 3)
 	ps[0].register("dn1", 60)
 	proctest.Eventually(t, 5*time.Second, "dn1 on peers 2 and 3", func() bool {
@@ -46,6 +47,7 @@ func TestWritesReplicateAcrossProcesses(t *testing.T) {
 }
 
 func TestKilledPeerHoldsEverythingBeforeReady(t *testing.T) {
+	t.Parallel()
 	ps := startCluster(t, 3)
 	const n = 200
 	for i := range n {
@@ -72,6 +74,7 @@ func TestKilledPeerHoldsEverythingBeforeReady(t *testing.T) {
 }
 
 func TestFrozenPeerConvergesWithoutLossOrResurrection(t *testing.T) {
+	t.Parallel()
 	ps := startCluster(t, 3)
 	for _, id := range []string{"stay1", "stay2", "cancelme", "drainme"} {
 		ps[0].register(id, 120)
@@ -120,6 +123,7 @@ func TestFrozenPeerConvergesWithoutLossOrResurrection(t *testing.T) {
 // dead node is evicted within a lease and a second; a mass loss across all
 // racks is held back and reported; recovery ends it.
 func TestSelfPreservationOnTheRealClock(t *testing.T) {
+	t.Parallel()
 	p := startProc(t, "solo", proctest.FreeAddr(t, "127.0.0.2"))
 	var ids []string
 	for i := range 12 {

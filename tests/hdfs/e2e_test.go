@@ -29,6 +29,7 @@ const (
 // TestDaemonStoppedDownAndBack: the daemon stops answering (its /jmx and
 // data port close) → DOWN within 3 s; it comes back → UP.
 func TestDaemonStoppedDownAndBack(t *testing.T) {
+	t.Parallel()
 	reg := startServer(t)
 	dn := startSim(t, "datanode", "--hostname", "dn1.test", "--capacity", "2T", "--used", "1T", "--blocks", "5000")
 	// --up-after 1s: the UP below is bounded like the DOWN.
@@ -82,6 +83,7 @@ func TestDaemonStoppedDownAndBack(t *testing.T) {
 // TestDaemonKilled: the simulator's process is SIGKILLed → DOWN within
 // 3 s; a new process on the same ports → UP.
 func TestDaemonKilled(t *testing.T) {
+	t.Parallel()
 	reg := startServer(t)
 	dn := startSim(t, "datanode", "--hostname", "dn2.test")
 	startAgent(t, reg, "datanode", dn, "dn2.test", "/dc1/rack-b")
@@ -109,6 +111,7 @@ func TestDaemonKilled(t *testing.T) {
 // TestAgentSIGTERM: SIGTERM → OUT_OF_SERVICE, then the instance is gone,
 // and the agent exits 0.
 func TestAgentSIGTERM(t *testing.T) {
+	t.Parallel()
 	reg := startServer(t)
 	dn := startSim(t, "datanode", "--hostname", "dn3.test")
 	agent := startAgent(t, reg, "datanode", dn, "dn3.test", "/dc1/rack-c", "--drain", "1500ms")
@@ -169,6 +172,7 @@ func waitActive(t *testing.T, c *client.Client, host string, bound time.Duration
 // steps down and the standby takes over; the registry resolves the new
 // active within a second or so, with the address list active first.
 func TestNameNodeFailover(t *testing.T) {
+	t.Parallel()
 	reg := startServer(t)
 	nnA := startSim(t, "namenode", "--hostname", "nn-a.test", "--ha-state", "active")
 	nnB := startSim(t, "namenode", "--hostname", "nn-b.test", "--ha-state", "standby")
@@ -215,6 +219,7 @@ func TestNameNodeFailover(t *testing.T) {
 // order, the default rack for unknown hosts, 100 arguments; then the
 // registry is killed and the cache file gives the same answers.
 func TestTopologyScript(t *testing.T) {
+	t.Parallel()
 	reg := startServer(t)
 	dn := startSim(t, "datanode", "--hostname", "dn-agent.test")
 	startAgent(t, reg, "datanode", dn, "dn-agent.test", "/dc2/rack-z")

@@ -142,6 +142,7 @@ func (wc *webCluster) read(t *testing.T, path string) []byte {
 // succeeding, and never to the dead node, while a DataNode is killed and
 // the NameNode fails over; everything reads back as written.
 func TestGatewayFailoverAndDeadDataNode(t *testing.T) {
+	t.Parallel()
 	wc := startWebCluster(t, 3)
 	written := map[string][]byte{}
 	write := func(phase string, k int) {
@@ -223,6 +224,7 @@ func remoteException(t *testing.T, resp *http.Response) (string, string) {
 // TestGatewayBadInput: bad requests get WebHDFS-shaped errors from the
 // gateway itself, and it goes on serving.
 func TestGatewayBadInput(t *testing.T) {
+	t.Parallel()
 	wc := startWebCluster(t, 1)
 	base := "http://" + wc.gw + "/webhdfs/v1"
 	cases := []struct {
@@ -268,6 +270,7 @@ func TestGatewayBadInput(t *testing.T) {
 // the caller RequestTimeout and a 504 RemoteException, and the gateway
 // goes on serving.
 func TestGatewayHungNameNode(t *testing.T) {
+	t.Parallel()
 	reg := startServer(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -319,6 +322,7 @@ func TestGatewayHungNameNode(t *testing.T) {
 // keeps answering from its snapshot while the registry is down; `heureka
 // pick` agrees and exits 3 on a shortfall.
 func TestPickerEndToEnd(t *testing.T) {
+	t.Parallel()
 	reg := startServer(t)
 	type node struct {
 		host, rack string
@@ -420,6 +424,7 @@ func runHeureka(t *testing.T, args ...string) (string, int) {
 // TestWebHDFSNodeClient runs tests/webhdfs (the npm webhdfs client) against
 // a cluster started here. It needs node and `npm ci` in tests/webhdfs.
 func TestWebHDFSNodeClient(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join("..", "webhdfs")
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "webhdfs")); err != nil {
 		t.Skip("tests/webhdfs has no node_modules: run `npm ci` there (scripts/test does)")
@@ -447,6 +452,7 @@ func TestWebHDFSNodeClient(t *testing.T) {
 
 // TestGatewayCurl: curl, the two-step CREATE by hand, through a failover.
 func TestGatewayCurl(t *testing.T) {
+	t.Parallel()
 	curl, err := exec.LookPath("curl")
 	if err != nil {
 		t.Skip("curl is not installed")

@@ -54,6 +54,7 @@ func watching(pid int) *regexp.Regexp {
 // the pid file, the agent follows the new process, and its kill -9 is
 // "process exited" too (the probes alone would say "port refused").
 func TestKilledWithPIDFile(t *testing.T) {
+	t.Parallel()
 	reg := startServer(t)
 	w := newWatcher(t, reg)
 	pidFile := filepath.Join(t.TempDir(), "hadoop-hdfs-datanode.pid")
@@ -86,6 +87,7 @@ func TestKilledWithPIDFile(t *testing.T) {
 // exactly what a reused PID looks like (the file keeps its old time). The agent refuses it and keeps
 // the node DOWN.
 func TestReusedPIDNotTaken(t *testing.T) {
+	t.Parallel()
 	reg := startServer(t)
 	w := newWatcher(t, reg)
 	pidFile := filepath.Join(t.TempDir(), "hadoop-hdfs-datanode.pid")
@@ -129,6 +131,7 @@ func TestReusedPIDNotTaken(t *testing.T) {
 // TestShortPauseNoChange: SIGSTOP for 3 s, less than --hang-after (and
 // --hung-mark-after): no registry write, no watch event.
 func TestShortPauseNoChange(t *testing.T) {
+	t.Parallel()
 	reg := startServer(t)
 	w := newWatcher(t, reg)
 	c := newClient(t, reg)
@@ -161,6 +164,7 @@ func TestShortPauseNoChange(t *testing.T) {
 // TestLongPauseDownThenUp: SIGSTOP longer than --hang-after is DOWN "not
 // answering"; after SIGCONT and --up-after of answers, UP.
 func TestLongPauseDownThenUp(t *testing.T) {
+	t.Parallel()
 	reg := startServer(t)
 	w := newWatcher(t, reg)
 	dn := startSim(t, "datanode", "--hostname", "dn-hung.test")
@@ -182,6 +186,7 @@ func TestLongPauseDownThenUp(t *testing.T) {
 // TestFlappingHeldDown: a daemon that stops and starts again and again is
 // held DOWN longer each time, and the agent says so.
 func TestFlappingHeldDown(t *testing.T) {
+	t.Parallel()
 	reg := startServer(t)
 	w := newWatcher(t, reg)
 	c := newClient(t, reg)

@@ -80,6 +80,7 @@ func tcpServer(t *testing.T, serve func(net.Conn)) string {
 // "not answering" after --hang-after, and "another cluster's daemon" with
 // both identities and no role state.
 func TestBadDaemons(t *testing.T) {
+	t.Parallel()
 	reg := startServer(t)
 	apps := []string{}
 	for _, r := range []string{yarn.RoleName, hbase.MasterRoleName, elasticsearch.RoleName, zookeeper.RoleName, kafka.RoleName} {

@@ -21,6 +21,7 @@ import (
 // and consumes; the controller moving and a broker's death are
 // registered.
 func TestKafkaBootstrap(t *testing.T) {
+	t.Parallel()
 	reg := startServer(t)
 	c := simtest.Open(t, sim.SystemKafka, func(cfg *sim.ClusterConfig) { cfg.ClusterID = "kafka-prod" })
 	cl := newClient(t, reg)

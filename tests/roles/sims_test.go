@@ -72,6 +72,7 @@ func lifecycle(t *testing.T, c *sim.Cluster, cl *client.Client, w *watcher, agen
 // happens, the active's death reported DOWN while the standby takes over,
 // a pause held, a drain.
 func TestYARN(t *testing.T) {
+	t.Parallel()
 	reg := startServer(t)
 	c := simtest.Open(t, sim.SystemYARN, func(cfg *sim.ClusterConfig) { cfg.ClusterID = "yarn-prod" })
 	cl := newClient(t, reg)
@@ -123,6 +124,7 @@ func TestYARN(t *testing.T) {
 // backup, the hand-over, a RegionServer the master counts dead (DOWN
 // while it still answers), one that dies, a pause, a drain.
 func TestHBase(t *testing.T) {
+	t.Parallel()
 	reg := startServer(t)
 	c := simtest.Open(t, sim.SystemHBase, nil)
 	cid := c.State().ClusterID
@@ -181,6 +183,7 @@ func TestHBase(t *testing.T) {
 // nodes' rack_id attribute: the elected master, a new election when it
 // dies, a node that left the cluster, a pause, a drain.
 func TestElasticsearch(t *testing.T) {
+	t.Parallel()
 	reg := startServer(t)
 	c := simtest.Open(t, sim.SystemElasticsearch, nil)
 	uuid := c.State().ClusterID

@@ -90,6 +90,7 @@ func leaderOf(t *testing.T, w *watcher, app string, agents []zkAgent) int {
 // exited" at once, the second "port refused" within a probe and a
 // recheck, and the survivors' agents report the new leader.
 func TestZooKeeperEnsemble(t *testing.T) {
+	t.Parallel()
 	zktest.Need(t)
 	servers := zktest.StartEnsemble(t, 3)
 	reg := startServer(t)
