@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/netip"
 	"path/filepath"
@@ -105,4 +106,32 @@ func TestDNSAnswersWhatAnAnonymousReadMaySee(t *testing.T) {
 	if !counted(m) {
 		t.Errorf("/metrics lacks the DNS queries by type and rcode (one A REFUSED, one A NOERROR) after 5 s")
 	}
+}
+
+// TestOpenFailingLeavesNothingOpen: when the DNS port is taken, Open fails
+// naming it and closes the HTTP listener it had opened, so the same
+// addresses serve once the port is free.
+func TestOpenFailingLeavesNothingOpen(t *testing.T) {
+	busy, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	httpAddr := probe.Addr().String()
+	probe.Close()
+	cfg := DefaultConfig()
+	cfg.Listen, cfg.DNS.Listen = httpAddr, busy.LocalAddr().String()
+	s := New(cfg, slog.New(slog.DiscardHandler))
+	if err := s.Open(); err == nil || !strings.Contains(err.Error(), busy.LocalAddr().String()) {
+		t.Fatalf("Open with the DNS port taken: %v; want an error naming %s", err, busy.LocalAddr())
+	}
+	busy.Close()
+	s = New(cfg, slog.New(slog.DiscardHandler))
+	if err := s.Open(); err != nil {
+		t.Fatalf("Open once the DNS port is free, on the same HTTP address %s: %v", httpAddr, err)
+	}
+	_ = s.Close(context.Background())
 }

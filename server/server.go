@@ -75,75 +75,136 @@ func (s *Server) Open() error {
 	if err := s.Config.Validate(); err != nil {
 		return err
 	}
-
-	var store *auth.Store
-	if s.Config.AuthFile != "" {
-		store = auth.NewStore(s.Config.AuthFile, s.Logger)
-		if err := store.Load(); err != nil {
-			return heureka.InvalidConfig("AuthFile", nil, "%v", err)
-		}
-	}
-	serverTLS, err := s.loadTLS()
+	sec, err := s.loadSecurity()
 	if err != nil {
 		return err
 	}
-	peerTLS, err := s.loadPeerTLS()
-	if err != nil {
-		return err
-	}
-	s.peerAuth.Store("")
-	if err := s.loadPeerAuth(); err != nil {
-		return err
-	}
-
 	rcfg := s.Config.Registry
 	rcfg.Logger = s.Logger // the registry adds subsystem=registry
 	reg, err := registry.New(rcfg)
 	if err != nil {
 		return fmt.Errorf("registry: %w", err)
 	}
-
 	ln, err := net.Listen("tcp", s.Config.Listen)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	defer func() {
+		if !s.opened {
+			ln.Close()
+		}
+	}()
 	s.NodeID = newNodeID()
+	rep, err := s.newReplication(reg, ln.Addr(), sec)
+	if err != nil {
+		return fmt.Errorf("replication: %w", err)
+	}
+	dnsSrv, err := s.newDNS(reg, sec.store)
+	if err != nil {
+		return err
+	}
+	api, conns, err := s.newAPI(reg, rep, dnsSrv, sec.store)
+	if err != nil {
+		return err
+	}
+	if dnsSrv != nil {
+		if err := dnsSrv.Open(); err != nil { // last, so nothing after it can fail and leave it open
+			return err
+		}
+	}
+	s.Registry, s.API, s.Replicator, s.Auth, s.ln, s.conns, s.DNS = reg, api, rep, sec.store, conns.Listener(ln), conns, dnsSrv
+	s.http = &http.Server{
+		Handler:        api.Handler(),
+		MaxHeaderBytes: 64 << 10,
+		TLSConfig:      sec.serverTLS,
+		ErrorLog:       slog.NewLogLogger(s.Logger.With("subsystem", "http").Handler(), slog.LevelWarn),
+	}
+	conns.Guard(s.http)
+	s.opened = true
+	attrs := []any{"addr", ln.Addr().String(), "node", s.NodeID, "peers", len(s.Config.Replication.Peers),
+		"tls", sec.serverTLS != nil, "auth", sec.store != nil}
+	if dnsSrv != nil {
+		attrs = append(attrs, "dns", dnsSrv.Addr(), "dns_domain", s.Config.DNS.Domain)
+	}
+	s.Logger.Info("heureka server listening", attrs...)
+	s.warnIfExposed(ln.Addr(), sec.store != nil, sec.serverTLS != nil)
+	s.start(sec.store, sec.serverTLS != nil)
+	return nil
+}
+
+// security is what the server reads from its credential and certificate
+// files at Open.
+type security struct {
+	store              *auth.Store // nil: no authentication
+	serverTLS, peerTLS *tls.Config // nil: plain HTTP; the system's roots
+}
+
+// loadSecurity reads the credentials, the server's and the peers' TLS
+// files, and the secret sent to peers.
+func (s *Server) loadSecurity() (security, error) {
+	var sec security
+	if s.Config.AuthFile != "" {
+		sec.store = auth.NewStore(s.Config.AuthFile, s.Logger)
+		if err := sec.store.Load(); err != nil {
+			return sec, heureka.InvalidConfig("AuthFile", nil, "%v", err)
+		}
+	}
+	var err error
+	if sec.serverTLS, err = s.loadTLS(); err != nil {
+		return sec, err
+	}
+	if sec.peerTLS, err = s.loadPeerTLS(); err != nil {
+		return sec, err
+	}
+	s.peerAuth.Store("")
+	return sec, s.loadPeerAuth()
+}
+
+// newReplication builds replication over reg, this server's own URL the
+// listener's address unless the config names one, and makes it reg's
+// forwarder.
+func (s *Server) newReplication(reg *registry.Registry, addr net.Addr, sec security) (*replication.Replicator, error) {
 	pcfg := s.Config.Replication
 	if pcfg.SelfURL == "" {
 		scheme := "http"
-		if serverTLS != nil {
+		if sec.serverTLS != nil {
 			scheme = "https"
 		}
-		pcfg.SelfURL = scheme + "://" + ln.Addr().String() + "/eureka"
+		pcfg.SelfURL = scheme + "://" + addr.String() + "/eureka"
 	}
 	pcfg.NodeID = s.NodeID
-	pcfg.TLS = peerTLS
+	pcfg.TLS = sec.peerTLS
 	pcfg.Authorization = func() string { return s.peerAuth.Load().(string) }
 	pcfg.Logger = s.Logger
 	rep, err := replication.New(pcfg, reg)
 	if err != nil {
-		ln.Close()
-		return fmt.Errorf("replication: %w", err)
+		return nil, err
 	}
 	reg.SetForwarder(rep.Forward)
+	return rep, nil
+}
 
-	var dnsSrv *dnsapi.Server
-	if s.Config.DNS.Listen != "" {
-		dcfg := s.Config.DNS
-		if store != nil {
-			dcfg.Anonymous = func() bool {
-				_, err := store.Authorize(nil, auth.Request{Action: auth.Read, Verb: "read the registry"})
-				return err == nil
-			}
-		}
-		if dnsSrv, err = dnsapi.New(dcfg, reg, s.Logger); err != nil {
-			ln.Close()
-			return err
+// newDNS builds the DNS server, nil when DNS.Listen is empty. With
+// credentials, it answers only what an anonymous read may see.
+func (s *Server) newDNS(reg *registry.Registry, store *auth.Store) (*dnsapi.Server, error) {
+	if s.Config.DNS.Listen == "" {
+		return nil, nil
+	}
+	dcfg := s.Config.DNS
+	if store != nil {
+		dcfg.Anonymous = func() bool {
+			_, err := store.Authorize(nil, auth.Request{Action: auth.Read, Verb: "read the registry"})
+			return err == nil
 		}
 	}
+	return dnsapi.New(dcfg, reg, s.Logger)
+}
 
+// newAPI builds the HTTP API over reg, with replication's and DNS's
+// status and metrics, and the connections' bounds.
+func (s *Server) newAPI(reg *registry.Registry, rep *replication.Replicator, dnsSrv *dnsapi.Server, store *auth.Store) (*httpapi.Server, *conntime.Watchdog, error) {
 	hcfg := s.Config.HTTP
-	hcfg.Limits = rcfg.Limits
+	hcfg.Limits = s.Config.Registry.Limits
 	hcfg.NodeID = s.NodeID
 	hcfg.Ready = rep.Ready
 	hcfg.Status = func() map[string]any {
@@ -160,38 +221,11 @@ func (s *Server) Open() error {
 	hcfg.Auth = store
 	conns, err := conntime.New(s.Config.ConnLimits(), s.Logger.With("subsystem", "http"))
 	if err != nil {
-		ln.Close()
-		return err
+		return nil, nil, err
 	}
 	hcfg.Collectors = append(hcfg.Collectors, conns.Collector())
 	api, err := httpapi.New(hcfg, reg, s.Logger)
-	if err != nil {
-		ln.Close()
-		return err
-	}
-	if dnsSrv != nil {
-		if err := dnsSrv.Open(); err != nil { // last, so nothing after it can fail and leave it open
-			ln.Close()
-			return err
-		}
-	}
-	s.Registry, s.API, s.Replicator, s.Auth, s.ln, s.conns, s.DNS = reg, api, rep, store, conns.Listener(ln), conns, dnsSrv
-	s.http = &http.Server{
-		Handler:        api.Handler(),
-		MaxHeaderBytes: 64 << 10,
-		TLSConfig:      serverTLS,
-		ErrorLog:       slog.NewLogLogger(s.Logger.With("subsystem", "http").Handler(), slog.LevelWarn),
-	}
-	conns.Guard(s.http)
-	s.opened = true
-	attrs := []any{"addr", ln.Addr().String(), "node", s.NodeID, "peers", len(pcfg.Peers), "tls", serverTLS != nil, "auth", store != nil}
-	if dnsSrv != nil {
-		attrs = append(attrs, "dns", dnsSrv.Addr(), "dns_domain", s.Config.DNS.Domain)
-	}
-	s.Logger.Info("heureka server listening", attrs...)
-	s.warnIfExposed(ln.Addr(), store != nil, serverTLS != nil)
-	s.start(store, serverTLS != nil)
-	return nil
+	return api, conns, err
 }
 
 // start runs the actors in a rungroup. The first to return, with or
