@@ -286,6 +286,7 @@ func (f *agentFlags) identify(ctx context.Context, cfg *agent.Config) error {
 	return nil
 }
 
+// countNonEmpty counts the values given.
 func countNonEmpty(vals ...string) int {
 	n := 0
 	for _, v := range vals {
