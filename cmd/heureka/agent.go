@@ -286,7 +286,7 @@ func (f *agentFlags) identify(ctx context.Context, cfg *agent.Config) error {
 	return nil
 }
 
-// countNonEmpty counts the values given.
+// countNonEmpty counts the values that are not empty.
 func countNonEmpty(vals ...string) int {
 	n := 0
 	for _, v := range vals {
