@@ -65,36 +65,10 @@ func TestPick(t *testing.T) {
 // TestPickProbeReplacesDeadNodes: with Probe, a chosen DataNode whose data
 // port refuses is replaced by asking the registry again, avoiding it.
 func TestPickProbeReplacesDeadNodes(t *testing.T) {
-	live := func() int {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { l.Close() })
-		go func() {
-			for {
-				c, err := l.Accept()
-				if err != nil {
-					return
-				}
-				c.Close()
-			}
-		}()
-		return l.Addr().(*net.TCPAddr).Port
-	}
-	dead := func() int {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := l.Addr().(*net.TCPAddr).Port
-		l.Close()
-		return p
-	}
 	// The writer is the dead node, so placement chooses it first and the
 	// probe must replace it with the spare.
 	var nodes []node
-	for host, port := range map[string]int{"dn1.test": live(), "dn2.test": dead(), "dn3.test": live()} {
+	for host, port := range map[string]int{"dn1.test": livePort(t), "dn2.test": deadPort(t), "dn3.test": livePort(t)} {
 		nodes = append(nodes, node{role: hdfs.RoleDataNode, host: host, ip: "127.0.0.1", rack: "/r" + host[2:3], usedPct: 30, dataPort: port})
 	}
 	_, c := cluster(t, nodes...)
@@ -116,4 +90,38 @@ func TestPickProbeReplacesDeadNodes(t *testing.T) {
 	if res, raw, err := pickJSON(t, c, o); err != nil || len(res.Nodes) != 2 || res.Nodes[0].Host != "dn2.test" {
 		t.Errorf("pick for writer dn2.test without a probe: %v %s; want dn2 first", err, raw)
 	}
+}
+
+// livePort is a loopback port that accepts every connection (and closes
+// it) until the test ends.
+func livePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// deadPort is a loopback port that was free a moment ago: a connection to
+// it is refused.
+func deadPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return p
 }

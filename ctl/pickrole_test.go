@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -103,28 +102,8 @@ func TestPickMembers(t *testing.T) {
 // TestPickMembersProbe: with Probe, a member whose registered port
 // refuses is skipped.
 func TestPickMembersProbe(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	d, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadPort := d.Addr().(*net.TCPAddr).Port
-	d.Close()
 	s := servertest.Open(t, nil)
-	for host, port := range map[string]int{"zk1": deadPort, "zk2": l.Addr().(*net.TCPAddr).Port} {
+	for host, port := range map[string]int{"zk1": deadPort(t), "zk2": livePort(t)} {
 		in := member("zookeeper", host, "/r1", map[string]string{"zk1": "leader", "zk2": "follower"}[host], "")
 		in.HostName, in.Port.Number = "127.0.0.1", port
 		in.ID = "prod-" + host + "-" + strconv.Itoa(port)

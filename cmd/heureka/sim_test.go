@@ -82,15 +82,7 @@ func TestSimInProcess(t *testing.T) {
 	if body := get("http://" + m[1] + "/jmx?qry=Hadoop:service=NameNode,name=NameNodeStatus"); !strings.Contains(body, `"State" : "active"`) {
 		t.Errorf("after failover: %s", body)
 	}
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 || !strings.Contains(stderr.String(), "heureka sim stopped") {
-			t.Errorf("exit %d\n%s", code, stderr.String())
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("sim did not stop")
-	}
+	expectSimStopped(t, cancel, done, &stderr)
 }
 
 // TestSimClusterInProcess runs `heureka sim --system S` for every system:
@@ -166,19 +158,26 @@ func TestSimClusterInProcess(t *testing.T) {
 					t.Errorf("after failing over to %s, %s is %s", other, m.Name, m.State)
 				}
 			}
-			cancel()
-			select {
-			case code := <-done:
-				if code != 0 || !strings.Contains(stderr.String(), "heureka sim stopped") {
-					t.Errorf("exit %d\n%s", code, stderr.String())
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("sim did not stop")
-			}
+			expectSimStopped(t, cancel, done, &stderr)
 			if conn, err := net.Dial("tcp", ms[0][3]); err == nil {
 				conn.Close()
 				t.Errorf("%s still accepts connections after the sim stopped", ms[0][1])
 			}
 		})
+	}
+}
+
+// expectSimStopped cancels a sim that run runs in this process and
+// expects run to return 0 within 10 s, having logged that it stopped.
+func expectSimStopped(t *testing.T, cancel context.CancelFunc, done <-chan int, stderr *proctest.Buffer) {
+	t.Helper()
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 || !strings.Contains(stderr.String(), "heureka sim stopped") {
+			t.Errorf("exit %d\n%s", code, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("sim did not stop")
 	}
 }
